@@ -1,0 +1,46 @@
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { ClientInputError } from '../clients/service.ts';
+import { UserInputError } from '../users/service.ts';
+import { CursorError } from './pagination.ts';
+
+export const notFound = (field: string, message: string) =>
+  new GraphQLError(message, { extensions: { code: 'NOT_FOUND', field } });
+
+const knownCodes = new Set([
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'QUERY_TOO_COMPLEX',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_REQUEST',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+  'OPERATION_RESOLUTION_FAILURE',
+]);
+
+/**
+ * The one place errors get their GraphQL shape: the services' input errors become BAD_USER_INPUT
+ * naming the field; anything unexpected is masked to INTERNAL_SERVER_ERROR with the request id
+ * (the details are logged, see the plugin in server.ts).
+ */
+export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
+  const original = unwrapResolverError(error);
+  if (original instanceof ClientInputError || original instanceof UserInputError || original instanceof CursorError) {
+    const field = original instanceof CursorError ? original.message.split(':')[0] : original.field;
+    return { ...formatted, message: original.message, extensions: { code: 'BAD_USER_INPUT', field } };
+  }
+  const code = formatted.extensions?.code;
+  if (typeof code === 'string' && knownCodes.has(code)) {
+    const { stacktrace: _hidden, ...extensions } = formatted.extensions ?? {};
+    return { ...formatted, extensions };
+  }
+  const requestId = (error as { extensions?: { requestId?: string } })?.extensions?.requestId;
+  return {
+    message: `internal error${requestId ? ` (request id ${requestId})` : ''}`,
+    path: formatted.path,
+    extensions: { code: 'INTERNAL_SERVER_ERROR', ...(requestId ? { requestId } : {}) },
+  };
+}

@@ -1,0 +1,59 @@
+import type { Knex } from 'knex';
+
+/** Keyset pagination over (created_at, key): stable under inserts, one indexed range read a page. */
+export interface Page<T> {
+  edges: Array<{ cursor: string; node: T }>;
+  pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  totalCount: number;
+}
+
+export class CursorError extends Error {}
+
+export const MAX_PAGE = 100;
+
+export const encodeCursor = (at: number, key: string): string => Buffer.from(JSON.stringify([at, key])).toString('base64url');
+
+export function decodeCursor(cursor: string): [number, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && typeof v[0] === 'number' && typeof v[1] === 'string') return [v[0], v[1]];
+  } catch {
+    // fall through
+  }
+  throw new CursorError('after: not a cursor of this list');
+}
+
+/**
+ * Runs `query` (already filtered) as one page: `first` rows after the cursor, ordered by
+ * (timeColumn, keyColumn) in `direction`, plus the filtered total.
+ */
+export async function paginate<T>(
+  query: Knex.QueryBuilder,
+  opts: { first?: number | null; after?: string | null; timeColumn: string; keyColumn: string; direction: 'asc' | 'desc' },
+  toNode: (row: Record<string, unknown>) => T,
+): Promise<Page<T>> {
+  const first = opts.first ?? 20;
+  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE) throw new CursorError(`first: must be 0 to ${MAX_PAGE}`);
+  const countRow = await query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
+  const page = query.clone();
+  if (opts.after) {
+    const [at, key] = decodeCursor(opts.after);
+    const op = opts.direction === 'asc' ? '>' : '<';
+    page.where((w) => w.where(opts.timeColumn, op, at).orWhere((x) => x.where(opts.timeColumn, at).andWhere(opts.keyColumn, op, key)));
+  }
+  const rows = (await page
+    .orderBy([
+      { column: opts.timeColumn, order: opts.direction },
+      { column: opts.keyColumn, order: opts.direction },
+    ])
+    .limit(first + 1)) as Array<Record<string, unknown>>;
+  const shown = rows.slice(0, first);
+  const timeKey = opts.timeColumn.split('.').pop()!;
+  const keyKey = opts.keyColumn.split('.').pop()!;
+  const edges = shown.map((row) => ({ cursor: encodeCursor(Number(row[timeKey]), String(row[keyKey])), node: toNode(row) }));
+  return {
+    edges,
+    pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null },
+    totalCount: Number(countRow?.n ?? 0),
+  };
+}

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApolloServer } from '@apollo/server';
+import { expressMiddleware } from '@as-integrations/express5';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
+import type { AppContext } from '../context.ts';
+import { authenticateAdmin } from './auth.ts';
+import { adminContext, type AdminContext } from './context.ts';
+import { formatError } from './errors.ts';
+import { queryLimits } from './limits.ts';
+import { auditResolvers } from './resolvers/audit.ts';
+import { clientResolvers } from './resolvers/clients.ts';
+import { userResolvers } from './resolvers/users.ts';
+
+const schemaFile = resolve(dirname(fileURLToPath(import.meta.url)), '../../graphql/schema.graphql');
+
+/** A body that is not JSON, or too large, answered in the GraphQL error shape. */
+const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
+  if (typeof err?.status !== 'number' || err.status >= 500) return next(err);
+  const message = err.status === 413 ? 'the request body is too large' : 'the request body is not valid JSON';
+  res.status(err.status).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+};
+
+/** The Apollo admin API at `/graphql`: depth and cost limits, masked errors, CSRF prevention on. */
+export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler>; stop(): Promise<void> }> {
+  const server = new ApolloServer<AdminContext>({
+    typeDefs: readFileSync(schemaFile, 'utf8'),
+    resolvers: [clientResolvers, userResolvers, auditResolvers] as never,
+    formatError,
+    validationRules: [queryLimits(10, 5000)],
+    // Every request must carry an admin token (the context below), so introspection is for admins only.
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    stopOnTerminationSignals: false,
+    plugins: [
+      {
+        async requestDidStart() {
+          return {
+            async didEncounterErrors({ errors, contextValue }) {
+              for (const error of errors) {
+                const code = error.extensions?.code;
+                if (code && code !== 'INTERNAL_SERVER_ERROR') continue;
+                if (error.originalError && 'field' in error.originalError) continue;
+                // Tag the error so the masked answer carries the id the log line has.
+                (error.extensions as Record<string, unknown>).requestId = contextValue.requestId;
+                ctx.logger.error({ err: error.originalError ?? error, requestId: contextValue.requestId, path: error.path }, 'admin API error');
+              }
+            },
+          };
+        },
+      },
+    ],
+  });
+  await server.start();
+  const graphql = expressMiddleware(server, {
+    context: async ({ req }) => adminContext(ctx, await authenticateAdmin(ctx, req), req),
+  });
+  return {
+    handlers: [express.json({ limit: '64kb' }), bodyErrors, graphql],
+    stop: () => server.stop(),
+  };
+}

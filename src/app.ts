@@ -1,0 +1,75 @@
+import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import helmet from 'helmet';
+import type { AppContext } from './context.ts';
+import { errorHandler, notFound } from './http/errors.ts';
+import { requestId } from './http/request-id.ts';
+import { styleHash } from './login/pages.ts';
+import { authorizeHandler } from './oauth/authorize/route.ts';
+import { introspectHandler } from './oauth/introspect/route.ts';
+import { logoutHandler } from './oauth/logout/route.ts';
+import { revokeHandler } from './oauth/revoke/route.ts';
+import { tokenHandler } from './oauth/token/route.ts';
+import { meHandler, userinfoHandler } from './oauth/userinfo/route.ts';
+import { discoveryHandler, jwksHandler } from './oidc/discovery.ts';
+import { healthHandler, readyHandler } from './ops/health.ts';
+import { paths } from './paths.ts';
+
+/**
+ * The Express app. Each route carries only the middleware it needs: the token, me and userinfo paths
+ * parse a form body and nothing else (no cookies, no sessions, no helmet), so they stay lean.
+ */
+export function createApp(ctx: AppContext, admin?: { handlers: Array<RequestHandler | ErrorRequestHandler> }): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  if (ctx.config.trustProxy) {
+    const v = ctx.config.trustProxy;
+    app.set('trust proxy', v === 'true' ? true : /^\d+$/.test(v) ? Number(v) : v);
+  }
+  app.use(requestId);
+
+  // SPEC 7: forms above 64 KiB are refused with 413.
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 });
+  const htmlHeaders = helmet({
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: [styleHash],
+        imgSrc: ["'self'", 'data:'],
+        baseUri: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    xFrameOptions: { action: 'deny' },
+    strictTransportSecurity: ctx.config.publicUrl.startsWith('https:'),
+  });
+
+  const authorize = authorizeHandler(ctx);
+  for (const path of paths.authorize) app.route(path).get(htmlHeaders, authorize).post(htmlHeaders, form, authorize);
+  const token = tokenHandler(ctx);
+  for (const path of paths.token) app.route(path).get(token).post(form, token);
+  const me = meHandler(ctx);
+  for (const path of paths.me) app.route(path).get(me).post(form, me);
+  const userinfo = userinfoHandler(ctx);
+  for (const path of paths.userinfo) app.route(path).get(userinfo).post(form, userinfo);
+
+  app.post(paths.introspect, form, introspectHandler(ctx));
+  app.post(paths.revoke, form, revokeHandler(ctx));
+  const logout = logoutHandler(ctx);
+  app.route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
+
+  const discovery = discoveryHandler(ctx);
+  app.get('/.well-known/openid-configuration', discovery);
+  app.get('/.well-known/oauth-authorization-server', discovery);
+  app.get(paths.jwks, jwksHandler(ctx));
+
+  if (admin) app.use('/graphql', ...admin.handlers);
+
+  app.get('/healthz', healthHandler);
+  app.get('/readyz', readyHandler(ctx));
+
+  app.use(notFound);
+  app.use(errorHandler(ctx.logger));
+  return app;
+}

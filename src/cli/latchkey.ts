@@ -1,0 +1,92 @@
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import type { GrantType } from '../clients/queries.ts';
+import { ClientInputError } from '../clients/service.ts';
+import { loadConfig } from '../config/load.ts';
+import { createContext } from '../context.ts';
+import { connect, migrate } from '../db/connect.ts';
+import { UserInputError } from '../users/service.ts';
+
+const usage = `usage: npm run latchkey -- <command> [options]
+
+  client create --name NAME --redirect-uri URI [--redirect-uri URI…] [--grant authorization_code|password|refresh_token|client_credentials …]
+                [--scope SCOPE …] [--public] [--require-consent] [--role ROLE …] [--client-id ID]
+  client list
+  client delete --client-id ID
+  user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
+
+Prints JSON. A client's secret is shown once, at creation.`;
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    name: { type: 'string' },
+    'redirect-uri': { type: 'string', multiple: true },
+    grant: { type: 'string', multiple: true },
+    scope: { type: 'string', multiple: true },
+    role: { type: 'string', multiple: true },
+    public: { type: 'boolean' },
+    'require-consent': { type: 'boolean' },
+    'client-id': { type: 'string' },
+    username: { type: 'string' },
+    password: { type: 'string' },
+    email: { type: 'string' },
+    'display-name': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+
+const [noun, verb] = positionals;
+if (values.help || !noun || !verb) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(values.help ? 0 : 2);
+}
+
+const config = loadConfig();
+const logger = pino({ level: 'error' });
+const db = connect(config.databaseUrl);
+const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+
+try {
+  await migrate(db);
+  const ctx = await createContext(config, db, logger);
+  const command = `${noun} ${verb}`;
+  if (command === 'client create') {
+    const { client, clientSecret } = await ctx.clients.register({
+      name: values.name ?? '',
+      redirectUris: values['redirect-uri'] ?? [],
+      grantTypes: values.grant as GrantType[] | undefined,
+      scopes: values.scope,
+      roles: values.role,
+      confidential: !values.public,
+      requireConsent: values['require-consent'] ?? false,
+      clientId: values['client-id'],
+    });
+    const { secretHash: _hidden, ...shown } = client;
+    print({ ...shown, clientSecret });
+  } else if (command === 'client list') {
+    print((await ctx.clients.list()).map(({ secretHash: _hidden, ...c }) => c));
+  } else if (command === 'client delete') {
+    print({ deleted: await ctx.clients.remove(values['client-id'] ?? '') });
+  } else if (command === 'user create') {
+    const user = await ctx.users.create({
+      username: values.username ?? '',
+      password: values.password ?? '',
+      email: values.email,
+      displayName: values['display-name'],
+      roles: values.role,
+    });
+    const { passwordHash: _hidden, ...shown } = user;
+    print(shown);
+  } else {
+    process.stderr.write(`unknown command: ${command}\n${usage}\n`);
+    process.exitCode = 2;
+  }
+} catch (err) {
+  if (err instanceof ClientInputError || err instanceof UserInputError) {
+    process.stderr.write(`latchkey: ${err.message}\n`);
+    process.exitCode = 2;
+  } else throw err;
+} finally {
+  await db.destroy();
+}

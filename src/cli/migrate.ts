@@ -1,0 +1,11 @@
+import { loadConfig } from '../config/load.ts';
+import { connect, migrate } from '../db/connect.ts';
+
+const config = loadConfig();
+const db = connect(config.databaseUrl);
+try {
+  const applied = await migrate(db);
+  process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'already up to date\n');
+} finally {
+  await db.destroy();
+}

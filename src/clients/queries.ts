@@ -1,0 +1,89 @@
+import type { Db } from '../db/connect.ts';
+import { bool, json, num, numOrNull } from '../db/rows.ts';
+
+export type GrantType = 'authorization_code' | 'password' | 'refresh_token' | 'client_credentials';
+
+export interface Client {
+  clientId: string;
+  name: string;
+  secretHash: string | null;
+  confidential: boolean;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  grantTypes: GrantType[];
+  scopes: string[];
+  roles: string[];
+  requireConsent: boolean;
+  ssoEnabled: boolean;
+  oauthEnabled: boolean;
+  accessTokenTtl: number | null;
+  refreshTokenTtl: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+type Row = Record<string, unknown>;
+
+export function toClient(r: Row): Client {
+  return {
+    clientId: String(r.client_id),
+    name: String(r.name),
+    secretHash: (r.secret_hash as string | null) ?? null,
+    confidential: bool(r.confidential),
+    redirectUris: json(r.redirect_uris, []),
+    postLogoutRedirectUris: json(r.post_logout_redirect_uris, []),
+    grantTypes: json(r.grant_types, []),
+    scopes: json(r.scopes, []),
+    roles: json(r.roles, []),
+    requireConsent: bool(r.require_consent),
+    ssoEnabled: bool(r.sso_enabled),
+    oauthEnabled: bool(r.oauth_enabled),
+    accessTokenTtl: numOrNull(r.access_token_ttl),
+    refreshTokenTtl: numOrNull(r.refresh_token_ttl),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+function toRow(c: Client): Row {
+  return {
+    client_id: c.clientId,
+    name: c.name,
+    secret_hash: c.secretHash,
+    confidential: c.confidential,
+    redirect_uris: JSON.stringify(c.redirectUris),
+    post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
+    grant_types: JSON.stringify(c.grantTypes),
+    scopes: JSON.stringify(c.scopes),
+    roles: JSON.stringify(c.roles),
+    require_consent: c.requireConsent,
+    sso_enabled: c.ssoEnabled,
+    oauth_enabled: c.oauthEnabled,
+    access_token_ttl: c.accessTokenTtl,
+    refresh_token_ttl: c.refreshTokenTtl,
+    created_at: c.createdAt,
+    updated_at: c.updatedAt,
+  };
+}
+
+export const clientQueries = (db: Db) => ({
+  async find(clientId: string): Promise<Client | undefined> {
+    const row = await db('clients').where({ client_id: clientId }).first();
+    return row ? toClient(row) : undefined;
+  },
+  async insert(client: Client): Promise<void> {
+    await db('clients').insert(toRow(client));
+  },
+  async update(client: Client): Promise<void> {
+    const { client_id, created_at, ...rest } = toRow(client);
+    await db('clients').where({ client_id }).update(rest);
+  },
+  async remove(clientId: string): Promise<boolean> {
+    return (await db('clients').where({ client_id: clientId }).delete()) > 0;
+  },
+  async list(): Promise<Client[]> {
+    return (await db('clients').orderBy('client_id')).map(toClient);
+  },
+});
+
+export type ClientQueries = ReturnType<typeof clientQueries>;

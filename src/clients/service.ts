@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
+import type { Client, ClientQueries, GrantType } from './queries.ts';
+
+export interface RegisterClientInput {
+  name: string;
+  redirectUris: string[];
+  clientId?: string;
+  grantTypes?: GrantType[];
+  scopes?: string[];
+  roles?: string[];
+  confidential?: boolean;
+  requireConsent?: boolean;
+  ssoEnabled?: boolean;
+  oauthEnabled?: boolean;
+  accessTokenTtl?: number | null;
+  refreshTokenTtl?: number | null;
+  postLogoutRedirectUris?: string[];
+}
+
+export class ClientInputError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(`${field}: ${message}`);
+  }
+}
+
+const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Absolute, no fragment; https, or http for loopback only; custom schemes for native apps. */
+export function checkRedirectUri(field: string, uri: string): void {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new ClientInputError(field, `${JSON.stringify(uri)} is not an absolute URL`);
+  }
+  if (url.hash || uri.includes('#')) throw new ClientInputError(field, `${uri} must not have a fragment`);
+  if (url.protocol === 'http:' && !loopback.has(url.hostname)) {
+    throw new ClientInputError(field, `${uri}: http is allowed only for loopback hosts; use https`);
+  }
+  if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(url.protocol)) {
+    throw new ClientInputError(field, `${uri}: scheme ${url.protocol} is not allowed`);
+  }
+}
+
+function validate(input: RegisterClientInput): void {
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw new ClientInputError('name', 'must be 1 to 200 characters');
+  if (input.redirectUris.length > 50) throw new ClientInputError('redirectUris', 'at most 50');
+  input.redirectUris.forEach((u) => checkRedirectUri('redirectUris', u));
+  (input.postLogoutRedirectUris ?? []).forEach((u) => checkRedirectUri('postLogoutRedirectUris', u));
+  for (const key of ['accessTokenTtl', 'refreshTokenTtl'] as const) {
+    const v = input[key];
+    if (v != null && (!Number.isInteger(v) || v <= 0 || v > 365 * 24 * 3600)) {
+      throw new ClientInputError(key, 'must be a whole number of seconds from 1 to 31536000');
+    }
+  }
+  for (const s of input.scopes ?? []) {
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)) throw new ClientInputError('scopes', `${JSON.stringify(s)} is not a valid scope`);
+  }
+  if (input.clientId !== undefined && !/^[A-Za-z0-9._~-]{1,128}$/.test(input.clientId)) {
+    throw new ClientInputError('clientId', 'must be 1 to 128 of A-Z a-z 0-9 . _ ~ -');
+  }
+  for (const r of input.roles ?? []) {
+    if (!/^[\w:.-]{1,64}$/.test(r)) throw new ClientInputError('roles', `${JSON.stringify(r)} is not a valid role name`);
+  }
+  const grants = input.grantTypes ?? [];
+  if (input.confidential === false && grants.includes('client_credentials')) {
+    throw new ClientInputError('grantTypes', 'a public client cannot use client_credentials');
+  }
+  if ((grants.length === 0 || grants.includes('authorization_code')) && input.redirectUris.length === 0) {
+    throw new ClientInputError('redirectUris', 'the authorization code grant needs at least one redirect URI');
+  }
+}
+
+export const clientService = (queries: ClientQueries) => ({
+  find: queries.find,
+  list: queries.list,
+
+  /** Registers a client; the secret is returned here only and stored as a hash. */
+  async register(input: RegisterClientInput): Promise<{ client: Client; clientSecret: string | null }> {
+    validate(input);
+    const confidential = input.confidential ?? true;
+    const clientSecret = confidential ? randomToken(32) : null;
+    const now = Date.now();
+    const client: Client = {
+      clientId: input.clientId ?? randomUUID(),
+      name: input.name.trim(),
+      secretHash: clientSecret ? hashToken(clientSecret) : null,
+      confidential,
+      redirectUris: input.redirectUris,
+      postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
+      grantTypes: input.grantTypes ?? ['authorization_code', 'refresh_token'],
+      scopes: input.scopes ?? ['openid', 'profile', 'email'],
+      roles: input.roles ?? [],
+      requireConsent: input.requireConsent ?? false,
+      ssoEnabled: input.ssoEnabled ?? true,
+      oauthEnabled: input.oauthEnabled ?? true,
+      accessTokenTtl: input.accessTokenTtl ?? null,
+      refreshTokenTtl: input.refreshTokenTtl ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await queries.insert(client);
+    return { client, clientSecret };
+  },
+
+  /** Saves a changed client after the same checks as registration. */
+  async update(client: Client): Promise<Client> {
+    validate({ ...client, confidential: client.confidential });
+    const next = { ...client, updatedAt: Date.now() };
+    await queries.update(next);
+    return next;
+  },
+
+  /** Replaces the secret; the old one stops working with this write. */
+  async setSecret(client: Client, secret: string): Promise<Client> {
+    if (!client.confidential) throw new ClientInputError('clientId', 'a public client has no secret');
+    const next = { ...client, secretHash: hashToken(secret), updatedAt: Date.now() };
+    await queries.update(next);
+    return next;
+  },
+
+  remove: queries.remove,
+
+  /**
+   * The built-in public client `admin-cli` (SPEC 3): the password grant with no secret, so curl alone
+   * can get a token. Any user may get one; only admins get anything from the admin API with it.
+   */
+  async ensureBuiltin(): Promise<void> {
+    if (await queries.find('admin-cli')) return;
+    const now = Date.now();
+    await queries.insert({
+      clientId: 'admin-cli',
+      name: 'Latchkey admin CLI',
+      secretHash: null,
+      confidential: false,
+      redirectUris: [],
+      postLogoutRedirectUris: [],
+      grantTypes: ['password', 'refresh_token'],
+      scopes: ['openid', 'profile', 'email'],
+      roles: [],
+      requireConsent: false,
+      ssoEnabled: false,
+      oauthEnabled: true,
+      accessTokenTtl: null,
+      refreshTokenTtl: null,
+      createdAt: now,
+      updatedAt: now,
+    });
+  },
+
+  /** Constant-time check of a presented secret against the stored hash. */
+  secretMatches(client: Client, secret: string): boolean {
+    return client.secretHash !== null && safeEqual(client.secretHash, hashToken(secret));
+  },
+});
+
+export type ClientService = ReturnType<typeof clientService>;

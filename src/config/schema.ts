@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+/** One identity backend in the chain: which plugin, and the plugin's own config (validated by the plugin). */
+const backendEntry = z.object({
+  id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'must be letters, digits, "-" or "_"'),
+  plugin: z.string().min(1),
+  config: z.record(z.string(), z.unknown()).default({}),
+});
+
+const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+export const configSchema = z.object({
+  /** @default 8080 */
+  port: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** @default "0.0.0.0" */
+  host: z.string().min(1).default('0.0.0.0'),
+  /** Issuer and base URL; @default http://localhost:$PORT */
+  publicUrl: z.url().optional(),
+  /** `postgres://…` or `sqlite:PATH`; @default sqlite:./data/latchkey.db */
+  databaseUrl: z
+    .string()
+    .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// or sqlite:')
+    .default('sqlite:./data/latchkey.db'),
+  /** Optional Redis for counters shared between processes (brute-force throttling). */
+  redisUrl: z.string().regex(/^rediss?:\/\//, 'must start with redis://').optional(),
+  /**
+   * Master secret: encrypts signing keys at rest and keys the CSRF tokens. Every process of one
+   * deployment needs the same value. @default a built-in development value (a warning is logged)
+   */
+  secret: z.string().min(32, 'must be at least 32 characters').optional(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  trustProxy: z.string().optional(),
+  admin: z
+    .object({
+      username: z.string().min(1).default('admin'),
+      password: z.string().min(1).optional(),
+    })
+    .prefault({}),
+  tokens: z
+    .object({
+      /** Authorization code lifetime. @default 60 */
+      codeTtl: seconds(60),
+      /** Default access token lifetime when the client sets none. @default 3600 */
+      accessTokenTtl: seconds(3600),
+      /** Default refresh token lifetime when the client sets none. @default 2592000 (30 days) */
+      refreshTokenTtl: seconds(30 * 24 * 3600),
+      /** Default id_token lifetime. @default 3600 */
+      idTokenTtl: seconds(3600),
+    })
+    .prefault({}),
+  session: z
+    .object({
+      /** SSO session lifetime. @default 28800 (8 hours) */
+      ttl: seconds(8 * 3600),
+    })
+    .prefault({}),
+  throttle: z
+    .object({
+      /** Consecutive failures for one user before delays start. @default 5 */
+      userFreeFailures: z.coerce.number().int().min(1).default(5),
+      /** First delay; doubles with each further failure. @default 1 */
+      userBaseDelay: seconds(1),
+      /** @default 900 (15 minutes) */
+      userMaxDelay: seconds(900),
+      /** Failures from one address within the window that block it. @default 100 */
+      addressMaxFailures: z.coerce.number().int().min(1).default(100),
+      /** @default 600 */
+      addressWindow: seconds(600),
+      /** @default 600 */
+      addressBlock: seconds(600),
+    })
+    .prefault({}),
+  identity: z
+    .object({
+      backends: z.array(backendEntry).min(1).default([{ id: 'local', plugin: 'database', config: {} }]),
+    })
+    .prefault({}),
+});
+
+export type Config = z.infer<typeof configSchema> & { publicUrl: string };
+export type BackendEntry = z.infer<typeof backendEntry>;

@@ -1,0 +1,67 @@
+import type { Logger } from 'pino';
+import { auditLog, type AuditLog } from './audit/record.ts';
+import { clientQueries } from './clients/queries.ts';
+import { clientService, type ClientService } from './clients/service.ts';
+import type { Config } from './config/schema.ts';
+import { deriveKey, DEVELOPMENT_SECRET } from './crypto/secrets.ts';
+import type { Db } from './db/connect.ts';
+import { IdentityChain } from './identity/chain.ts';
+import { loadBackend } from './identity/loader.ts';
+import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.ts';
+import { consentStore, type ConsentStore } from './login/consents.ts';
+import { sessionStore, type SessionStore } from './login/sessions.ts';
+import { loginThrottle, type LoginThrottle } from './throttle/login-throttle.ts';
+import { tokenQueries } from './tokens/queries.ts';
+import { tokenService, type TokenService } from './tokens/service.ts';
+import { userQueries, type UserQueries } from './users/queries.ts';
+import { userService, type UserService } from './users/service.ts';
+
+/** Everything a route or resolver needs, wired once at start (Logto's `{ queries, libraries }`). */
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  clients: ClientService;
+  users: UserService;
+  userQueries: UserQueries;
+  tokens: TokenService;
+  sessions: SessionStore;
+  consents: ConsentStore;
+  identity: IdentityChain;
+  throttle: LoginThrottle;
+  audit: AuditLog;
+  keys: SigningKeys;
+  /** Keys the CSRF tokens of the HTML forms. */
+  csrfKey: Buffer;
+}
+
+export async function createContext(config: Config, db: Db, logger: Logger): Promise<AppContext> {
+  const secret = config.secret ?? DEVELOPMENT_SECRET;
+  if (!config.secret) {
+    logger.warn(
+      'LATCHKEY_SECRET is not set: signing keys are encrypted and forms protected with a built-in development secret. Set LATCHKEY_SECRET (32+ random characters, the same on every process) in production.',
+    );
+  }
+  const users = userQueries(db);
+  const members = [];
+  for (const entry of config.identity.backends) {
+    members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db, logger }) });
+  }
+  const localBackend = config.identity.backends.find((b) => b.plugin === 'database')?.id ?? 'local';
+  return {
+    config,
+    logger,
+    db,
+    clients: clientService(clientQueries(db)),
+    users: userService(users, localBackend),
+    userQueries: users,
+    tokens: tokenService(tokenQueries(db), config),
+    sessions: sessionStore(db, config.session.ttl),
+    consents: consentStore(db),
+    identity: new IdentityChain(members, users, logger),
+    throttle: loginThrottle(db, config.throttle),
+    audit: auditLog(db, logger),
+    keys: await loadSigningKeys(db, deriveKey(secret, 'signing-keys')),
+    csrfKey: deriveKey(secret, 'csrf'),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * The identity backend contract: what a plugin author implements. A backend checks passwords for the
+ * users it holds. A wrong password or an unknown user is an answer; only an outage is an error, and it
+ * must be thrown as `BackendUnavailableError` so that it is never counted as a failed login.
+ */
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { Db } from '../db/connect.ts';
+
+/** A user as a backend knows them. */
+export interface Identity {
+  /** Stable id within the backend (LDAP entryUUID / AD objectGUID; the database user's id). */
+  externalId: string;
+  username: string;
+  email?: string | null;
+  displayName?: string | null;
+  groups?: string[];
+  /** Roles the backend grants (e.g. `admin` for members of an LDAP admin group). */
+  roles?: string[];
+  /** A disabled account: a correct password still does not sign in. */
+  disabled?: boolean;
+  /** Set by the built-in database backend: the local user record already exists under this id. */
+  userId?: string;
+}
+
+export interface PasswordCheck {
+  /** Present when the backend holds a user of that name, whatever the password. */
+  identity?: Identity;
+  validPassword: boolean;
+}
+
+export interface IdentityBackend {
+  /** Checks a password. Throws `BackendUnavailableError` when the backend cannot answer. */
+  checkPassword(username: string, password: string): Promise<PasswordCheck>;
+  /** Reachable now? Used by `/readyz`. */
+  health?(): Promise<boolean>;
+  close?(): Promise<void>;
+}
+
+export interface PluginContext {
+  /** The backend's configured id (`identity.backends[].id`). */
+  id: string;
+  logger: Logger;
+  db: Db;
+}
+
+export interface IdentityPlugin<S extends z.ZodType = z.ZodType> {
+  id: string;
+  configSchema: S;
+  create(config: z.infer<S>, ctx: PluginContext): IdentityBackend | Promise<IdentityBackend>;
+}
+
+/** Declares a plugin; `satisfies`-style typing of its config from the schema. */
+export const defineIdentityPlugin = <S extends z.ZodType>(plugin: IdentityPlugin<S>): IdentityPlugin<S> => plugin;
+
+export class BackendUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BackendUnavailableError';
+  }
+}

@@ -1,0 +1,95 @@
+import { createHash } from 'node:crypto';
+
+const escapeHtml = (s: string): string =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+// One inline stylesheet, allowed by its hash in the CSP: no third-party or external assets at all.
+const css = `
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:#f3f4f6;color:#111827}
+main{max-width:24rem;margin:8vh auto;padding:2rem;background:#fff;border-radius:.75rem;box-shadow:0 1px 3px rgba(0,0,0,.12)}
+@media (max-width:30rem){main{margin:0;min-height:100vh;border-radius:0;box-shadow:none}}
+h1{font-size:1.35rem;margin:0 0 .25rem}p.sub{margin:0 0 1.5rem;color:#4b5563}
+label{display:block;font-weight:600;margin:1rem 0 .25rem}
+input[type=text],input[type=password]{width:100%;padding:.65rem .75rem;font-size:1rem;border:1px solid #d1d5db;border-radius:.5rem}
+input:focus{outline:2px solid #2563eb;border-color:#2563eb}
+button{width:100%;margin-top:1.5rem;padding:.7rem;font-size:1rem;font-weight:600;border:0;border-radius:.5rem;background:#2563eb;color:#fff;cursor:pointer}
+button.secondary{background:#e5e7eb;color:#111827;margin-top:.5rem}
+.error{background:#fef2f2;color:#991b1b;border:1px solid #fecaca;padding:.6rem .75rem;border-radius:.5rem}
+ul.scopes{padding-left:1.25rem}code{background:#f3f4f6;padding:.1rem .3rem;border-radius:.25rem}`;
+
+export const styleHash = `'sha256-${createHash('sha256').update(css).digest('base64')}'`;
+
+function layout(title: string, body: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)} · Latchkey</title><style>${css}</style></head>
+<body><main>${body}</main></body></html>`;
+}
+
+const hidden = (fields: Record<string, string>): string =>
+  Object.entries(fields)
+    .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
+    .join('');
+
+const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
+
+export interface FormPage {
+  action: string;
+  /** The authorize request's own parameters, carried through the form unchanged. */
+  request: Record<string, string>;
+  csrfToken: string;
+  clientName: string;
+  error?: string;
+}
+
+export function loginPage(p: FormPage & { username?: string }): string {
+  return layout(
+    'Sign in',
+    `<h1>Sign in</h1><p class="sub">to continue to <strong>${escapeHtml(p.clientName)}</strong></p>
+${errorBox(p.error)}
+<form method="post" action="${escapeHtml(p.action)}">
+${hidden({ ...p.request, _action: 'login', csrf_token: p.csrfToken })}
+<label for="username">Username</label>
+<input id="username" name="username" type="text" autocomplete="username" autocapitalize="none" spellcheck="false" required autofocus value="${escapeHtml(p.username ?? '')}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+const scopeText: Record<string, string> = {
+  openid: 'Know who you are',
+  profile: 'Your name and username',
+  email: 'Your email address',
+  groups: 'The groups you belong to',
+  offline_access: 'Stay signed in when you are away',
+};
+
+export function consentPage(p: FormPage & { scopes: string[]; username: string }): string {
+  const items = p.scopes.map((s) => `<li>${escapeHtml(scopeText[s] ?? s)} <code>${escapeHtml(s)}</code></li>`).join('');
+  return layout(
+    'Allow access',
+    `<h1>Allow access?</h1><p class="sub"><strong>${escapeHtml(p.clientName)}</strong> asks to use your account
+<strong>${escapeHtml(p.username)}</strong>:</p>${errorBox(p.error)}
+<ul class="scopes">${items}</ul>
+<form method="post" action="${escapeHtml(p.action)}">
+${hidden({ ...p.request, _action: 'consent', csrf_token: p.csrfToken })}
+<button type="submit" name="decision" value="allow">Allow</button>
+<button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  );
+}
+
+export function errorPage(error: string, description: string): string {
+  return layout(
+    'Sign-in error',
+    `<h1>This sign-in request cannot be completed</h1>
+<p class="error" role="alert"><code id="error">${escapeHtml(error)}</code>: <span id="error_description">${escapeHtml(description)}</span></p>
+<p class="sub">Go back to the application and try again. If this keeps happening, tell its administrator.</p>`,
+  );
+}
+
+export function signedOutPage(): string {
+  return layout('Signed out', `<h1>You are signed out</h1><p class="sub">You can close this window.</p>`);
+}

@@ -1,0 +1,142 @@
+import type { Client } from '../../clients/queries.ts';
+import type { AppContext } from '../../context.ts';
+import { OAuthError, oauthError } from '../errors.ts';
+import { param, type Params } from '../params.ts';
+
+/** An error that, the client and redirect URI being verified, goes back to the client by redirect. */
+export class RedirectError extends Error {
+  constructor(
+    readonly oauth: OAuthError,
+    readonly redirectUri: string,
+    readonly state: string | undefined,
+  ) {
+    super(oauth.message);
+  }
+}
+
+export interface AuthorizeRequest {
+  client: Client;
+  redirectUri: string;
+  scopes: string[];
+  state?: string;
+  nonce?: string;
+  codeChallenge?: string;
+  codeChallengeMethod?: 'S256' | 'plain';
+  prompt: Set<string>;
+  maxAge?: number;
+  /** The request's own parameters, to carry through the login and consent forms. */
+  carried: Record<string, string>;
+}
+
+const carriedNames = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'prompt',
+  'max_age',
+  'grant_type',
+] as const;
+
+/** Response types of OAuth 2.0 / OIDC that exist but this server does not serve. */
+const knownResponseTypes = new Set(['token', 'id_token', 'none']);
+const pkceValue = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/**
+ * Validates the whole authorize request before any page is shown (SPEC 7): nobody signs in only to
+ * be told the request was bad. Until client and redirect URI are verified, errors are OAuthErrors
+ * (shown on a page); afterwards RedirectErrors.
+ */
+export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise<AuthorizeRequest> {
+  const clientId = param(p, 'client_id');
+  if (!clientId) throw oauthError('empty_client_id', 'client_id is required');
+  const client = await ctx.clients.find(clientId);
+  if (!client) throw oauthError('invalid_client_id', 'client_id is not a registered client');
+  const redirectUri = param(p, 'redirect_uri');
+  if (!redirectUri) throw oauthError('empty_redirect_uri', 'redirect_uri is required');
+  if (!client.redirectUris.includes(redirectUri)) {
+    throw oauthError('redirect_uri_mismatch', 'redirect_uri does not match a registered redirect URI');
+  }
+
+  const state = p.state;
+  const fail = (error: OAuthError['error'], description: string) =>
+    new RedirectError(oauthError(error, description), redirectUri, state);
+
+  if (!client.oauthEnabled) throw fail('app_unsupport_oauth', 'this application may not use OAuth');
+  if (!client.ssoEnabled) throw fail('app_unsupport_sso', 'this application may not use single sign-on');
+
+  const responseType = param(p, 'response_type');
+  if (!responseType) throw fail('empty_response_type', 'response_type is required');
+  if (responseType !== 'code') {
+    const parts = responseType.split(' ');
+    const real = parts.every((t) => t === 'code' || knownResponseTypes.has(t));
+    if (real) throw fail('unsupported_response_type', `response_type ${responseType} is not supported; use code`);
+    throw fail('invalid_response_type', `response_type ${responseType} is not a response type`);
+  }
+  const grantType = param(p, 'grant_type');
+  if (grantType !== undefined && grantType !== 'authorization_code') {
+    throw fail('invalid_grant_type', 'grant_type on an authorize request must be authorization_code');
+  }
+  if (!client.grantTypes.includes('authorization_code')) {
+    throw fail('unauthorized_client', 'this client may not use the authorization code grant');
+  }
+
+  const scopeParam = param(p, 'scope');
+  const scopes = scopeParam ? [...new Set(scopeParam.split(' ').filter(Boolean))] : client.scopes;
+  const unknown = scopes.filter((s) => !client.scopes.includes(s));
+  if (unknown.length > 0) throw fail('invalid_scope', `scope not allowed for this client: ${unknown.join(' ')}`);
+
+  const codeChallenge = param(p, 'code_challenge');
+  const method = param(p, 'code_challenge_method');
+  if (codeChallenge === undefined && method !== undefined) {
+    throw fail('invalid_request', 'code_challenge_method given without code_challenge');
+  }
+  if (codeChallenge !== undefined) {
+    if (!pkceValue.test(codeChallenge)) throw fail('invalid_request', 'code_challenge must be 43 to 128 unreserved characters');
+    if (method !== undefined && method !== 'S256' && method !== 'plain') {
+      throw fail('invalid_request', 'code_challenge_method must be S256 or plain');
+    }
+  } else if (!client.confidential) {
+    throw fail('invalid_request', 'a public client must use PKCE (code_challenge)');
+  }
+
+  const prompt = new Set((param(p, 'prompt') ?? '').split(' ').filter(Boolean));
+  for (const value of prompt) {
+    if (!['none', 'login', 'consent', 'select_account'].includes(value)) throw fail('invalid_request', `prompt ${value} is not supported`);
+  }
+  if (prompt.has('none') && prompt.size > 1) throw fail('invalid_request', 'prompt=none cannot be combined with other values');
+
+  let maxAge: number | undefined;
+  const maxAgeParam = param(p, 'max_age');
+  if (maxAgeParam !== undefined) {
+    if (!/^\d{1,10}$/.test(maxAgeParam)) throw fail('invalid_request', 'max_age must be a whole number of seconds');
+    maxAge = Number(maxAgeParam);
+  }
+
+  const carried: Record<string, string> = {};
+  for (const name of carriedNames) if (p[name] !== undefined) carried[name] = p[name]!;
+
+  return {
+    client,
+    redirectUri,
+    scopes,
+    state,
+    nonce: param(p, 'nonce'),
+    codeChallenge,
+    codeChallengeMethod: codeChallenge ? ((method as 'S256' | 'plain' | undefined) ?? 'plain') : undefined,
+    prompt,
+    maxAge,
+    carried,
+  };
+}
+
+/** Appends parameters to a redirect URI, keeping the registered URI's own query as it is. */
+export function redirectWith(uri: string, params: Record<string, string | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, v);
+  return `${uri}${uri.includes('?') ? '&' : '?'}${query.toString()}`;
+}

@@ -1,0 +1,151 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { AppContext } from '../../context.ts';
+import { cookieOptions, readCookie, SSO_COOKIE } from '../../login/cookies.ts';
+import { checkCsrfToken, issueCsrfToken } from '../../login/csrf.ts';
+import { consentPage, errorPage, loginPage } from '../../login/pages.ts';
+import { passwordAuthenticator } from '../../login/passport.ts';
+import type { SsoSession } from '../../login/sessions.ts';
+import type { User } from '../../users/queries.ts';
+import { OAuthError, oauthError } from '../errors.ts';
+import { readParams } from '../params.ts';
+import { parseAuthorizeRequest, RedirectError, redirectWith, type AuthorizeRequest } from './request.ts';
+
+interface SignedIn {
+  session: SsoSession;
+  user: User;
+}
+
+/**
+ * `/oauth/v20/authorize`: validate the whole request, then sign in (login page), then consent when the
+ * client asks for it, then redirect back with the code. The login and consent forms post back here
+ * with the request's own parameters, so there is no stored "pending request" and no open redirect.
+ */
+export function authorizeHandler(ctx: AppContext): RequestHandler {
+  const secure = ctx.config.publicUrl.startsWith('https:');
+  const authenticate = passwordAuthenticator(ctx.identity);
+
+  const render = (req: Request, res: Response, status: number, page: 'login' | 'consent', a: AuthorizeRequest, extra: { error?: string; user?: User; username?: string } = {}) => {
+    const form = {
+      action: req.baseUrl + req.path,
+      request: a.carried,
+      csrfToken: issueCsrfToken(req, res, ctx.csrfKey, secure),
+      clientName: a.client.name,
+      error: extra.error,
+    };
+    const html =
+      page === 'login'
+        ? loginPage({ ...form, username: extra.username })
+        : consentPage({ ...form, scopes: a.scopes, username: extra.user?.username ?? '' });
+    res.status(status).type('html').send(html);
+  };
+
+  const redirect = (req: Request, res: Response, uri: string) => res.redirect(req.method === 'POST' ? 303 : 302, uri);
+
+  async function currentSession(req: Request): Promise<SignedIn | undefined> {
+    const session = await ctx.sessions.find(readCookie(req, SSO_COOKIE));
+    if (!session) return undefined;
+    const user = await ctx.userQueries.find(session.userId);
+    return user && !user.disabled ? { session, user } : undefined;
+  }
+
+  /** The login form's POST. Answers with a page itself unless the user is now signed in. */
+  async function submitLogin(req: Request, res: Response, a: AuthorizeRequest, form: Record<string, string>): Promise<SignedIn | undefined> {
+    const username = (form.username ?? '').trim();
+    if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) {
+      render(req, res, 403, 'login', a, { error: 'The sign-in form expired. Please try again.', username });
+      return undefined;
+    }
+    const ip = req.ip ?? 'unknown';
+    const verdict = await ctx.throttle.check(username, ip);
+    if (verdict.blocked) {
+      res.setHeader('Retry-After', String(verdict.retryAfter));
+      await ctx.audit.record({ kind: 'login.throttled', clientId: a.client.clientId, ip, requestId: req.id, details: { username } });
+      render(req, res, 429, 'login', a, { error: `too many failed attempts, retry after ${verdict.retryAfter} s`, username });
+      return undefined;
+    }
+    const result = await authenticate(req, res);
+    if (!result.ok) {
+      if (result.reason === 'unavailable') {
+        render(req, res, 503, 'login', a, { error: 'The directory is unreachable right now. Please try again shortly.', username });
+        return undefined;
+      }
+      await ctx.throttle.fail(username, ip);
+      await ctx.audit.record({ kind: 'login.failure', userId: result.user?.id, clientId: a.client.clientId, ip, requestId: req.id, details: { username, reason: result.reason } });
+      const error = result.reason === 'disabled' ? 'This account is disabled.' : 'Invalid username or password.';
+      render(req, res, 401, 'login', a, { error, username });
+      return undefined;
+    }
+    await ctx.throttle.succeed(username);
+    const { cookie, session } = await ctx.sessions.create(result.user.id);
+    res.cookie(SSO_COOKIE, cookie, cookieOptions(secure));
+    await ctx.audit.record({ kind: 'login.success', userId: result.user.id, clientId: a.client.clientId, ip, requestId: req.id });
+    return { session, user: result.user };
+  }
+
+  return async (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      const p = readParams(req);
+      const a = await parseAuthorizeRequest(ctx, p);
+      const action = req.method === 'POST' ? p._action : undefined;
+      const fail = (error: OAuthError['error'], description: string) => new RedirectError(oauthError(error, description), a.redirectUri, a.state);
+
+      let signedIn = await currentSession(req);
+      let fresh = false;
+      if (action === 'login') {
+        signedIn = await submitLogin(req, res, a, p);
+        if (!signedIn) return;
+        fresh = true;
+      }
+      const tooOld = signedIn && a.maxAge !== undefined && Date.now() - signedIn.session.authTime > a.maxAge * 1000;
+      if (!signedIn || (!fresh && (a.prompt.has('login') || tooOld))) {
+        if (a.prompt.has('none')) throw fail('login_required', 'the user is not signed in');
+        render(req, res, 200, 'login', a);
+        return;
+      }
+      const { session, user } = signedIn;
+
+      if (a.client.requireConsent) {
+        if (action === 'consent') {
+          if (!checkCsrfToken(req, ctx.csrfKey, p.csrf_token)) {
+            render(req, res, 403, 'consent', a, { error: 'The form expired. Please try again.', user });
+            return;
+          }
+          if (p.decision !== 'allow') throw fail('access_denied', 'the user denied access');
+          await ctx.consents.grant(user.id, a.client.clientId, a.scopes);
+          await ctx.audit.record({ kind: 'consent.granted', userId: user.id, clientId: a.client.clientId, ip: req.ip, requestId: req.id, details: { scopes: a.scopes } });
+        } else {
+          const granted = await ctx.consents.granted(user.id, a.client.clientId);
+          if (a.prompt.has('consent') || a.scopes.some((s) => !granted.has(s))) {
+            if (a.prompt.has('none')) throw fail('consent_required', 'the user has not consented to these scopes');
+            render(req, res, 200, 'consent', a, { user });
+            return;
+          }
+        }
+      }
+
+      const code = await ctx.tokens.issueCode({
+        client: a.client,
+        userId: user.id,
+        sessionId: session.id,
+        redirectUri: a.redirectUri,
+        scope: a.scopes.join(' '),
+        nonce: a.nonce ?? null,
+        codeChallenge: a.codeChallenge ?? null,
+        codeChallengeMethod: a.codeChallengeMethod ?? null,
+        authTime: session.authTime,
+      });
+      // The document names the code both `code` and `tokencode`: send both.
+      redirect(req, res, redirectWith(a.redirectUri, { code, tokencode: code, state: a.state }));
+    } catch (err) {
+      if (err instanceof RedirectError) {
+        redirect(req, res, redirectWith(err.redirectUri, { error: err.oauth.error, error_description: err.oauth.message, state: err.state }));
+      } else if (err instanceof OAuthError) {
+        res.status(err.status).type('html').send(errorPage(err.error, err.message));
+      } else {
+        ctx.logger.error({ err, requestId: req.id }, 'authorize failed');
+        res.status(500).type('html').send(errorPage('server_error', `unexpected error (request id ${req.id})`));
+      }
+    }
+  };
+}

@@ -1,0 +1,57 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../../context.ts';
+import { num } from '../../db/rows.ts';
+import { oauthError } from '../errors.ts';
+import { param, readParams } from '../params.ts';
+import { authenticateClient } from '../token/client-auth.ts';
+
+/**
+ * RFC 7662 introspection for resource servers. The caller authenticates as a client and sees only
+ * its own tokens, unless it holds the `admin` role; anything else is simply `active: false`.
+ */
+export function introspectHandler(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      res.setHeader('Cache-Control', 'no-store');
+      const p = readParams(req);
+      const caller = await authenticateClient(ctx, req, p);
+      const token = param(p, 'token');
+      if (!token) throw oauthError('invalid_request', 'token is required');
+      const mayRead = (clientId: string) => clientId === caller.clientId || caller.roles.includes('admin');
+      const now = Date.now();
+      const base = { iss: ctx.config.publicUrl, token_type: 'bearer' };
+
+      const access = p.token_type_hint === 'refresh_token' ? undefined : await ctx.tokens.findAccess(token);
+      if (access && mayRead(String(access.client_id)) && num(access.expires_at) > now) {
+        res.json({
+          ...base,
+          active: true,
+          client_id: access.client_id,
+          scope: access.scope,
+          exp: Math.floor(num(access.expires_at) / 1000),
+          iat: Math.floor(num(access.created_at) / 1000),
+          aud: access.client_id,
+          ...(access.user_id ? { sub: access.user_id, username: access.username } : {}),
+        });
+        return;
+      }
+      const refresh = access ? undefined : await ctx.tokens.findRefresh(token);
+      if (refresh && mayRead(refresh.clientId) && refresh.expiresAt > now && refresh.rotatedAt === null && refresh.revokedAt === null) {
+        res.json({
+          ...base,
+          active: true,
+          token_type: 'refresh_token',
+          client_id: refresh.clientId,
+          scope: refresh.scope,
+          exp: Math.floor(refresh.expiresAt / 1000),
+          sub: refresh.userId,
+        });
+        return;
+      }
+      res.json({ active: false });
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+

@@ -1,0 +1,53 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../../context.ts';
+import { cookieOptions, readCookie, SSO_COOKIE } from '../../login/cookies.ts';
+import { errorPage, signedOutPage } from '../../login/pages.ts';
+import { redirectWith } from '../authorize/request.ts';
+import { OAuthError, oauthError } from '../errors.ts';
+import { param, readParams } from '../params.ts';
+
+/**
+ * RP-initiated logout (`/connect/v10/logout`): ends the SSO session, revokes the tokens issued under
+ * it, and redirects only to a `post_logout_redirect_uri` registered for the client named by
+ * `client_id` or the `id_token_hint`'s audience.
+ */
+export function logoutHandler(ctx: AppContext): RequestHandler {
+  const secure = ctx.config.publicUrl.startsWith('https:');
+  return async (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      const p = readParams(req);
+      const hint = param(p, 'id_token_hint');
+      const claims = hint ? await ctx.keys.verifyOwn(hint) : undefined;
+      if (hint && !claims) throw oauthError('invalid_request', 'id_token_hint is not a token of this server');
+      const audience = typeof claims?.aud === 'string' ? claims.aud : undefined;
+      const clientId = param(p, 'client_id') ?? audience;
+      if (audience && clientId !== audience) throw oauthError('invalid_request', 'client_id differs from the id_token_hint audience');
+
+      const target = param(p, 'post_logout_redirect_uri');
+      if (target) {
+        const client = clientId ? await ctx.clients.find(clientId) : undefined;
+        if (!client) throw oauthError('invalid_request', 'post_logout_redirect_uri needs client_id or id_token_hint');
+        if (!client.postLogoutRedirectUris.includes(target) && !client.redirectUris.includes(target)) {
+          throw oauthError('invalid_request', 'post_logout_redirect_uri is not registered for this client');
+        }
+      }
+
+      const session = await ctx.sessions.find(readCookie(req, SSO_COOKIE));
+      if (session) {
+        await ctx.tokens.revoke({ session_id: session.id });
+        await ctx.sessions.remove(session.id);
+        await ctx.audit.record({ kind: 'logout', userId: session.userId, clientId, ip: req.ip, requestId: req.id });
+      }
+      res.clearCookie(SSO_COOKIE, cookieOptions(secure));
+      if (target) res.redirect(req.method === 'POST' ? 303 : 302, redirectWith(target, { state: p.state }));
+      else res.status(200).type('html').send(signedOutPage());
+    } catch (err) {
+      if (err instanceof OAuthError) res.status(err.status).type('html').send(errorPage(err.error, err.message));
+      else {
+        ctx.logger.error({ err, requestId: req.id }, 'logout failed');
+        res.status(500).type('html').send(errorPage('server_error', `unexpected error (request id ${req.id})`));
+      }
+    }
+  };
+}

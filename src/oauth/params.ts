@@ -1,0 +1,30 @@
+import type { Request } from 'express';
+import { oauthError } from './errors.ts';
+
+export type Params = Record<string, string>;
+
+/**
+ * The request's parameters from the query string and the form body together. RFC 6749 §3.1: a
+ * parameter must not appear more than once, so a repeated one (in one place or across both) is an
+ * `invalid_request`, as is a value that is not a plain string.
+ */
+export function readParams(req: Request): Params {
+  const out: Params = Object.create(null);
+  const add = (source: unknown) => {
+    if (!source || typeof source !== 'object') return;
+    for (const [key, value] of Object.entries(source as Record<string, unknown>)) {
+      if (typeof value !== 'string') throw oauthError('invalid_request', `parameter ${key} is repeated or malformed`);
+      if (key in out) throw oauthError('invalid_request', `parameter ${key} is repeated`);
+      out[key] = value;
+    }
+  };
+  add(req.query);
+  if (req.is('application/x-www-form-urlencoded')) add(req.body);
+  return out;
+}
+
+/** A parameter's value, with an empty value read as absent. */
+export const param = (p: Params, name: string): string | undefined => {
+  const v = p[name];
+  return v === undefined || v === '' ? undefined : v;
+};

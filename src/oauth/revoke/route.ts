@@ -1,0 +1,26 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../../context.ts';
+import { oauthError } from '../errors.ts';
+import { param, readParams } from '../params.ts';
+import { authenticateClient } from '../token/client-auth.ts';
+
+/** RFC 7009 revocation: 200 for a revoked or unknown token; another client's token is refused. */
+export function revokeHandler(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      res.setHeader('Cache-Control', 'no-store');
+      const p = readParams(req);
+      const client = await authenticateClient(ctx, req, p);
+      const token = param(p, 'token');
+      if (!token) throw oauthError('invalid_request', 'token is required');
+      const outcome = await ctx.tokens.revokeToken(token, client.clientId);
+      if (outcome === 'other_client') throw oauthError('unauthorized_client', 'the token was not issued to this client');
+      if (outcome === 'revoked') {
+        await ctx.audit.record({ kind: 'token.revoked', clientId: client.clientId, actorClientId: client.clientId, ip: req.ip, requestId: req.id });
+      }
+      res.status(200).end();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

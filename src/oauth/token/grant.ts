@@ -1,0 +1,17 @@
+import type { Request } from 'express';
+import type { Client } from '../../clients/queries.ts';
+import type { AppContext } from '../../context.ts';
+import type { Params } from '../params.ts';
+
+/** What a grant decides; the dispatcher does the rest (issue, id_token, response, audit) for all. */
+export interface GrantResult {
+  userId: string | null;
+  scopes: string[];
+  familyId?: string;
+  codeHash?: string;
+  sessionId?: string | null;
+  authTime?: number | null;
+  nonce?: string | null;
+}
+
+export type Grant = (ctx: AppContext, req: Request, p: Params, client: Client) => Promise<GrantResult>;

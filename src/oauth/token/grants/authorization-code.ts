@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import { hashToken, safeEqual } from '../../../crypto/tokens.ts';
+import { oauthError } from '../../errors.ts';
+import { param } from '../../params.ts';
+import type { Grant } from '../grant.ts';
+
+const verifierPattern = /^[A-Za-z0-9._~-]{43,128}$/;
+
+function pkceMatches(method: string, challenge: string, verifier: string): boolean {
+  const derived = method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+  return safeEqual(derived, challenge);
+}
+
+/** The code in `code` or `tokencode` (the document names both), its redirect URI and PKCE verifier. */
+export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
+  const code = param(p, 'code') ?? param(p, 'tokencode');
+  if (!code) throw oauthError('empty_code', 'code is required');
+  const redirectUri = param(p, 'redirect_uri');
+  if (!redirectUri) throw oauthError('empty_redirect_uri', 'redirect_uri is required');
+
+  const row = await ctx.tokens.redeemCode(code);
+  if (row === 'replayed') {
+    // Everything this code issued is revoked already (RFC 6749 §4.1.2).
+    await ctx.audit.record({ kind: 'code.replayed', clientId: client.clientId, ip: req.ip, requestId: req.id });
+    throw oauthError('invalid_code', 'the code was already used');
+  }
+  if (row === 'invalid') throw oauthError('invalid_code', 'the code is invalid');
+  if (row === 'expired') throw oauthError('invalid_code', 'the code has expired');
+  if (row.clientId !== client.clientId) throw oauthError('invalid_code', 'the code was issued to another client');
+  if (row.redirectUri !== redirectUri) throw oauthError('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
+
+  const verifier = param(p, 'code_verifier');
+  if (row.codeChallenge) {
+    if (!verifier || !verifierPattern.test(verifier)) throw oauthError('invalid_code', 'code_verifier is missing or malformed');
+    if (!pkceMatches(row.codeChallengeMethod ?? 'plain', row.codeChallenge, verifier)) {
+      throw oauthError('invalid_code', 'code_verifier does not match the code_challenge');
+    }
+  } else if (verifier) {
+    throw oauthError('invalid_code', 'code_verifier given for a code issued without code_challenge');
+  }
+
+  return {
+    userId: row.userId,
+    scopes: row.scope.split(' ').filter(Boolean),
+    codeHash: hashToken(code),
+    sessionId: row.sessionId,
+    authTime: row.authTime,
+    nonce: row.nonce,
+  };
+};

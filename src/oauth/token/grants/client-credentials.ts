@@ -1,0 +1,12 @@
+import { oauthError } from '../../errors.ts';
+import { param } from '../../params.ts';
+import type { Grant } from '../grant.ts';
+import { requestedScopes } from '../scopes.ts';
+
+/** A token for the client itself, no user; confidential clients only. */
+export const clientCredentialsGrant: Grant = async (_ctx, _req, p, client) => {
+  if (!client.confidential) throw oauthError('unauthorized_client', 'a public client cannot use client_credentials');
+  const userScopes = new Set(['openid', 'profile', 'email', 'groups', 'offline_access']);
+  const fallback = client.scopes.filter((s) => !userScopes.has(s));
+  return { userId: null, scopes: requestedScopes(param(p, 'scope'), client.scopes, fallback) };
+};

@@ -1,0 +1,85 @@
+import type { Request, RequestHandler } from 'express';
+import type { AppContext } from '../../context.ts';
+import { json, num } from '../../db/rows.ts';
+import { scopedClaims, type ClaimsUser } from '../claims.ts';
+import { OAuthError, type OAuthErrorCode } from '../errors.ts';
+
+/** RFC 6750 errors at a resource: 401 with the code in `WWW-Authenticate`. */
+const bearerError = (error: OAuthErrorCode, description: string, status = 401) =>
+  new OAuthError(error, description, status, {
+    'WWW-Authenticate': `Bearer realm="latchkey", error="${error}", error_description="${description}"`,
+  });
+
+/** The token from `Authorization: Bearer`, `access_token` or `token` (SPEC 2.3); exactly one of them. */
+function presentedToken(req: Request): string {
+  const found: string[] = [];
+  const header = req.headers.authorization;
+  if (header && /^bearer /i.test(header)) found.push(header.slice(7).trim());
+  for (const source of [req.query, req.is('application/x-www-form-urlencoded') ? req.body : undefined]) {
+    if (!source) continue;
+    for (const name of ['access_token', 'token']) {
+      const v = (source as Record<string, unknown>)[name];
+      if (v === undefined) continue;
+      if (typeof v !== 'string') throw bearerError('invalid_request', `${name} is repeated`, 400);
+      found.push(v);
+    }
+  }
+  if (found.length > 1) throw bearerError('invalid_request', 'the access token is given more than once', 400);
+  if (!found[0]) throw bearerError('invalid_access_token', 'an access token is required');
+  return found[0];
+}
+
+interface TokenUser {
+  clientId: string;
+  scopes: string[];
+  user: ClaimsUser;
+}
+
+/** One indexed read: the token with its client and user. Revocation is a deleted row, seen at once. */
+async function resolveToken(ctx: AppContext, req: Request): Promise<TokenUser> {
+  const row = await ctx.tokens.findAccess(presentedToken(req));
+  if (!row) throw bearerError('invalid_access_token', 'the access token is invalid or revoked');
+  if (num(row.expires_at) <= Date.now()) throw bearerError('access_token_exprise', 'the access token has expired');
+  // A client_credentials token has no user: it is for resource servers (introspection), not here.
+  if (!row.user_id || row.username == null) throw bearerError('invalid_access_token', 'the access token was not issued for a user');
+  if (row.disabled === true || row.disabled === 1) throw bearerError('invalid_access_token', 'the user is disabled');
+  if (!(row.oauth_enabled === true || row.oauth_enabled === 1)) throw bearerError('app_unsupport_oauth', 'this application may not use OAuth');
+  return {
+    clientId: String(row.client_id),
+    scopes: String(row.scope).split(' ').filter(Boolean),
+    user: {
+      id: String(row.user_id),
+      username: String(row.username),
+      email: (row.email as string | null) ?? null,
+      displayName: (row.display_name as string | null) ?? null,
+      groups: json<string[]>(row.groups, []),
+    },
+  };
+}
+
+const handler =
+  (ctx: AppContext, shape: (t: TokenUser) => Record<string, unknown>): RequestHandler =>
+  async (req, res, next) => {
+    try {
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(shape(await resolveToken(ctx, req)));
+    } catch (err) {
+      next(err);
+    }
+  };
+
+/** `/api/oauth/v20/me`: MaxKey's shape. */
+export const meHandler = (ctx: AppContext) =>
+  handler(ctx, ({ clientId, scopes, user }) => ({
+    userid: user.id,
+    uid: user.username,
+    username: user.username,
+    displayName: user.displayName ?? user.username,
+    email: user.email,
+    groups: user.groups,
+    client_id: clientId,
+    scope: scopes.join(' '),
+  }));
+
+/** `/connect/v10/userinfo`: OIDC UserInfo, the claims the token's scopes allow. */
+export const userinfoHandler = (ctx: AppContext) => handler(ctx, ({ scopes, user }) => scopedClaims(user, scopes));

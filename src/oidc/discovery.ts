@@ -1,0 +1,45 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../context.ts';
+import { paths } from '../paths.ts';
+
+/** OpenID Provider / RFC 8414 metadata: built once, it only names what this server really does. */
+export function discoveryHandler(ctx: AppContext): RequestHandler {
+  const base = ctx.config.publicUrl;
+  const metadata = JSON.stringify({
+    issuer: base,
+    authorization_endpoint: base + paths.authorize[0],
+    token_endpoint: base + paths.token[0],
+    userinfo_endpoint: base + paths.userinfo[0],
+    jwks_uri: base + paths.jwks,
+    introspection_endpoint: base + paths.introspect,
+    revocation_endpoint: base + paths.revoke,
+    end_session_endpoint: base + paths.logout,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'password', 'refresh_token', 'client_credentials'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [ctx.keys.alg],
+    scopes_supported: ['openid', 'profile', 'email', 'groups'],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', 'name', 'preferred_username', 'email', 'email_verified', 'groups'],
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    code_challenge_methods_supported: ['S256', 'plain'],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  });
+  return (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.type('json').send(metadata);
+  };
+}
+
+export function jwksHandler(ctx: AppContext): RequestHandler {
+  const body = JSON.stringify(ctx.keys.jwks);
+  return (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=300');
+    res.type('application/jwk-set+json').send(body);
+  };
+}

@@ -1,0 +1,11 @@
+/** The document's paths first, then MaxKey's `/sign/...` aliases (SPEC 2): same handlers. */
+export const paths = {
+  authorize: ['/oauth/v20/authorize', '/sign/authz/oauth/v20/authorize'],
+  token: ['/oauth/v20/token', '/sign/authz/oauth/v20/token'],
+  me: ['/api/oauth/v20/me', '/sign/api/oauth/v20/me'],
+  userinfo: ['/connect/v10/userinfo', '/sign/api/connect/v10/userinfo'],
+  jwks: '/connect/v10/jwks',
+  introspect: '/oauth/v20/introspect',
+  revoke: '/oauth/v20/revoke',
+  logout: '/connect/v10/logout',
+} as const;

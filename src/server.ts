@@ -1,0 +1,70 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import pino, { type Logger } from 'pino';
+import { adminApi } from './admin/server.ts';
+import { createApp } from './app.ts';
+import type { Config } from './config/schema.ts';
+import { createContext, type AppContext } from './context.ts';
+import { connect, migrate } from './db/connect.ts';
+
+export interface RunningServer {
+  ctx: AppContext;
+  server: Server;
+  /** Where it listens, e.g. http://127.0.0.1:8080. */
+  url: string;
+  close(): Promise<void>;
+}
+
+export const createLogger = (config: Config): Logger =>
+  pino({ level: config.logLevel, base: { service: 'latchkey' }, redact: ['password', '*.password', 'client_secret'] });
+
+/** Migrates, wires the context, bootstraps the first admin and listens. */
+export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
+  const db = connect(config.databaseUrl);
+  try {
+    const applied = await migrate(db);
+    if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+    const ctx = await createContext(config, db, logger);
+
+    const admin = await ctx.users.ensureAdmin(config.admin.username, config.admin.password);
+    if (admin.generatedPassword) {
+      // SPEC 1: the one secret ever printed, once, to the console (not the structured log).
+      process.stdout.write(
+        `\n  First admin user created: ${config.admin.username}\n  Generated password (shown once): ${admin.generatedPassword}\n\n`,
+      );
+    } else if (admin.created) {
+      logger.info({ username: config.admin.username }, 'first admin user created');
+    }
+
+    await ctx.clients.ensureBuiltin();
+    const admin = await adminApi(ctx);
+    const app = createApp(ctx, admin);
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.port, config.host, () => resolve(s));
+      s.once('error', reject);
+    });
+    server.keepAliveTimeout = 65_000;
+    const { port } = server.address() as AddressInfo;
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    logger.info({ url, publicUrl: config.publicUrl, database: config.databaseUrl.split(':')[0] }, 'latchkey listening');
+
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          // In-flight requests get a moment to finish; then the rest are cut.
+          setTimeout(() => server.closeAllConnections(), 5000).unref();
+        });
+        await admin.stop();
+        await ctx.identity.close();
+        await db.destroy();
+      })());
+    return { ctx, server, url, close };
+  } catch (err) {
+    await db.destroy().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,98 @@
+import type { Db } from '../db/connect.ts';
+import { bool, json, num } from '../db/rows.ts';
+
+export interface User {
+  id: string;
+  backend: string;
+  externalId: string;
+  username: string;
+  email: string | null;
+  displayName: string | null;
+  passwordHash: string | null;
+  roles: string[];
+  groups: string[];
+  disabled: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function toUser(r: Record<string, unknown>): User {
+  return {
+    id: String(r.id),
+    backend: String(r.backend),
+    externalId: String(r.external_id),
+    username: String(r.username),
+    email: (r.email as string | null) ?? null,
+    displayName: (r.display_name as string | null) ?? null,
+    passwordHash: (r.password_hash as string | null) ?? null,
+    roles: json(r.roles, []),
+    groups: json(r.groups, []),
+    disabled: bool(r.disabled),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
+}
+
+function toRow(u: User): Record<string, unknown> {
+  return {
+    id: u.id,
+    backend: u.backend,
+    external_id: u.externalId,
+    username: u.username,
+    username_key: u.username.toLowerCase(),
+    email: u.email,
+    display_name: u.displayName,
+    password_hash: u.passwordHash,
+    roles: JSON.stringify(u.roles),
+    groups: JSON.stringify(u.groups),
+    disabled: u.disabled,
+    created_at: u.createdAt,
+    updated_at: u.updatedAt,
+  };
+}
+
+export const userQueries = (db: Db) => ({
+  async find(id: string): Promise<User | undefined> {
+    const row = await db('users').where({ id }).first();
+    return row ? toUser(row) : undefined;
+  },
+  async findByUsername(backend: string, username: string): Promise<User | undefined> {
+    const row = await db('users').where({ backend, username_key: username.toLowerCase() }).first();
+    return row ? toUser(row) : undefined;
+  },
+  async findByExternalId(backend: string, externalId: string): Promise<User | undefined> {
+    const row = await db('users').where({ backend, external_id: externalId }).first();
+    return row ? toUser(row) : undefined;
+  },
+  async insert(user: User): Promise<void> {
+    await db('users').insert(toRow(user));
+  },
+  async update(user: User): Promise<void> {
+    const { id, created_at, ...rest } = toRow(user);
+    await db('users').where({ id }).update(rest);
+  },
+  async remove(id: string): Promise<boolean> {
+    return (await db('users').where({ id }).delete()) > 0;
+  },
+  /** Filtered list for the admin API; pagination is the caller's. */
+  listQuery(search?: string | null) {
+    const q = db('users').select('*');
+    if (search) {
+      const like = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      q.where((w) =>
+        w
+          .whereRaw("username_key like ? escape '\\'", [like])
+          .orWhereRaw("lower(email) like ? escape '\\'", [like])
+          .orWhereRaw("lower(display_name) like ? escape '\\'", [like]),
+      );
+    }
+    return q;
+  },
+  async anyWithRole(role: string): Promise<boolean> {
+    // Roles are a short JSON list; a LIKE on the quoted name is exact enough and portable.
+    const row = await db('users').where('roles', 'like', `%${JSON.stringify(role)}%`).first('id');
+    return row !== undefined;
+  },
+});
+
+export type UserQueries = ReturnType<typeof userQueries>;

@@ -1,0 +1,70 @@
+import { createServer } from 'node:net';
+import pino from 'pino';
+import type { RegisterClientInput } from '../../src/clients/service.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
+import { freshDatabase, type DatabaseKind, type TestDatabase } from './databases.ts';
+
+export const ADMIN_PASSWORD = 'admin-password-for-tests';
+
+export interface TestServer extends RunningServer {
+  db: TestDatabase;
+  kind: DatabaseKind;
+  stop(): Promise<void>;
+  /** Registers a client through the service layer; returns its id and secret. */
+  client(input?: Partial<RegisterClientInput>): Promise<{ clientId: string; clientSecret: string | null; redirectUri: string }>;
+  /** Creates a database-backend user. */
+  user(username: string, password: string, extra?: { email?: string; displayName?: string; roles?: string[]; groups?: string[] }): Promise<string>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** The real server on a free loopback port, on a fresh database of the given kind. */
+export async function startTestServer(kind: DatabaseKind, overrides: Record<string, unknown> = {}): Promise<TestServer> {
+  const db = await freshDatabase(kind);
+  const port = await freePort();
+  const config = loadConfig(
+    { LATCHKEY_CONFIG: undefined },
+    {
+      port,
+      host: '127.0.0.1',
+      publicUrl: `http://127.0.0.1:${port}`,
+      databaseUrl: db.url,
+      secret: 'test-secret-test-secret-test-secret-0123',
+      admin: { username: 'admin', password: ADMIN_PASSWORD },
+      ...overrides,
+    },
+  );
+  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const running = await startServer(config, logger);
+  return {
+    ...running,
+    db,
+    kind,
+    async stop() {
+      await running.close();
+      await db.drop();
+    },
+    async client(input = {}) {
+      const redirectUri = input.redirectUris?.[0] ?? 'http://localhost:3000/callback';
+      const { client, clientSecret } = await running.ctx.clients.register({
+        name: 'Test app',
+        redirectUris: [redirectUri],
+        ...input,
+      });
+      return { clientId: client.clientId, clientSecret, redirectUri };
+    },
+    async user(username, password, extra = {}) {
+      return (await running.ctx.users.create({ username, password, ...extra })).id;
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { describe, expect, test } from '@jest/globals';
+import { ConfigError, loadConfig } from '../../src/config/load.ts';
+
+describe('configuration', () => {
+  test('defaults match SPEC 1', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', publicUrl: 'http://localhost:8080', databaseUrl: 'sqlite:./data/latchkey.db' });
+    expect(config.identity.backends).toEqual([{ id: 'local', plugin: 'database', config: {} }]);
+    expect(config.tokens.codeTtl).toBe(60);
+  });
+
+  test('environment values override; PUBLIC_URL follows PORT unless given', () => {
+    expect(loadConfig({ PORT: '9090' }).publicUrl).toBe('http://localhost:9090');
+    expect(loadConfig({ PUBLIC_URL: 'https://sso.example.com/' }).publicUrl).toBe('https://sso.example.com');
+  });
+
+  test('a bad value names its key', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/port:/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://x' })).toThrow(/databaseUrl: must start with postgres:\/\/ or sqlite:/);
+    expect(() => loadConfig({ LATCHKEY_SECRET: 'short' })).toThrow(/secret: must be at least 32 characters/);
+    expect(() => loadConfig({ LATCHKEY_CONFIG: '/nonexistent/latchkey.yaml' })).toThrow(/LATCHKEY_CONFIG/);
+  });
+});
