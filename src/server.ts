@@ -37,8 +37,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     }
 
     await ctx.clients.ensureBuiltin();
-    const admin = await adminApi(ctx);
-    const app = createApp(ctx, admin);
+    const adminApiServer = await adminApi(ctx);
+    const app = createApp(ctx, adminApiServer);
     const server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(config.port, config.host, () => resolve(s));
       s.once('error', reject);
@@ -58,7 +58,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
           // In-flight requests get a moment to finish; then the rest are cut.
           setTimeout(() => server.closeAllConnections(), 5000).unref();
         });
-        await admin.stop();
+        await adminApiServer.stop();
         await ctx.identity.close();
         await db.destroy();
       })());

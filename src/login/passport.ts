@@ -12,17 +12,17 @@ export function passwordAuthenticator(identity: IdentityChain) {
   passport.use(
     new LocalStrategy({ session: false }, (username, password, done) => {
       identity.signIn(username, password).then(
-        (result) => (result.ok ? done(null, result) : done(null, false, result)),
+        (result) => (result.ok ? done(null, result) : done(null, false, { message: result.reason, result } as never)),
         (err: unknown) => done(err),
       );
     }),
   );
   return (req: Request, res: Response): Promise<SignInResult> =>
     new Promise((resolve, reject) => {
-      passport.authenticate('local', { session: false }, (err: unknown, ok: SignInResult | false, failure?: SignInResult) => {
+      passport.authenticate('local', { session: false }, (err: unknown, ok: SignInResult | false, info?: { result?: SignInResult }) => {
         if (err) reject(err);
         // passport-local answers a missing field itself, before the chain: a plain wrong-credentials.
-        else resolve(ok || (failure && 'reason' in failure ? failure : { ok: false, reason: 'invalid_credentials' }));
+        else resolve(ok || info?.result || { ok: false, reason: 'invalid_credentials' });
       })(req, res, () => undefined);
     });
 }

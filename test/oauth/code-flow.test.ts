@@ -50,7 +50,7 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
     expect(typeof body.refresh_token).toBe('string');
 
     const jwks = createRemoteJWKSet(new URL(`${server.url}/connect/v10/jwks`));
-    const { payload } = await jwtVerify(body.id_token as string, jwks, { issuer: server.config.publicUrl, audience: client.clientId });
+    const { payload } = await jwtVerify(body.id_token as string, jwks, { issuer: server.ctx.config.publicUrl, audience: client.clientId });
     expect(payload).toMatchObject({ sub: aliceId, nonce: 'n-0S6', preferred_username: 'alice', email: 'alice@example.org', groups: ['staff'] });
     const atHash = createHash('sha256').update(body.access_token as string).digest().subarray(0, 16).toString('base64url');
     expect(payload.at_hash).toBe(atHash);

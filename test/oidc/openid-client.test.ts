@@ -24,7 +24,7 @@ describe.each(databaseKinds)('openid-client against discovery on %s', (kind) => 
   test('code flow with PKCE, nonce and state; id_token validated; userinfo; refresh; introspect; revoke', async () => {
     const app = await server.client({ redirectUris: [redirectUri], postLogoutRedirectUris: ['http://localhost:3000/bye'] });
     const config = await configFor(app.clientId, app.clientSecret!);
-    expect(config.serverMetadata().issuer).toBe(server.config.publicUrl);
+    expect(config.serverMetadata().issuer).toBe(server.ctx.config.publicUrl);
 
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
