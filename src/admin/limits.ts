@@ -48,10 +48,10 @@ export function queryLimits(maxDepth: number, maxCost: number) {
       OperationDefinition(node) {
         const { depth, cost } = walk(node.selectionSet, 1, 1, new Set());
         if (depth > maxDepth) {
-          context.reportError(new GraphQLError(`query depth ${depth} exceeds the limit of ${maxDepth}`, { nodes: [node], extensions: { code: 'QUERY_TOO_COMPLEX' } }));
+          context.reportError(new GraphQLError(`query depth ${depth} exceeds the limit of ${maxDepth}`, { nodes: [node] }));
         }
         if (cost > maxCost) {
-          context.reportError(new GraphQLError(`query cost ${cost} exceeds the limit of ${maxCost}`, { nodes: [node], extensions: { code: 'QUERY_TOO_COMPLEX' } }));
+          context.reportError(new GraphQLError(`query cost ${cost} exceeds the limit of ${maxCost}`, { nodes: [node] }));
         }
       },
     };
