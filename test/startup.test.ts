@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -31,13 +31,16 @@ function start(env: Record<string, string>): { child: ChildProcess; output: () =
   return { child, output: () => out, exited };
 }
 
-async function waitFor(check: () => boolean, ms = 20000): Promise<void> {
+async function waitFor(check: () => boolean, ms = 120_000): Promise<void> {
   const until = Date.now() + ms;
   while (!check()) {
     if (Date.now() > until) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+// Each start loads and transpiles the whole server in a fresh process: allow minutes on a loaded machine.
+jest.setTimeout(300_000);
 
 describe('starting the server', () => {
   test('first start creates the admin with a generated password, printed once; SIGTERM stops it', async () => {
