@@ -35,6 +35,10 @@ export interface AppContext {
   csrfKey: Buffer;
 }
 
+/** The id of the built-in database backend, where created users and the first admin live. */
+export const localBackendId = (config: Config): string =>
+  config.identity.backends.find((b) => b.plugin === 'database')?.id ?? 'local';
+
 export async function createContext(config: Config, db: Db, logger: Logger): Promise<AppContext> {
   const secret = config.secret ?? DEVELOPMENT_SECRET;
   if (!config.secret) {
@@ -47,7 +51,7 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
   for (const entry of config.identity.backends) {
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db, logger }) });
   }
-  const localBackend = config.identity.backends.find((b) => b.plugin === 'database')?.id ?? 'local';
+  const localBackend = localBackendId(config);
   return {
     config,
     logger,

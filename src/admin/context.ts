@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { auditLog, type AuditEvent } from '../audit/record.ts';
 import { clientQueries } from '../clients/queries.ts';
 import { clientService } from '../clients/service.ts';
-import type { AppContext } from '../context.ts';
+import { localBackendId, type AppContext } from '../context.ts';
 import type { Db } from '../db/connect.ts';
 import { tokenQueries } from '../tokens/queries.ts';
 import { tokenService } from '../tokens/service.ts';
@@ -12,12 +12,11 @@ import type { Admin } from './auth.ts';
 
 /** The services again, bound to one transaction: a mutation commits whole or not at all. */
 function servicesOn(app: AppContext, db: Db) {
-  const localBackend = app.config.identity.backends.find((b) => b.plugin === 'database')?.id ?? 'local';
   const users = userQueries(db);
   return {
     db,
     clients: clientService(clientQueries(db)),
-    users: userService(users, localBackend),
+    users: userService(users, localBackendId(app.config)),
     userQueries: users,
     tokens: tokenService(tokenQueries(db), app.config),
     audit: auditLog(db, app.logger),
