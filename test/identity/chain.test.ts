@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { fileURLToPath } from 'node:url';
+import { databaseKinds } from '../helpers/databases.ts';
+import { basic, get, postForm } from '../helpers/http.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const plugin = fileURLToPath(new URL('../fixtures/static-plugin/index.ts', import.meta.url));
+
+/** The backend chain of SPEC 4 with a plugin loaded from outside `plugins/`, in front of the database. */
+describe.each(databaseKinds)('identity backend chain on %s', (kind) => {
+  let up: TestServer;
+  let down: TestServer;
+
+  const grant = (server: TestServer, c: { clientId: string; clientSecret: string | null }, username: string, password: string) =>
+    postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!) });
+
+  beforeAll(async () => {
+    const users = { kim: { password: 'kim-directory-pw', email: 'kim@corp.example', groups: ['eng'] }, shared: { password: 'directory-pw' } };
+    up = await startTestServer(kind, { identity: { backends: [{ id: 'corp', plugin, config: { users } }, { id: 'local', plugin: 'database' }] } });
+    down = await startTestServer(kind, { identity: { backends: [{ id: 'corp', plugin, config: { down: true, users } }, { id: 'local', plugin: 'database' }] } });
+    for (const s of [up, down]) {
+      await s.user('lee', 'lee-local-password');
+      await s.user('shared', 'database-pw');
+    }
+  });
+  afterAll(async () => {
+    await up?.stop();
+    await down?.stop();
+  });
+
+  test('a plugin user signs in; gets a stable local record refreshed from the backend', async () => {
+    const c = await up.client({ grantTypes: ['password'], scopes: ['openid', 'email', 'groups'] });
+    const first = (await (await grant(up, c, 'kim', 'kim-directory-pw')).json()) as { access_token: string };
+    const me = (await (await get(`${up.url}/api/oauth/v20/me`, { access_token: first.access_token })).json()) as Record<string, unknown>;
+    expect(me).toMatchObject({ uid: 'kim', email: 'kim@corp.example', groups: ['eng'] });
+    const again = (await (await grant(up, c, 'kim', 'kim-directory-pw')).json()) as { access_token: string };
+    const me2 = (await (await get(`${up.url}/api/oauth/v20/me`, { access_token: again.access_token })).json()) as Record<string, unknown>;
+    expect(me2.userid).toBe(me.userid);
+    const record = (await up.ctx.userQueries.find(String(me.userid)))!;
+    expect(record.backend).toBe('corp');
+  });
+
+  test('the first backend holding a name owns it: never tried against the next', async () => {
+    const c = await up.client({ grantTypes: ['password'] });
+    expect((await grant(up, c, 'shared', 'directory-pw')).status).toBe(200);
+    const res = await grant(up, c, 'shared', 'database-pw');
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+    // Users only the database holds still sign in behind it.
+    expect((await grant(up, c, 'lee', 'lee-local-password')).status).toBe(200);
+  });
+
+  test('an unreachable backend: temporarily_unavailable (503), never a failed login; the next backend still answers', async () => {
+    const c = await down.client({ grantTypes: ['password'] });
+    for (let i = 0; i < 7; i++) {
+      const res = await grant(down, c, 'kim', 'kim-directory-pw');
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { error: string }).error).toBe('temporarily_unavailable');
+    }
+    // Seven outages did not throttle anyone: not counted as failures.
+    const rows = await down.ctx.db('login_throttle').where({ key: 'u:kim' });
+    expect(rows).toEqual([]);
+    expect((await grant(down, c, 'lee', 'lee-local-password')).status).toBe(200);
+
+    const ready = await get(`${down.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ database: 'up', backends: { corp: 'down', local: 'up' } });
+  });
+
+  test('an empty password is refused as a malformed request, before the chain', async () => {
+    const c = await up.client({ grantTypes: ['password'] });
+    const res = await postForm(`${up.url}/oauth/v20/token`, { grant_type: 'password', username: 'kim', password: '' }, { authorization: basic(c.clientId, c.clientSecret!) });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
+  });
+});
