@@ -6,5 +6,6 @@ export default {
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' } }],
   },
-  testTimeout: 30000,
+  // Generous: a fresh CI machine starts Chromium and compiles the first transforms cold.
+  testTimeout: 120000,
 };
