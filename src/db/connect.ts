@@ -38,10 +38,6 @@ export function connect(databaseUrl: string): Db {
   });
 }
 
-export function isSqlite(db: Db): boolean {
-  return db.client.config.client === 'better-sqlite3';
-}
-
 /** Applies every pending migration in `migrations/`; the same files serve SQLite and PostgreSQL. */
 export async function migrate(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ directory: migrationsDir, loadExtensions: ['.ts'] })) as [

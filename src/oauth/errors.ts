@@ -52,10 +52,6 @@ export class OAuthError extends Error {
     this.headers = headers;
   }
 
-  get error_description(): string {
-    return this.message;
-  }
-
   toJSON(): { error: OAuthErrorCode; error_description: string } {
     return { error: this.error, error_description: this.message };
   }
