@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { GraphQLError } from 'graphql';
 import type { AppContext } from '../context.ts';
-import { json, num } from '../db/rows.ts';
+import { bool, json, num } from '../db/rows.ts';
 
 /** Who is calling the admin API: an admin user, or a client (service account) with the admin role. */
 export interface Admin {
@@ -19,8 +19,7 @@ export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<
   const row = await ctx.tokens.findAccess(header.slice(7).trim());
   if (!row || num(row.expires_at) <= Date.now()) throw unauthenticated('the access token is invalid or expired');
   const roles = row.user_id ? json<string[]>(row.roles, []) : json<string[]>(row.client_roles, []);
-  const disabled = row.user_id && (row.disabled === true || row.disabled === 1);
-  if (disabled || !roles.includes('admin')) {
+  if ((row.user_id && bool(row.disabled)) || !roles.includes('admin')) {
     throw new GraphQLError('the admin role is required', { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
   }
   return { userId: (row.user_id as string | null) ?? null, clientId: String(row.client_id) };

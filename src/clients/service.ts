@@ -110,7 +110,7 @@ export const clientService = (queries: ClientQueries) => ({
 
   /** Saves a changed client after the same checks as registration. */
   async update(client: Client): Promise<Client> {
-    validate({ ...client, confidential: client.confidential });
+    validate(client);
     const next = { ...client, updatedAt: Date.now() };
     await queries.update(next);
     return next;

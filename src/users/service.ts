@@ -40,7 +40,8 @@ function checkPassword(password: string): void {
 }
 
 function checkEmail(email: string | null | undefined): string | null | undefined {
-  if (email == null || email === '') return email === '' ? null : email;
+  if (email === '') return null;
+  if (email == null) return email;
   if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UserInputError('email', `${JSON.stringify(email)} is not an email address`);
   return email;
 }

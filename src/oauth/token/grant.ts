@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
+import type { User } from '../../users/queries.ts';
 import type { Params } from '../params.ts';
 
 /** What a grant decides; the dispatcher does the rest (issue, id_token, response, audit) for all. */
@@ -12,6 +13,8 @@ export interface GrantResult {
   sessionId?: string | null;
   authTime?: number | null;
   nonce?: string | null;
+  /** The user, when the grant has already read it: spares the id_token a second read. */
+  user?: User;
 }
 
 export type Grant = (ctx: AppContext, req: Request, p: Params, client: Client) => Promise<GrantResult>;

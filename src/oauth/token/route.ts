@@ -63,7 +63,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       };
       if (issued.refreshToken) body.refresh_token = issued.refreshToken;
       if (result.userId && result.scopes.includes('openid')) {
-        const user = await ctx.userQueries.find(result.userId);
+        const user = result.user ?? (await ctx.userQueries.find(result.userId));
         if (user) {
           const now = Math.floor(Date.now() / 1000);
           body.id_token = await ctx.keys.sign({

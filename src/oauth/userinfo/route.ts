@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { json, num } from '../../db/rows.ts';
+import { bool, json, num } from '../../db/rows.ts';
 import { scopedClaims, type ClaimsUser } from '../claims.ts';
 import { OAuthError, type OAuthErrorCode } from '../errors.ts';
 
@@ -42,8 +42,8 @@ async function resolveToken(ctx: AppContext, req: Request): Promise<TokenUser> {
   if (num(row.expires_at) <= Date.now()) throw bearerError('access_token_exprise', 'the access token has expired');
   // A client_credentials token has no user: it is for resource servers (introspection), not here.
   if (!row.user_id || row.username == null) throw bearerError('invalid_access_token', 'the access token was not issued for a user');
-  if (row.disabled === true || row.disabled === 1) throw bearerError('invalid_access_token', 'the user is disabled');
-  if (!(row.oauth_enabled === true || row.oauth_enabled === 1)) throw bearerError('app_unsupport_oauth', 'this application may not use OAuth');
+  if (bool(row.disabled)) throw bearerError('invalid_access_token', 'the user is disabled');
+  if (!bool(row.oauth_enabled)) throw bearerError('app_unsupport_oauth', 'this application may not use OAuth');
   return {
     clientId: String(row.client_id),
     scopes: String(row.scope).split(' ').filter(Boolean),

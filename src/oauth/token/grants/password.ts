@@ -30,5 +30,5 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   }
   await ctx.throttle.succeed(username);
   await ctx.audit.record({ kind: 'login.success', userId: result.user.id, clientId: client.clientId, ip, requestId: req.id, details: { grant: 'password' } });
-  return { userId: result.user.id, scopes, authTime: Date.now() };
+  return { userId: result.user.id, user: result.user, scopes, authTime: Date.now() };
 };

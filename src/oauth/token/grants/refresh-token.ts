@@ -21,6 +21,7 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   const granted = row.scope.split(' ').filter(Boolean);
   return {
     userId: row.userId,
+    user,
     scopes: requestedScopes(param(p, 'scope'), granted, granted),
     familyId: row.familyId,
     codeHash: row.codeHash ?? undefined,
