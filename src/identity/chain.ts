@@ -44,6 +44,7 @@ export class IdentityChain {
       if (!check.identity) continue;
       if (!check.validPassword) return { ok: false, reason: 'invalid_credentials' };
       const user = await this.provision(member.id, check.identity);
+      // Refused if the backend says the account is disabled, or an administrator disabled it here.
       if (user.disabled || check.identity.disabled) return { ok: false, reason: 'disabled', user };
       return { ok: true, user };
     }
@@ -65,8 +66,11 @@ export class IdentityChain {
       displayName: identity.displayName ?? null,
       groups: identity.groups ?? [],
       roles: identity.roles ?? [],
-      disabled: identity.disabled ?? false,
+      // The local flag is the administrator's: a directory's "disabled" refuses the sign-in without
+      // being copied, so re-enabling the account in the directory is enough to let the user back in.
+      disabled: existing?.disabled ?? false,
     };
+    await this.freeUsername(backendId, identity);
     if (existing) {
       const user = { ...existing, ...fields, updatedAt: now };
       await this.users.update(user);
@@ -81,8 +85,41 @@ export class IdentityChain {
       updatedAt: now,
       ...fields,
     };
-    await this.users.insert(user);
+    try {
+      await this.users.insert(user);
+    } catch (err) {
+      // Two first sign-ins at once: the other one created the record.
+      const raced = await this.users.findByExternalId(backendId, identity.externalId);
+      if (!raced) throw err;
+      return raced;
+    }
     return user;
+  }
+
+  /**
+   * A directory may give a name to a new entry (a new id) after the old one was deleted, or rename
+   * someone. The stale local record holding the name is renamed and disabled: the name belongs to the
+   * entry the directory has now, and the old record's tokens and refresh grants stop working.
+   */
+  private async freeUsername(backendId: string, identity: Identity): Promise<void> {
+    const holder = await this.users.findByUsername(backendId, identity.username);
+    if (!holder || holder.externalId === identity.externalId) return;
+    this.logger.warn({ backend: backendId, username: identity.username, staleUserId: holder.id }, 'username now belongs to another directory entry; retiring the old local record');
+    await this.users.update({ ...holder, username: `${holder.username}~${holder.id}`, disabled: true, updatedAt: Date.now() });
+  }
+
+  /**
+   * Re-reads a user from the backend that owns them (for the refresh grant). Null when the backend no
+   * longer has them or has disabled them; the user unchanged when the backend cannot refresh.
+   * Throws `BackendUnavailableError` when the backend is down.
+   */
+  async refresh(user: User): Promise<User | null> {
+    const member = this.members.find((m) => m.id === user.backend);
+    if (!member?.backend.refresh) return user;
+    const identity = await member.backend.refresh({ username: user.username, externalId: user.externalId });
+    if (!identity || identity.disabled) return null;
+    const fresh = await this.provision(member.id, identity);
+    return fresh.disabled ? null : fresh;
   }
 
   async health(): Promise<Record<string, 'up' | 'down'>> {

@@ -32,6 +32,12 @@ export interface PasswordCheck {
 export interface IdentityBackend {
   /** Checks a password. Throws `BackendUnavailableError` when the backend cannot answer. */
   checkPassword(username: string, password: string): Promise<PasswordCheck>;
+  /**
+   * Optional: re-reads a user the backend answered for before, without a password (the refresh grant).
+   * Returns null when the user is gone (or is now another entry). Throws `BackendUnavailableError`
+   * when the backend cannot answer.
+   */
+  refresh?(known: { username: string; externalId: string }): Promise<Identity | null>;
   /** Reachable now? Used by `/readyz`. */
   health?(): Promise<boolean>;
   close?(): Promise<void>;

@@ -107,13 +107,18 @@ export const tokenService = (queries: TokenQueries, config: Config) => ({
   },
 
   /** Checks and retires a refresh token; a reused one revokes its whole family. */
-  async rotateRefresh(token: string, client: Client): Promise<RefreshOutcome> {
+  /**
+   * Spends a refresh token. `beforeSpend` runs once the token is known valid and before it is marked
+   * used: a check that throws there (the user's directory is down) leaves the token usable.
+   */
+  async rotateRefresh(token: string, client: Client, beforeSpend?: (row: RefreshRow) => Promise<void>): Promise<RefreshOutcome> {
     const now = Date.now();
     const row = await queries.findRefresh(hashToken(token));
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.clientId !== client.clientId) return { ok: false, reason: 'other_client' };
     if (row.revokedAt !== null) return { ok: false, reason: 'revoked' };
     if (row.expiresAt <= now) return { ok: false, reason: 'expired' };
+    if (row.rotatedAt === null) await beforeSpend?.(row);
     if (row.rotatedAt !== null || !(await queries.markRotated(row.tokenHash, now))) {
       await queries.revokeWhere({ family_id: row.familyId }, now);
       return { ok: false, reason: 'reused' };

@@ -1,13 +1,31 @@
+import type { User } from '../../../users/queries.ts';
+import { BackendUnavailableError } from '../../../identity/contract.ts';
 import { oauthError } from '../../errors.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { requestedScopes } from '../scopes.ts';
 
-/** Rotation with reuse detection: each refresh token works once; a second use revokes the family. */
+/**
+ * Rotation with reuse detection: each refresh token works once; a second use revokes the family.
+ * Before the token is spent, the user is re-read from their backend (a directory user removed or
+ * disabled there gets no new tokens); if that backend is down the answer is `temporarily_unavailable`
+ * and the token stays usable for a retry.
+ */
 export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   const token = param(p, 'refresh_token');
   if (!token) throw oauthError('invalid_request', 'refresh_token is required');
-  const outcome = await ctx.tokens.rotateRefresh(token, client);
+  let user: User | null = null;
+  const outcome = await ctx.tokens.rotateRefresh(token, client, async (row) => {
+    const known = await ctx.userQueries.find(row.userId);
+    if (!known || known.disabled) throw oauthError('invalid_grant', 'the user no longer exists or is disabled');
+    try {
+      user = await ctx.identity.refresh(known);
+    } catch (err) {
+      if (!(err instanceof BackendUnavailableError)) throw err;
+      throw oauthError('temporarily_unavailable', 'the identity backend is unreachable; try again later', 503);
+    }
+    if (!user) throw oauthError('invalid_grant', 'the user no longer exists or is disabled in their directory');
+  });
   if (!outcome.ok) {
     if (outcome.reason === 'expired') throw oauthError('refresh_token_exprise', 'the refresh token has expired');
     if (outcome.reason === 'reused') {
@@ -16,12 +34,10 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
   }
   const { row } = outcome;
-  const user = await ctx.userQueries.find(row.userId);
-  if (!user || user.disabled) throw oauthError('invalid_grant', 'the user no longer exists or is disabled');
   const granted = row.scope.split(' ').filter(Boolean);
   return {
     userId: row.userId,
-    user,
+    user: user!,
     scopes: requestedScopes(param(p, 'scope'), granted, granted),
     familyId: row.familyId,
     codeHash: row.codeHash ?? undefined,

@@ -1,0 +1,83 @@
+import type { Entry } from 'ldapts';
+
+type Value = Entry[string];
+
+/** Attribute values arrive as a string, a list, a Buffer or a list of Buffers; find one case-insensitively. */
+export function values(entry: Entry, attr: string): Array<string | Buffer> {
+  const key = Object.keys(entry).find((k) => k.toLowerCase() === attr.toLowerCase());
+  if (!key) return [];
+  const v: Value = entry[key]!;
+  return (Array.isArray(v) ? v : [v]) as Array<string | Buffer>;
+}
+
+export const strings = (entry: Entry, attr: string): string[] =>
+  values(entry, attr).map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : v));
+
+export const first = (entry: Entry, attr: string): string | undefined => strings(entry, attr)[0];
+
+/**
+ * AD's objectGUID as Windows shows it: the first three groups are little-endian on the wire, so
+ * `{01020304-0506-0708-…}` is stored as `04 03 02 01 06 05 08 07 …`.
+ */
+export function guidToString(bytes: Buffer): string {
+  if (bytes.length !== 16) throw new Error(`objectGUID must be 16 bytes, got ${bytes.length}`);
+  const hex = (from: number, to: number, reverse: boolean) => {
+    const part = [...bytes.subarray(from, to)];
+    return (reverse ? part.reverse() : part).map((b) => b.toString(16).padStart(2, '0')).join('');
+  };
+  return [hex(0, 4, true), hex(4, 6, true), hex(6, 8, true), hex(8, 10, false), hex(10, 16, false)].join('-');
+}
+
+/** Binary attributes that must be read as Buffers and shown as strings. */
+export const isBinaryId = (attr: string): boolean => attr.toLowerCase() === 'objectguid';
+
+/** The stable id of an entry under `idAttr`, as text. */
+export function externalId(entry: Entry, idAttr: string): string | undefined {
+  const v = values(entry, idAttr)[0];
+  if (v === undefined) return undefined;
+  if (isBinaryId(idAttr)) return guidToString(Buffer.isBuffer(v) ? v : Buffer.from(v, 'binary'));
+  return Buffer.isBuffer(v) ? v.toString('utf8') : v;
+}
+
+/**
+ * The value of a DN's first RDN, unescaped (RFC 4514): `cn=Eng\, Ops,ou=groups` → `Eng, Ops`.
+ * Used to name groups known only by DN (`memberOf`).
+ */
+export function firstRdnValue(dn: string): string {
+  let i = dn.indexOf('=') + 1;
+  const bytes: number[] = [];
+  for (; i < dn.length; i++) {
+    const c = dn[i]!;
+    if (c === ',' || c === '+') break;
+    if (c === '\\' && i + 1 < dn.length) {
+      const hex = dn.slice(i + 1, i + 3);
+      if (/^[0-9a-f]{2}$/i.test(hex)) {
+        bytes.push(parseInt(hex, 16));
+        i += 2;
+      } else {
+        bytes.push(...Buffer.from(dn[++i]!, 'utf8'));
+      }
+      continue;
+    }
+    bytes.push(...Buffer.from(c, 'utf8'));
+  }
+  return Buffer.from(bytes).toString('utf8').trim();
+}
+
+/** AD's userAccountControl flag for a disabled account. */
+const ACCOUNTDISABLE = 0x2;
+
+export function isDisabled(entry: Entry): boolean {
+  const uac = Number(first(entry, 'userAccountControl'));
+  return Number.isInteger(uac) && (uac & ACCOUNTDISABLE) !== 0;
+}
+
+/**
+ * AD refuses a bind with result 49 and a sub-code in the message ("…, data 533, …"). Codes other than
+ * 52e (bad password) and 525 (no such user) are only sent when the password was right: the account is
+ * disabled (533), expired (701), locked (775), or its password expired (532) or must change (773).
+ */
+export function adBindRefusal(message: string): 'disabled' | 'wrong' {
+  const code = /\bdata ([0-9a-f]{3,4})\b/i.exec(message)?.[1]?.toLowerCase();
+  return code && ['533', '701', '775', '532', '773'].includes(code) ? 'disabled' : 'wrong';
+}

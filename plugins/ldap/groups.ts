@@ -1,0 +1,66 @@
+import type { Entry } from 'ldapts';
+import { first, firstRdnValue, strings } from './attributes.ts';
+import type { LdapConfig } from './config.ts';
+import { and, escapeFilterValue, IN_CHAIN, or } from './filter.ts';
+import type { LdapSession } from './pool.ts';
+
+export interface Group {
+  dn: string;
+  name: string;
+}
+
+/** Nesting deeper than this is a loop or a mistake; stop there rather than search forever. */
+const MAX_DEPTH = 10;
+
+/** Page size for group searches: under AD's default MaxPageSize (1,000). */
+const PAGE_SIZE = 500;
+
+type GroupSearch = NonNullable<LdapConfig['groupSearch']>;
+
+async function searchGroups(session: LdapSession, gs: GroupSearch, memberFilter: string): Promise<Group[]> {
+  const { searchEntries } = await session.search(gs.baseDN, {
+    scope: gs.scope,
+    filter: and(gs.filter, memberFilter),
+    attributes: [gs.nameAttr],
+    paged: { pageSize: PAGE_SIZE },
+  });
+  return searchEntries.map((e) => ({ dn: e.dn, name: first(e, gs.nameAttr) ?? firstRdnValue(e.dn) }));
+}
+
+/**
+ * The groups a user belongs to, directly or through nested groups. With `groupSearch` the directory is
+ * asked which groups list the user's DN (never a group's member list, which may hold thousands):
+ * AD resolves nesting in one search with LDAP_MATCHING_RULE_IN_CHAIN; elsewhere (OpenLDAP) each level
+ * of nesting is one more search for groups that contain the groups found so far. Without
+ * `groupSearch`, the user entry's `memberOf` values are used as they are.
+ */
+export async function resolveGroups(session: LdapSession, config: LdapConfig, user: Entry): Promise<Group[]> {
+  const gs = config.groupSearch;
+  if (!gs) return strings(user, 'memberOf').map((dn) => ({ dn, name: firstRdnValue(dn) }));
+
+  const member = (dn: string) => `(${gs.memberAttr}=${escapeFilterValue(dn)})`;
+  if (gs.nested === 'matchingRule') {
+    return searchGroups(session, gs, `(${gs.memberAttr}:${IN_CHAIN}:=${escapeFilterValue(user.dn)})`);
+  }
+
+  const found = new Map<string, Group>();
+  let frontier = [user.dn];
+  for (let depth = 0; frontier.length > 0 && depth < MAX_DEPTH; depth++) {
+    const groups = await searchGroups(session, gs, or(...frontier.map(member)));
+    frontier = [];
+    for (const g of groups) {
+      const key = g.dn.toLowerCase();
+      if (found.has(key)) continue; // a cycle, or reached twice
+      found.set(key, g);
+      frontier.push(g.dn);
+    }
+    if (gs.nested === 'none') break;
+  }
+  return [...found.values()];
+}
+
+/** `admin` for members of any of `adminGroups`, given by name or by DN. */
+export function rolesFor(groups: Group[], adminGroups: string[]): string[] {
+  const wanted = new Set(adminGroups.map((g) => g.toLowerCase()));
+  return groups.some((g) => wanted.has(g.name.toLowerCase()) || wanted.has(g.dn.toLowerCase())) ? ['admin'] : [];
+}

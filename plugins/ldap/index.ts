@@ -1,0 +1,10 @@
+import { defineIdentityPlugin } from '../../src/identity/contract.ts';
+import { LdapBackend } from './backend.ts';
+import { ldapConfig } from './config.ts';
+
+/** The built-in LDAP / Active Directory backend (SPEC 4); every config key is in the README. */
+export default defineIdentityPlugin({
+  id: 'ldap',
+  configSchema: ldapConfig,
+  create: (config, ctx) => new LdapBackend(config, ctx.logger),
+});

@@ -1,0 +1,206 @@
+import type { ConnectionOptions } from 'node:tls';
+import { Client, ResultCodeError, type SearchOptions, type SearchResult } from 'ldapts';
+import type { Logger } from 'pino';
+import { BackendUnavailableError } from '../../src/identity/contract.ts';
+import type { ServerList } from './servers.ts';
+
+/** The operations a pooled connection offers; each refuses to run on a connection that dropped. */
+export interface LdapSession {
+  readonly url: string;
+  search(baseDN: string, options: SearchOptions): Promise<SearchResult>;
+  bind(dn: string, password: string): Promise<void>;
+}
+
+export interface PoolOptions {
+  /** For log lines: `search` or `bind`. */
+  name: string;
+  servers: ServerList;
+  size: number;
+  timeoutMs: number;
+  startTLS: boolean;
+  tls: ConnectionOptions;
+  /** Runs once on every new connection, after StartTLS (the service account's bind). */
+  prepare?: (session: LdapSession) => Promise<void>;
+  logger: Logger;
+}
+
+interface Conn {
+  client: Client;
+  url: string;
+  createdAt: number;
+  prepared: boolean;
+  /** Has carried an operation: from then on a dropped socket must not be silently reopened. */
+  used: boolean;
+  session: LdapSession;
+}
+
+/** A connection to a fallback server is closed after this long, so that a recovered primary is used again. */
+const FAILBACK_AFTER_MS = 60_000;
+
+/** LDAP result codes that mean "this server cannot serve now", not an answer about the user. */
+const SERVER_FAULTS = new Set([1, 3, 11, 51, 52, 80]);
+
+export const isServerAnswer = (err: unknown): err is ResultCodeError =>
+  err instanceof ResultCodeError && !SERVER_FAULTS.has(err.code);
+
+class ConnectionLost extends Error {}
+
+export class PreparationRefused extends Error {}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A bounded pool of LDAP connections with failover. Each connection serves one caller at a time (a bind
+ * changes who the connection is, so it cannot be shared mid-operation). A caller that finds every
+ * connection busy waits at most `timeoutMs`, then gets `BackendUnavailableError`: pool exhaustion is
+ * an outage, never a failed login. A connection that fails is dropped, its server marked down, and the
+ * operation retried on the next server.
+ */
+export class ConnectionPool {
+  private readonly idle: Conn[] = [];
+  private readonly waiters: Array<{ resolve: () => void; timer: NodeJS.Timeout }> = [];
+  private open = 0;
+  private closed = false;
+
+  constructor(private readonly o: PoolOptions) {}
+
+  async use<T>(fn: (session: LdapSession) => Promise<T>): Promise<T> {
+    const attempts = this.o.servers.urls.length + 1;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const conn = await this.acquire();
+      try {
+        if (!conn.prepared) await this.prepare(conn);
+        const result = await fn(conn.session);
+        this.o.servers.markUp(conn.url);
+        this.release(conn);
+        return result;
+      } catch (err) {
+        if (err instanceof PreparationRefused) {
+          this.destroy(conn);
+          throw new BackendUnavailableError(err.message, { cause: err });
+        }
+        if (isServerAnswer(err)) {
+          this.release(conn);
+          throw err;
+        }
+        this.destroy(conn);
+        if (!(err instanceof ConnectionLost)) this.o.servers.markDown(conn.url);
+        lastError = err;
+        this.o.logger.warn({ url: conn.url, pool: this.o.name, err: (err as Error).message }, 'LDAP server failed; trying the next');
+      }
+    }
+    throw new BackendUnavailableError(
+      `no LDAP server answered (${this.o.servers.urls.join(', ')}): ${(lastError as Error)?.message}`,
+      { cause: lastError },
+    );
+  }
+
+  private async acquire(): Promise<Conn> {
+    const deadline = Date.now() + this.o.timeoutMs;
+    for (;;) {
+      if (this.closed) throw new BackendUnavailableError('LDAP backend is shutting down');
+      const conn = this.idle.pop();
+      if (conn) {
+        if (conn.client.isConnected) return conn;
+        this.destroy(conn); // dropped while idle (server restart, idle timeout): never reuse it
+        continue;
+      }
+      if (this.open < this.o.size) return this.create();
+      await this.waitForRelease(deadline - Date.now());
+    }
+  }
+
+  private waitForRelease(ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          reject(new BackendUnavailableError(`all ${this.o.size} LDAP ${this.o.name} connections stayed busy for ${this.o.timeoutMs} ms`));
+        }, Math.max(ms, 0)),
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  private wakeOne(): void {
+    const waiter = this.waiters.shift();
+    if (!waiter) return;
+    clearTimeout(waiter.timer);
+    waiter.resolve();
+  }
+
+  private create(): Conn {
+    const url = this.o.servers.preferred();
+    const client = new Client({
+      url,
+      timeout: this.o.timeoutMs,
+      connectTimeout: this.o.timeoutMs,
+      tlsOptions: url.toLowerCase().startsWith('ldaps:') ? this.o.tls : undefined,
+      strictDN: false,
+    });
+    const conn: Conn = { client, url, createdAt: Date.now(), prepared: false, used: false, session: undefined as never };
+    // ldapts reconnects silently when an operation finds its socket closed; the new socket would have
+    // lost StartTLS and the service bind. So once a connection has been used, a dropped one is refused.
+    const run = async <T>(op: () => Promise<T>): Promise<T> => {
+      if (conn.used && !client.isConnected) throw new ConnectionLost(`connection to ${url} was lost`);
+      try {
+        return await op();
+      } finally {
+        conn.used = true;
+      }
+    };
+    conn.session = {
+      url,
+      search: (baseDN, options) => run(() => client.search(baseDN, options)),
+      bind: (dn, password) => run(() => client.bind(dn, password)),
+    };
+    this.open++;
+    return conn;
+  }
+
+  private async prepare(conn: Conn): Promise<void> {
+    if (this.o.startTLS) {
+      await withTimeout(conn.client.startTLS(this.o.tls), this.o.timeoutMs, `StartTLS with ${conn.url}`);
+      conn.used = true;
+    }
+    try {
+      await this.o.prepare?.(conn.session);
+    } catch (err) {
+      if (isServerAnswer(err)) throw new PreparationRefused(`${conn.url} refused the service account: ${err.message}`);
+      throw err;
+    }
+    conn.prepared = true;
+  }
+
+  private release(conn: Conn): void {
+    const stale = conn.url !== this.o.servers.preferred() && Date.now() - conn.createdAt > FAILBACK_AFTER_MS;
+    if (this.closed || stale || !conn.prepared) return this.destroy(conn);
+    this.idle.push(conn);
+    this.wakeOne();
+  }
+
+  private destroy(conn: Conn): void {
+    this.open--;
+    void conn.client.unbind().catch(() => undefined);
+    this.wakeOne();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const conns = this.idle.splice(0);
+    this.open -= conns.length;
+    await Promise.all(conns.map((c) => c.client.unbind().catch(() => undefined)));
+    for (const w of this.waiters.splice(0)) {
+      clearTimeout(w.timer);
+      w.resolve();
+    }
+  }
+}
