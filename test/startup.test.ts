@@ -1,23 +1,15 @@
 import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postForm } from './helpers/http.ts';
+import { freePort } from './helpers/ports.ts';
 
 /** `npm start` as an operator runs it: the real entry point in its own process. */
 const dir = mkdtempSync(join(tmpdir(), 'latchkey-start-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   let out = '';

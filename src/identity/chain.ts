@@ -65,7 +65,9 @@ export class IdentityChain {
       email: identity.email ?? null,
       displayName: identity.displayName ?? null,
       groups: identity.groups ?? [],
-      roles: identity.roles ?? [],
+      // A backend that reports roles (LDAP's adminGroups) owns them; one that does not leaves them to
+      // the administrators.
+      roles: identity.roles ?? existing?.roles ?? [],
       // The local flag is the administrator's: a directory's "disabled" refuses the sign-in without
       // being copied, so re-enabling the account in the directory is enough to let the user back in.
       disabled: existing?.disabled ?? false,

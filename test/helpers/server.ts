@@ -1,9 +1,9 @@
-import { createServer } from 'node:net';
 import pino from 'pino';
 import type { RegisterClientInput } from '../../src/clients/service.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
 import { freshDatabase, type DatabaseKind, type TestDatabase } from './databases.ts';
+import { freePort } from './ports.ts';
 
 export const ADMIN_PASSWORD = 'admin-password-for-tests';
 
@@ -17,16 +17,6 @@ export interface TestServer extends RunningServer {
   user(username: string, password: string, extra?: { email?: string; displayName?: string; roles?: string[]; groups?: string[] }): Promise<string>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The real server on a free loopback port, on a fresh database of the given kind. */
 export async function startTestServer(kind: DatabaseKind, overrides: Record<string, unknown> = {}): Promise<TestServer> {
