@@ -108,8 +108,10 @@ export class ConnectionPool {
       if (this.closed) throw new BackendUnavailableError('LDAP backend is shutting down');
       const conn = this.idle.pop();
       if (conn) {
-        if (conn.client.isConnected) return conn;
-        this.destroy(conn); // dropped while idle (server restart, idle timeout): never reuse it
+        if (conn.client.isConnected && !this.o.servers.avoid(conn.url)) return conn;
+        // Dropped while idle (server restart, idle timeout), or its server failed another pool's
+        // operation just now: never reuse it.
+        this.destroy(conn);
         continue;
       }
       if (this.open < this.o.size) return this.create();

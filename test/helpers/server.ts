@@ -10,6 +10,8 @@ export const ADMIN_PASSWORD = 'admin-password-for-tests';
 export interface TestServer extends RunningServer {
   db: TestDatabase;
   kind: DatabaseKind;
+  /** The server's warnings and errors, as the JSON lines an operator would see. */
+  logs: string[];
   stop(): Promise<void>;
   /** Registers a client through the service layer; returns its id and secret. */
   client(input?: Partial<RegisterClientInput>): Promise<{ clientId: string; clientSecret: string | null; redirectUri: string }>;
@@ -34,12 +36,15 @@ export async function startTestServer(kind: DatabaseKind, overrides: Record<stri
       ...overrides,
     },
   );
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const logs: string[] = [];
+  const echo = process.env.TEST_LOG_LEVEL;
+  const logger = pino({ level: echo ?? 'warn' }, { write: (line: string) => (logs.push(line), echo && process.stdout.write(line)) });
   const running = await startServer(config, logger);
   return {
     ...running,
     db,
     kind,
+    logs,
     async stop() {
       await running.close();
       await db.drop();

@@ -114,6 +114,7 @@ access to * by users read by * none
 
   let child: ChildProcess | undefined;
   const start = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) return; // already running
     child = spawn('slapd', ['-d', '0', '-f', join(dir, 'slapd.conf'), '-h', `ldap://127.0.0.1:${port}/ ldaps://127.0.0.1:${tlsPort}/`], {
       stdio: 'ignore',
     });

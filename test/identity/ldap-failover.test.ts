@@ -1,0 +1,103 @@
+import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
+import { people } from '../fixtures/ldap/directory.ts';
+import { databaseKinds } from '../helpers/databases.ts';
+import { Browser } from '../helpers/flow.ts';
+import { basic, get, postForm } from '../helpers/http.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { ldapBackendConfig, startSlapd, type Slapd } from '../helpers/slapd.ts';
+
+/**
+ * Two replicas of one directory (same data, same entryUUIDs) that the tests stop, restart and freeze
+ * while the server runs: failover, failback, timeouts, pool exhaustion, and a whole-directory outage.
+ */
+describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
+  let a: Slapd;
+  let b: Slapd;
+  const servers: TestServer[] = [];
+
+  const serve = async (config: Record<string, unknown>) => {
+    const s = await startTestServer(kind, { identity: { backends: [{ id: 'corp', plugin: 'ldap', config }, { id: 'local', plugin: 'database' }] } });
+    servers.push(s);
+    return s;
+  };
+  const signIn = async (server: TestServer, username = 'alice', password = people.alice.password) => {
+    const c = await server.client({ grantTypes: ['password'] });
+    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!) });
+    return { status: res.status, body: (await res.json()) as { error?: string; access_token?: string } };
+  };
+
+  beforeAll(async () => {
+    [a, b] = await Promise.all([startSlapd(), startSlapd()]);
+  });
+  afterEach(async () => {
+    // Every test leaves both replicas up and answering.
+    for (const s of [a, b]) {
+      s.resume();
+      await s.start().catch(() => undefined);
+    }
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all([a?.destroy(), b?.destroy()]);
+  });
+
+  test('a dead first server does not fail sign-in while another answers; a server that comes back is used again', async () => {
+    const server = await serve(ldapBackendConfig(a, { url: [a.url, b.url], timeoutMs: 1000 }));
+    expect((await signIn(server)).status).toBe(200);
+    await a.stop();
+    expect((await signIn(server)).status).toBe(200);
+    expect((await signIn(server, 'bob', people.bob.password)).status).toBe(200);
+    await a.start();
+    await b.stop();
+    // Only the first server is up again: it must be used.
+    expect((await signIn(server)).status).toBe(200);
+    expect((await signIn(server, 'bob', people.bob.password)).status).toBe(200);
+  });
+
+  test('a hung server (connected, answering nothing) is cut off by timeoutMs and failed over', async () => {
+    const server = await serve(ldapBackendConfig(a, { url: [a.url, b.url], timeoutMs: 800 }));
+    expect((await signIn(server)).status).toBe(200); // a pooled connection to a exists now
+    a.pause();
+    const started = Date.now();
+    expect((await signIn(server)).status).toBe(200);
+    // Bounded: one timeout on the frozen server, then the other one; nowhere near a hang.
+    expect(Date.now() - started).toBeLessThan(8 * 800);
+  });
+
+  test('every connection stuck: callers get 503 once timeoutMs passes, and the pool recovers', async () => {
+    const server = await serve(ldapBackendConfig(a, { url: a.url, timeoutMs: 600, poolSize: 1 }));
+    expect((await signIn(server)).status).toBe(200);
+    a.pause();
+    const answers = await Promise.all([1, 2, 3, 4].map(() => signIn(server)));
+    expect(answers.map((r) => [r.status, r.body.error])).toEqual(Array(4).fill([503, 'temporarily_unavailable']));
+    a.resume();
+    expect((await signIn(server)).status).toBe(200);
+  });
+
+  test('the whole directory down: 503 for its users, never a failed login; /readyz stays 200 naming it; local users still sign in', async () => {
+    const server = await serve(ldapBackendConfig(a, { url: [a.url, b.url], timeoutMs: 1000 }));
+    await server.user('lee', 'lee-local-password');
+    await Promise.all([a.stop(), b.stop()]);
+
+    for (let i = 0; i < 7; i++) expect(await signIn(server)).toEqual({ status: 503, body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' } });
+    const page = await new Browser(server).signIn({ client_id: (await server.client()).clientId, redirect_uri: 'http://localhost:3000/callback', response_type: 'code' }, 'alice', people.alice.password);
+    expect(page.status).toBe(503);
+    expect(await page.text()).toContain('The directory is unreachable right now.');
+
+    const ready = await get(`${server.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ database: 'up', backends: { corp: 'down', local: 'up' } });
+    expect((await signIn(server, 'lee', 'lee-local-password')).status).toBe(200);
+
+    // The log says which backend and which servers.
+    const line = server.logs.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'identity backend unavailable');
+    expect(line).toMatchObject({ backend: 'corp' });
+    expect(String(line!.err)).toContain(a.url);
+
+    // Eight outages counted nothing: no throttle row for the user or the address, and the right
+    // password works at once when the directory is back.
+    expect(await server.ctx.db('login_throttle').select('key')).toEqual([]);
+    await b.start();
+    expect((await signIn(server)).status).toBe(200);
+  });
+});
