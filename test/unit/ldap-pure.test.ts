@@ -1,0 +1,95 @@
+import { describe, expect, test } from '@jest/globals';
+import { AndFilter, EqualityFilter, FilterParser, type Entry } from 'ldapts';
+import { adBindRefusal, firstRdnValue, guidToString, isDisabled } from '../../plugins/ldap/attributes.ts';
+import { escapeFilterValue, fillFilter, IN_CHAIN } from '../../plugins/ldap/filter.ts';
+import { completeRanges } from '../../plugins/ldap/ranges.ts';
+import { DOWN_FOR_MS, ServerList } from '../../plugins/ldap/servers.ts';
+
+describe('RFC 4515 filter escaping', () => {
+  test('the five special characters become \\XX; everything else is kept', () => {
+    expect(escapeFilterValue('*)(uid=*')).toBe('\\2a\\29\\28uid=\\2a');
+    expect(escapeFilterValue('a\\b\0c')).toBe('a\\5cb\\00c');
+    expect(escapeFilterValue("jörg o'brien")).toBe("jörg o'brien");
+  });
+
+  test('a filled template parses to one equality on the whole typed value', () => {
+    const filter = fillFilter('(&(objectClass=person)(uid={username}))', { username: 'alice)(|(uid=*' });
+    const parsed = FilterParser.parseString(filter) as AndFilter;
+    expect(parsed).toBeInstanceOf(AndFilter);
+    expect(parsed.filters).toHaveLength(2);
+    const uid = parsed.filters[1] as EqualityFilter;
+    expect(uid).toBeInstanceOf(EqualityFilter);
+    expect([uid.attribute, uid.value]).toEqual(['uid', 'alice)(|(uid=*']);
+  });
+
+  test('the AD in-chain rule is a parseable extensible match', () => {
+    const f = `(member:${IN_CHAIN}:=${escapeFilterValue('CN=A\\, B,DC=corp')})`;
+    expect(() => FilterParser.parseString(f)).not.toThrow();
+  });
+});
+
+describe('Active Directory values', () => {
+  test('objectGUID bytes read as Windows shows them (first three groups little-endian)', () => {
+    const bytes = Buffer.from('0403020106050807090a0b0c0d0e0f10', 'hex');
+    expect(guidToString(bytes)).toBe('01020304-0506-0708-090a-0b0c0d0e0f10');
+    expect(() => guidToString(Buffer.alloc(3))).toThrow('16 bytes');
+  });
+
+  test('userAccountControl: bit 2 is a disabled account', () => {
+    expect(isDisabled({ dn: 'x', userAccountControl: '514' })).toBe(true);
+    expect(isDisabled({ dn: 'x', userAccountControl: '512' })).toBe(false);
+    expect(isDisabled({ dn: 'x' })).toBe(false);
+  });
+
+  test('bind refusals: sub-codes sent only for a right password mean disabled; 52e is a wrong password', () => {
+    const msg = (code: string) => `80090308: LdapErr: DSID-0C09042A, comment: AcceptSecurityContext error, data ${code}, v3839`;
+    expect(adBindRefusal(msg('52e'))).toBe('wrong');
+    expect(adBindRefusal(msg('525'))).toBe('wrong');
+    for (const code of ['533', '701', '775', '532', '773']) expect(adBindRefusal(msg(code))).toBe('disabled');
+    expect(adBindRefusal('Invalid credentials')).toBe('wrong');
+  });
+
+  test('group names from DNs, with RFC 4514 escapes undone', () => {
+    expect(firstRdnValue('cn=Ops\\, Night (24*7),ou=groups,dc=example,dc=org')).toBe('Ops, Night (24*7)');
+    expect(firstRdnValue('CN=J\\C3\\B6rg,OU=x')).toBe('Jörg');
+    expect(firstRdnValue('cn=plain')).toBe('plain');
+  });
+});
+
+describe('ranged attribute retrieval (member;range=)', () => {
+  test('follows ranges until the server says `*`, keeping every value in order', async () => {
+    const values = Array.from({ length: 3200 }, (_, i) => `cn=m${i},dc=corp`);
+    const page = (low: number): Entry => {
+      const high = Math.min(low + 1499, values.length - 1);
+      const last = high === values.length - 1;
+      return { dn: 'cn=big', [`member;range=${low}-${last ? '*' : high}`]: values.slice(low, high + 1) };
+    };
+    const asked: string[] = [];
+    const entry = await completeRanges(page(0), async (attr) => {
+      asked.push(attr);
+      return page(Number(/range=(\d+)-/.exec(attr)![1]));
+    });
+    expect(asked).toEqual(['member;range=1500-*', 'member;range=3000-*']);
+    expect(entry.member).toEqual(values);
+    expect(Object.keys(entry).sort()).toEqual(['dn', 'member']);
+  });
+
+  test('an entry without ranges is left alone', async () => {
+    const entry = { dn: 'cn=small', member: ['a', 'b'] };
+    expect(await completeRanges({ ...entry }, async () => undefined)).toEqual(entry);
+  });
+});
+
+describe('server list', () => {
+  test('a failed server goes last until its time is up; all failed: the one that failed longest ago first', () => {
+    const list = new ServerList(['ldap://a', 'ldap://b', 'ldap://c']);
+    list.markDown('ldap://a', 1000);
+    expect(list.candidates(1001)).toEqual(['ldap://b', 'ldap://c', 'ldap://a']);
+    expect(list.avoid('ldap://a', 1001)).toBe(true);
+    list.markDown('ldap://b', 1002);
+    list.markDown('ldap://c', 1003);
+    expect(list.candidates(1004)).toEqual(['ldap://a', 'ldap://b', 'ldap://c']);
+    expect(list.avoid('ldap://a', 1004)).toBe(false);
+    expect(list.candidates(1000 + DOWN_FOR_MS + 1)[0]).toBe('ldap://a');
+  });
+});
