@@ -20,6 +20,16 @@ export type SignInResult =
  * down is skipped (later ones may still hold the user); if nobody answered for the user and one was
  * down, the result is `unavailable`, never a failed login.
  */
+const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
+  user.username === fields.username &&
+  user.email === fields.email &&
+  user.displayName === fields.displayName &&
+  user.disabled === fields.disabled &&
+  JSON.stringify(user.groups) === JSON.stringify(fields.groups) &&
+  JSON.stringify(user.roles) === JSON.stringify(fields.roles);
+
+const HEALTH_TIMEOUT_MS = 800;
+
 export class IdentityChain {
   constructor(
     readonly members: ChainMember[],
@@ -72,12 +82,15 @@ export class IdentityChain {
       // being copied, so re-enabling the account in the directory is enough to let the user back in.
       disabled: existing?.disabled ?? false,
     };
-    await this.freeUsername(backendId, identity);
     if (existing) {
+      // Most sign-ins change nothing: then there is nothing to write.
+      if (sameFields(existing, fields)) return existing;
+      if (existing.username !== fields.username) await this.freeUsername(backendId, identity);
       const user = { ...existing, ...fields, updatedAt: now };
       await this.users.update(user);
       return user;
     }
+    await this.freeUsername(backendId, identity);
     const user: User = {
       id: randomUUID(),
       backend: backendId,
@@ -124,13 +137,23 @@ export class IdentityChain {
     return fresh.disabled ? null : fresh;
   }
 
+  /**
+   * Each backend's state for `/readyz`. A backend that has not answered within `HEALTH_TIMEOUT_MS` is
+   * reported down: a hung directory must not make the probe itself time out (load balancers give
+   * readiness probes about a second) and take the node out of service.
+   */
   async health(): Promise<Record<string, 'up' | 'down'>> {
     const entries = await Promise.all(
       this.members.map(async (m) => {
+        if (!m.backend.health) return [m.id, 'up'] as const;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS)));
         try {
-          return [m.id, m.backend.health ? ((await m.backend.health()) ? 'up' : 'down') : 'up'] as const;
+          return [m.id, (await Promise.race([m.backend.health(), late])) ? 'up' : 'down'] as const;
         } catch {
           return [m.id, 'down'] as const;
+        } finally {
+          clearTimeout(timer);
         }
       }),
     );

@@ -2,7 +2,8 @@ import type { Config } from '../config/schema.ts';
 import type { Db } from '../db/connect.ts';
 import { num } from '../db/rows.ts';
 
-export type ThrottleVerdict = { blocked: false } | { blocked: true; retryAfter: number };
+/** `failures`: the user has a failure count that a success must clear. */
+export type ThrottleVerdict = { blocked: false; failures: boolean } | { blocked: true; retryAfter: number };
 
 /**
  * Brute-force throttling (SPEC 7), kept in the database so every process behind the load balancer
@@ -32,9 +33,11 @@ export const loginThrottle = (db: Db, policy: Config['throttle']) => {
   return {
     async check(username: string, ip: string): Promise<ThrottleVerdict> {
       const now = Date.now();
-      const rows = await db('login_throttle').whereIn('key', [userKey(username), addressKey(ip)]).select('blocked_until');
+      const key = userKey(username);
+      const rows = await db('login_throttle').whereIn('key', [key, addressKey(ip)]).select('key', 'blocked_until');
       const until = Math.max(0, ...rows.map((r) => num(r.blocked_until)));
-      return until > now ? { blocked: true, retryAfter: Math.ceil((until - now) / 1000) } : { blocked: false };
+      if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
+      return { blocked: false, failures: rows.some((r) => r.key === key) };
     },
 
     async fail(username: string, ip: string): Promise<void> {
@@ -52,7 +55,9 @@ export const loginThrottle = (db: Db, policy: Config['throttle']) => {
       await write(addressKey(ip), count, fresh ? now : addr.windowStart, blockedUntil);
     },
 
-    async succeed(username: string): Promise<void> {
+    /** Clears the user's failures; skips the write when the check saw none (the common case). */
+    async succeed(username: string, verdict: ThrottleVerdict): Promise<void> {
+      if (!verdict.blocked && !verdict.failures) return;
       await db('login_throttle').where({ key: userKey(username) }).delete();
     },
   };

@@ -70,6 +70,9 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
     a.pause();
     const answers = await Promise.all([1, 2, 3, 4].map(() => signIn(server)));
     expect(answers.map((r) => [r.status, r.body.error])).toEqual(Array(4).fill([503, 'temporarily_unavailable']));
+    // The readiness probe does not hang with the directory: it answers, naming the backend down.
+    const ready = await get(`${server.url}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { database: 'up', backends: { corp: 'down', local: 'up' } }]);
     a.resume();
     expect((await signIn(server)).status).toBe(200);
   });

@@ -75,7 +75,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       render(req, res, 401, 'login', a, { error, username });
       return undefined;
     }
-    await ctx.throttle.succeed(username);
+    await ctx.throttle.succeed(username, verdict);
     const { cookie, session } = await ctx.sessions.create(result.user.id);
     res.cookie(SSO_COOKIE, cookie, cookieOptions(secure));
     await ctx.audit.record({ kind: 'login.success', userId: result.user.id, clientId: a.client.clientId, ip, requestId: req.id });

@@ -28,7 +28,7 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
     await ctx.audit.record({ kind: 'login.failure', userId: result.user?.id, clientId: client.clientId, ip, requestId: req.id, details: { username, reason: result.reason } });
     throw oauthError('invalid_grant', result.reason === 'disabled' ? 'the account is disabled' : 'invalid username or password');
   }
-  await ctx.throttle.succeed(username);
+  await ctx.throttle.succeed(username, verdict);
   await ctx.audit.record({ kind: 'login.success', userId: result.user.id, clientId: client.clientId, ip, requestId: req.id, details: { grant: 'password' } });
   return { userId: result.user.id, user: result.user, scopes, authTime: Date.now() };
 };
