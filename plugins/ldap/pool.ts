@@ -86,7 +86,9 @@ export class ConnectionPool {
           this.destroy(conn);
           throw new BackendUnavailableError(err.message, { cause: err });
         }
-        if (isServerAnswer(err)) {
+        // The server answered (an LDAP result, or a verdict the caller drew from one): the
+        // connection is fine and another server would say the same.
+        if (isServerAnswer(err) || err instanceof BackendUnavailableError) {
           this.release(conn);
           throw err;
         }

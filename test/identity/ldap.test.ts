@@ -159,6 +159,15 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     }
   });
 
+  test('a base DN that does not exist is an outage (named in the log), not "no such user"', async () => {
+    const server = await serve(ldapBackendConfig(slapd, { userSearch: { baseDN: `ou=nowhere,${BASE_DN}`, filter: '(uid={username})' } }));
+    const { res } = await passwordGrant(server, 'alice', people.alice.password);
+    expect(res.status).toBe(503);
+    expect(((await res.json()) as { error: string }).error).toBe('temporarily_unavailable');
+    const line = server.logs.map((l) => JSON.parse(l) as { msg: string; err?: string }).find((l) => l.msg === 'identity backend unavailable');
+    expect(line?.err).toContain('userSearch.baseDN "ou=nowhere,dc=example,dc=org" does not exist');
+  });
+
   test('a config the plugin rejects stops the start, naming the backend, the plugin and the key', async () => {
     await expect(serve({ url: 'http://wrong', userSearch: { filter: '(uid=x)' } })).rejects.toThrow(
       /identity backend "corp" \(plugin "ldap"\): invalid config: .*config\.url: must be ldap:\/\/host.*config\.userSearch\.baseDN.*config\.userSearch\.filter: must contain \{username\}/,
