@@ -31,6 +31,8 @@ const output = await codegen({
       User: '../../users/queries.ts#User',
     },
     enumValues: {
+      AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
+      SigningAlgorithm: { RS256: 'RS256', ES256: 'ES256' },
       GrantType: {
         AUTHORIZATION_CODE: 'authorization_code',
         PASSWORD: 'password',

@@ -8,6 +8,7 @@ import type { Db } from './db/connect.ts';
 import { IdentityChain } from './identity/chain.ts';
 import { loadBackend } from './identity/loader.ts';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.ts';
+import { JWT_ACCESS_TOKEN_MAX_TTL } from './tokens/jwt-access-token.ts';
 import { consentStore, type ConsentStore } from './login/consents.ts';
 import { sessionStore, type SessionStore } from './login/sessions.ts';
 import { loginThrottle, type LoginThrottle } from './throttle/login-throttle.ts';
@@ -52,6 +53,11 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db, logger }) });
   }
   const localBackend = localBackendId(config);
+  const keys = await loadSigningKeys(db, deriveKey(secret, 'signing-keys'), {
+    publishDelayMs: config.keys.publishDelay * 1000,
+    // Everything a retired key signed has expired by then (JWT access tokens live at most a day).
+    keepRetiredMs: Math.max(config.tokens.idTokenTtl, config.tokens.accessTokenTtl, JWT_ACCESS_TOKEN_MAX_TTL) * 1000,
+  });
   return {
     config,
     logger,
@@ -59,13 +65,13 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     clients: clientService(clientQueries(db)),
     users: userService(users, localBackend),
     userQueries: users,
-    tokens: tokenService(tokenQueries(db), config),
+    tokens: tokenService(tokenQueries(db), config, keys),
     sessions: sessionStore(db, config.session.ttl),
     consents: consentStore(db),
     identity: new IdentityChain(members, users, logger),
     throttle: loginThrottle(db, config.throttle),
     audit: auditLog(db, logger),
-    keys: await loadSigningKeys(db, deriveKey(secret, 'signing-keys')),
+    keys,
     csrfKey: deriveKey(secret, 'csrf'),
   };
 }

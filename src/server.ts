@@ -18,6 +18,22 @@ export interface RunningServer {
 export const createLogger = (config: Config): Logger =>
   pino({ level: config.logLevel, base: { service: 'latchkey' }, redact: ['password', '*.password', 'client_secret'] });
 
+/**
+ * Every `keys.reloadInterval`: re-read the signing keys (another process may have rotated them) and
+ * rotate any older than `keys.rotateEvery`, once at start too.
+ */
+async function scheduleKeyRotation(ctx: AppContext): Promise<NodeJS.Timeout> {
+  const check = () =>
+    ctx.keys
+      .rotateIfDue(ctx.config.keys.rotateEvery * 1000)
+      .then((rotated) => {
+        if (rotated.length > 0) ctx.logger.info({ kids: rotated.map((k) => k.kid), activatesAt: rotated[0]!.activatesAt }, 'signing keys rotated on schedule');
+      })
+      .catch((err: Error) => ctx.logger.error({ err: err.message }, 'signing key check failed'));
+  await check();
+  return setInterval(check, ctx.config.keys.reloadInterval * 1000).unref();
+}
+
 /** Migrates, wires the context, bootstraps the first admin and listens. */
 export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
   const db = connect(config.databaseUrl);
@@ -37,6 +53,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     }
 
     await ctx.clients.ensureBuiltin();
+    const keyCheck = await scheduleKeyRotation(ctx);
     const adminApiServer = await adminApi(ctx);
     const app = createApp(ctx, adminApiServer);
     const server = await new Promise<Server>((resolve, reject) => {
@@ -58,6 +75,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
           // In-flight requests get a moment to finish; then the rest are cut.
           setTimeout(() => server.closeAllConnections(), 5000).unref();
         });
+        clearInterval(keyCheck);
         await adminApiServer.stop();
         await ctx.identity.close();
         await db.destroy();

@@ -18,7 +18,7 @@ function servicesOn(app: AppContext, db: Db) {
     clients: clientService(clientQueries(db)),
     users: userService(users, localBackendId(app.config)),
     userQueries: users,
-    tokens: tokenService(tokenQueries(db), app.config),
+    tokens: tokenService(tokenQueries(db), app.config, app.keys),
     audit: auditLog(db, app.logger),
   };
 }

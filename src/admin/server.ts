@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApolloServer } from '@apollo/server';
@@ -11,9 +11,15 @@ import { formatError } from './errors.ts';
 import { queryLimits } from './limits.ts';
 import { auditResolvers } from './resolvers/audit.ts';
 import { clientResolvers } from './resolvers/clients.ts';
+import { keyResolvers } from './resolvers/keys.ts';
 import { userResolvers } from './resolvers/users.ts';
 
-const schemaFile = resolve(dirname(fileURLToPath(import.meta.url)), '../../graphql/schema.graphql');
+const schemaDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../graphql');
+/** The SDL: every `graphql/*.graphql` file, in name order (as codegen reads them). */
+const typeDefs = readdirSync(schemaDir)
+  .filter((f) => f.endsWith('.graphql'))
+  .sort()
+  .map((f) => readFileSync(resolve(schemaDir, f), 'utf8'));
 
 /** A body that is not JSON, or too large, answered in the GraphQL error shape. */
 const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
@@ -25,8 +31,8 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
 /** The Apollo admin API at `/graphql`: depth and cost limits, masked errors, CSRF prevention on. */
 export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler>; stop(): Promise<void> }> {
   const server = new ApolloServer<AdminContext>({
-    typeDefs: readFileSync(schemaFile, 'utf8'),
-    resolvers: [clientResolvers, userResolvers, auditResolvers] as never,
+    typeDefs,
+    resolvers: [clientResolvers, userResolvers, auditResolvers, keyResolvers] as never,
     formatError,
     validationRules: [queryLimits(10, 5000)],
     // Every request must carry an admin token (the context below), so introspection is for admins only.

@@ -2,6 +2,9 @@ import type { Db } from '../db/connect.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 
 export type GrantType = 'authorization_code' | 'password' | 'refresh_token' | 'client_credentials';
+export type IdTokenAlg = 'RS256' | 'ES256';
+/** Opaque (the default) or signed JWTs per RFC 9068, for resource servers that validate locally. */
+export type AccessTokenFormat = 'opaque' | 'jwt';
 
 export interface Client {
   clientId: string;
@@ -18,6 +21,8 @@ export interface Client {
   oauthEnabled: boolean;
   accessTokenTtl: number | null;
   refreshTokenTtl: number | null;
+  idTokenAlg: IdTokenAlg;
+  accessTokenFormat: AccessTokenFormat;
   createdAt: number;
   updatedAt: number;
 }
@@ -40,6 +45,8 @@ export function toClient(r: Row): Client {
     oauthEnabled: bool(r.oauth_enabled),
     accessTokenTtl: numOrNull(r.access_token_ttl),
     refreshTokenTtl: numOrNull(r.refresh_token_ttl),
+    idTokenAlg: (r.id_token_alg as IdTokenAlg | undefined) ?? 'RS256',
+    accessTokenFormat: (r.access_token_format as AccessTokenFormat | undefined) ?? 'opaque',
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -61,6 +68,8 @@ function toRow(c: Client): Row {
     oauth_enabled: c.oauthEnabled,
     access_token_ttl: c.accessTokenTtl,
     refresh_token_ttl: c.refreshTokenTtl,
+    id_token_alg: c.idTokenAlg,
+    access_token_format: c.accessTokenFormat,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
-import type { Client, ClientQueries, GrantType } from './queries.ts';
+import type { AccessTokenFormat, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -16,6 +16,8 @@ export interface RegisterClientInput {
   accessTokenTtl?: number | null;
   refreshTokenTtl?: number | null;
   postLogoutRedirectUris?: string[];
+  idTokenAlg?: IdTokenAlg;
+  accessTokenFormat?: AccessTokenFormat;
 }
 
 export class ClientInputError extends Error {
@@ -101,6 +103,8 @@ export const clientService = (queries: ClientQueries) => ({
       oauthEnabled: input.oauthEnabled ?? true,
       accessTokenTtl: input.accessTokenTtl ?? null,
       refreshTokenTtl: input.refreshTokenTtl ?? null,
+      idTokenAlg: input.idTokenAlg ?? 'RS256',
+      accessTokenFormat: input.accessTokenFormat ?? 'opaque',
       createdAt: now,
       updatedAt: now,
     };
@@ -148,6 +152,8 @@ export const clientService = (queries: ClientQueries) => ({
       oauthEnabled: true,
       accessTokenTtl: null,
       refreshTokenTtl: null,
+      idTokenAlg: 'RS256',
+      accessTokenFormat: 'opaque',
       createdAt: now,
       updatedAt: now,
     });

@@ -48,6 +48,16 @@ export const configSchema = z.object({
       idTokenTtl: seconds(3600),
     })
     .prefault({}),
+  keys: z
+    .object({
+      /** Each algorithm's signing key is replaced when older than this. @default 7776000 (90 days) */
+      rotateEvery: seconds(90 * 24 * 3600),
+      /** A new key is published this long before it signs (longer than the JWKS cache, 300 s). @default 600 */
+      publishDelay: z.coerce.number().int().min(0).default(600),
+      /** How often each process re-reads the keys (and checks whether a rotation is due). @default 60 */
+      reloadInterval: seconds(60),
+    })
+    .prefault({}),
   session: z
     .object({
       /** SSO session lifetime. @default 28800 (8 hours) */

@@ -20,7 +20,7 @@ export function discoveryHandler(ctx: AppContext): RequestHandler {
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'password', 'refresh_token', 'client_credentials'],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: [ctx.keys.alg],
+    id_token_signing_alg_values_supported: [...ctx.keys.algs],
     scopes_supported: ['openid', 'profile', 'email', 'groups'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', 'name', 'preferred_username', 'email', 'email_verified', 'groups'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
@@ -36,9 +36,15 @@ export function discoveryHandler(ctx: AppContext): RequestHandler {
   };
 }
 
+/** The published keys; re-serialised only when a reload or rotation changed them. */
 export function jwksHandler(ctx: AppContext): RequestHandler {
-  const body = JSON.stringify(ctx.keys.jwks);
+  let source = ctx.keys.jwks;
+  let body = JSON.stringify(source);
   return (_req, res) => {
+    if (ctx.keys.jwks !== source) {
+      source = ctx.keys.jwks;
+      body = JSON.stringify(source);
+    }
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.type('application/jwk-set+json').send(body);
   };

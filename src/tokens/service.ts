@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '../clients/queries.ts';
 import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
+import type { SigningKeys } from '../keys/signing-keys.ts';
+import { JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
 import type { CodeRow, RefreshRow, TokenQueries } from './queries.ts';
 
 export interface CodeRequest {
@@ -38,7 +40,7 @@ export type RefreshOutcome =
   | { ok: true; row: RefreshRow }
   | { ok: false; reason: 'unknown' | 'expired' | 'reused' | 'revoked' | 'other_client' };
 
-export const tokenService = (queries: TokenQueries, config: Config) => ({
+export const tokenService = (queries: TokenQueries, config: Config, keys: SigningKeys) => ({
   async issueCode(req: CodeRequest): Promise<string> {
     const code = randomToken();
     const now = Date.now();
@@ -78,9 +80,13 @@ export const tokenService = (queries: TokenQueries, config: Config) => ({
 
   async issue(req: TokenRequest): Promise<IssuedTokens> {
     const now = Date.now();
-    const accessTtl = req.client.accessTokenTtl ?? config.tokens.accessTokenTtl;
+    const jwt = req.client.accessTokenFormat === 'jwt';
+    const configuredTtl = req.client.accessTokenTtl ?? config.tokens.accessTokenTtl;
+    const accessTtl = jwt ? Math.min(configuredTtl, JWT_ACCESS_TOKEN_MAX_TTL) : configuredTtl;
     const refreshTtl = req.client.refreshTokenTtl ?? config.tokens.refreshTokenTtl;
-    const accessToken = randomToken();
+    const accessToken = jwt
+      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: req.client.clientId, userId: req.userId, scope: req.scope, ttl: accessTtl, authTime: req.authTime })
+      : randomToken();
     const refreshToken = req.withRefresh && req.userId ? randomToken() : undefined;
     const familyId = refreshToken ? (req.familyId ?? randomUUID()) : null;
     const common = {

@@ -21,6 +21,36 @@ export type Scalars = {
   Float: { input: number; output: number; }
 };
 
+/** JWS algorithms Latchkey signs with. */
+export enum SigningAlgorithm {
+  Rs256 = 'RS256',
+  Es256 = 'ES256'
+}
+
+/** How a client's access tokens look. */
+export enum AccessTokenFormat {
+  /** Random 256-bit values (the default): checked against the database at me, userinfo and introspection. */
+  Opaque = 'opaque',
+  /** Signed JWTs (RFC 9068, typ at+jwt, RS256) that resource servers can validate with the JWKS; at most 24 h. */
+  Jwt = 'jwt'
+}
+
+/** One key of the JWKS. */
+export type SigningKey = {
+  __typename?: 'SigningKey';
+  /** The `kid` in the JWKS and in the header of what it signed. */
+  kid: Scalars['ID']['output'];
+  algorithm: SigningAlgorithm;
+  /** ISO 8601. */
+  createdAt: Scalars['String']['output'];
+  /** ISO 8601: when it starts signing. */
+  activatesAt: Scalars['String']['output'];
+  /** ISO 8601: when it stopped (or will stop) signing; null while it is current or waiting. */
+  retiredAt?: Maybe<Scalars['String']['output']>;
+  /** True for the one key of its algorithm that signs now. */
+  signing: Scalars['Boolean']['output'];
+};
+
 export type Query = {
   __typename?: 'Query';
   /** Registered client applications, oldest first; `search` matches the name or client id. */
@@ -35,6 +65,8 @@ export type Query = {
   identityBackends: Array<IdentityBackend>;
   /** The audit trail, newest first, optionally filtered by kind, user and client. */
   auditEvents: AuditEventConnection;
+  /** The published signing keys (JWKS), oldest first, including a key waiting to sign and retired keys kept for the tokens they signed. */
+  signingKeys: Array<SigningKey>;
 };
 
 
@@ -90,6 +122,12 @@ export type Mutation = {
   deleteUser: Scalars['Boolean']['output'];
   /** Revokes the access and refresh tokens of a user, of a client, or of both together; returns how many. */
   revokeTokens: Scalars['Int']['output'];
+  /**
+   * Starts a rotation of the signing keys (every algorithm when `algorithms` is left out). The new key is
+   * published at once and signs from `activatesAt` (now + `keys.publishDelay`); the key it replaces is
+   * retired then and stays published until everything it signed has expired. Returns the new keys.
+   */
+  rotateSigningKeys: Array<SigningKey>;
 };
 
 
@@ -141,6 +179,11 @@ export type MutationRevokeTokensArgs = {
   clientId?: InputMaybe<Scalars['ID']['input']>;
 };
 
+
+export type MutationRotateSigningKeysArgs = {
+  algorithms?: InputMaybe<Array<SigningAlgorithm>>;
+};
+
 /** The OAuth 2.0 grants a client may use. */
 export enum GrantType {
   AuthorizationCode = 'authorization_code',
@@ -174,6 +217,10 @@ export type RegisterClientInput = {
   postLogoutRedirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Roles of the client itself, for client_credentials tokens: `admin` makes it a service account of this API. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** The id_token's signing algorithm (OIDC `id_token_signed_response_alg`). Default RS256. */
+  idTokenAlg?: InputMaybe<SigningAlgorithm>;
+  /** Default OPAQUE. */
+  accessTokenFormat?: InputMaybe<AccessTokenFormat>;
 };
 
 export type UpdateClientInput = {
@@ -188,6 +235,8 @@ export type UpdateClientInput = {
   refreshTokenTtl?: InputMaybe<Scalars['Int']['input']>;
   postLogoutRedirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
+  idTokenAlg?: InputMaybe<SigningAlgorithm>;
+  accessTokenFormat?: InputMaybe<AccessTokenFormat>;
 };
 
 /** A registered client application. */
@@ -209,6 +258,9 @@ export type Client = {
   refreshTokenTtl?: Maybe<Scalars['Int']['output']>;
   postLogoutRedirectUris: Array<Scalars['String']['output']>;
   roles: Array<Scalars['String']['output']>;
+  /** The id_token's signing algorithm. */
+  idTokenAlg: SigningAlgorithm;
+  accessTokenFormat: AccessTokenFormat;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** ISO 8601. */
@@ -420,12 +472,15 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = {
+  SigningAlgorithm: null;
+  AccessTokenFormat: null;
+  SigningKey: ResolverTypeWrapper<SigningKey>;
+  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
+  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
-  ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
-  Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
   GrantType: null;
   RegisterClientInput: RegisterClientInput;
   UpdateClientInput: UpdateClientInput;
@@ -447,12 +502,13 @@ export type ResolversTypes = {
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
+  SigningKey: SigningKey;
+  ID: Scalars['ID']['output'];
+  String: Scalars['String']['output'];
+  Boolean: Scalars['Boolean']['output'];
   Query: Record<PropertyKey, never>;
   Int: Scalars['Int']['output'];
-  String: Scalars['String']['output'];
-  ID: Scalars['ID']['output'];
   Mutation: Record<PropertyKey, never>;
-  Boolean: Scalars['Boolean']['output'];
   RegisterClientInput: RegisterClientInput;
   UpdateClientInput: UpdateClientInput;
   Client: ClientModel;
@@ -471,6 +527,19 @@ export type ResolversParentTypes = {
   AuditEventConnection: AuditEventConnection;
 };
 
+export type SigningAlgorithmResolvers = { RS256: 'RS256', ES256: 'ES256' };
+
+export type AccessTokenFormatResolvers = { OPAQUE: 'opaque', JWT: 'jwt' };
+
+export type SigningKeyResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['SigningKey'] = ResolversParentTypes['SigningKey']> = {
+  kid?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  algorithm?: Resolver<ResolversTypes['SigningAlgorithm'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  activatesAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  retiredAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  signing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   clients?: Resolver<ResolversTypes['ClientConnection'], ParentType, ContextType, Partial<QueryClientsArgs>>;
   client?: Resolver<Maybe<ResolversTypes['Client']>, ParentType, ContextType, RequireFields<QueryClientArgs, 'clientId'>>;
@@ -478,6 +547,7 @@ export type QueryResolvers<ContextType = AdminContext, ParentType extends Resolv
   user?: Resolver<Maybe<ResolversTypes['User']>, ParentType, ContextType, RequireFields<QueryUserArgs, 'id'>>;
   identityBackends?: Resolver<Array<ResolversTypes['IdentityBackend']>, ParentType, ContextType>;
   auditEvents?: Resolver<ResolversTypes['AuditEventConnection'], ParentType, ContextType, Partial<QueryAuditEventsArgs>>;
+  signingKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -490,6 +560,7 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
   setUserPassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationSetUserPasswordArgs, 'id' | 'password'>>;
   deleteUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'id'>>;
   revokeTokens?: Resolver<ResolversTypes['Int'], ParentType, ContextType, Partial<MutationRevokeTokensArgs>>;
+  rotateSigningKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType, Partial<MutationRotateSigningKeysArgs>>;
 };
 
 export type GrantTypeResolvers = { AUTHORIZATION_CODE: 'authorization_code', PASSWORD: 'password', REFRESH_TOKEN: 'refresh_token', CLIENT_CREDENTIALS: 'client_credentials' };
@@ -508,6 +579,8 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   refreshTokenTtl?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   postLogoutRedirectUris?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   roles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  idTokenAlg?: Resolver<ResolversTypes['SigningAlgorithm'], ParentType, ContextType>;
+  accessTokenFormat?: Resolver<ResolversTypes['AccessTokenFormat'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
@@ -589,6 +662,9 @@ export type AuditEventConnectionResolvers<ContextType = AdminContext, ParentType
 };
 
 export type Resolvers<ContextType = AdminContext> = {
+  SigningAlgorithm?: SigningAlgorithmResolvers;
+  AccessTokenFormat?: AccessTokenFormatResolvers;
+  SigningKey?: SigningKeyResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   GrantType?: GrantTypeResolvers;

@@ -66,6 +66,8 @@ export const clientResolvers: Resolvers = {
     updatedAt: (c) => iso(c.updatedAt),
   },
 
+  AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
+
   GrantType: {
     AUTHORIZATION_CODE: 'authorization_code',
     PASSWORD: 'password',

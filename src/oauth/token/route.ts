@@ -66,18 +66,21 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
         const user = result.user ?? (await ctx.userQueries.find(result.userId));
         if (user) {
           const now = Math.floor(Date.now() / 1000);
-          body.id_token = await ctx.keys.sign({
-            ...scopedClaims(user, result.scopes),
-            iss: ctx.config.publicUrl,
-            aud: client.clientId,
-            azp: client.clientId,
-            iat: now,
-            exp: now + ctx.config.tokens.idTokenTtl,
-            auth_time: result.authTime ? Math.floor(result.authTime / 1000) : now,
-            at_hash: atHash(issued.accessToken),
-            ...(result.nonce ? { nonce: result.nonce } : {}),
-            ...(result.sessionId ? { sid: result.sessionId } : {}),
-          });
+          body.id_token = await ctx.keys.sign(
+            {
+              ...scopedClaims(user, result.scopes),
+              iss: ctx.config.publicUrl,
+              aud: client.clientId,
+              azp: client.clientId,
+              iat: now,
+              exp: now + ctx.config.tokens.idTokenTtl,
+              auth_time: result.authTime ? Math.floor(result.authTime / 1000) : now,
+              at_hash: atHash(issued.accessToken),
+              ...(result.nonce ? { nonce: result.nonce } : {}),
+              ...(result.sessionId ? { sid: result.sessionId } : {}),
+            },
+            client.idTokenAlg,
+          );
         }
       }
       await ctx.audit.record({ kind: 'token.issued', userId: result.userId, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { grant: grantType, scope } });

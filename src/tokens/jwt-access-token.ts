@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import type { SigningKeys } from '../keys/signing-keys.ts';
+
+/**
+ * A JWT access token lives at most this long (seconds), whatever the client's lifetime: a resource
+ * server that validates it locally never asks whether it was revoked. Retired signing keys stay
+ * published at least this long.
+ */
+export const JWT_ACCESS_TOKEN_MAX_TTL = 24 * 3600;
+
+export interface JwtAccessTokenClaims {
+  issuer: string;
+  clientId: string;
+  userId: string | null;
+  scope: string;
+  ttl: number;
+  authTime?: number | null;
+}
+
+/**
+ * An access token as a signed JWT (RFC 9068): `typ: at+jwt`, RS256, `sub` the user (or the client for
+ * client_credentials), `aud` the client it was issued to, a `jti`. Latchkey stores its hash like an
+ * opaque token's, so me, userinfo, introspection and revocation treat both alike.
+ */
+export function signJwtAccessToken(keys: SigningKeys, c: JwtAccessTokenClaims): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  return keys.sign(
+    {
+      iss: c.issuer,
+      sub: c.userId ?? c.clientId,
+      aud: c.clientId,
+      client_id: c.clientId,
+      scope: c.scope,
+      iat: now,
+      exp: now + c.ttl,
+      jti: randomUUID(),
+      ...(c.authTime ? { auth_time: Math.floor(c.authTime / 1000) } : {}),
+    },
+    'RS256',
+    'at+jwt',
+  );
+}
