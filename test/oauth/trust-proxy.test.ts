@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { basic, get, postForm } from '../helpers/http.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+/**
+ * Behind a reverse proxy (SPEC 2.5): `X-Forwarded-*` is believed only when TRUST_PROXY says so. The
+ * address matters for the per-address brute-force block and the audit trail; the issuer is always
+ * PUBLIC_URL, whatever Host or X-Forwarded-Host a request carries.
+ */
+describe('TRUST_PROXY', () => {
+  const policy = { throttle: { addressMaxFailures: 3 } };
+  let direct: TestServer;
+  let proxied: TestServer;
+
+  const attempt = (s: TestServer, c: { clientId: string; clientSecret: string | null }, username: string, password: string, forwardedFor: string) =>
+    postForm(`${s.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!), 'x-forwarded-for': forwardedFor });
+
+  beforeAll(async () => {
+    direct = await startTestServer('sqlite', policy);
+    proxied = await startTestServer('sqlite', { ...policy, trustProxy: 'loopback' });
+    for (const s of [direct, proxied]) await s.user('kai', 'kai-password-1');
+  });
+  afterAll(async () => {
+    await direct?.stop();
+    await proxied?.stop();
+  });
+
+  test('unset: a forged X-Forwarded-For does not escape the per-address block', async () => {
+    const c = await direct.client({ grantTypes: ['password'] });
+    for (const [i, name] of ['x1', 'x2', 'x3'].entries()) expect((await attempt(direct, c, name, 'wrong', `198.51.100.${i}`)).status).toBe(400);
+    const blocked = await attempt(direct, c, 'kai', 'kai-password-1', '198.51.100.99');
+    expect(blocked.status).toBe(429);
+    const events = await direct.ctx.db('audit_events').where({ kind: 'login.failure' }).select('ip');
+    expect(new Set(events.map((e: { ip: string }) => e.ip))).toEqual(new Set(['127.0.0.1']));
+  });
+
+  test('set: the client address comes from the proxy, so one client is blocked and another is not', async () => {
+    const c = await proxied.client({ grantTypes: ['password'] });
+    for (const name of ['y1', 'y2', 'y3']) expect((await attempt(proxied, c, name, 'wrong', '203.0.113.7')).status).toBe(400);
+    expect((await attempt(proxied, c, 'kai', 'kai-password-1', '203.0.113.7')).status).toBe(429);
+    expect((await attempt(proxied, c, 'kai', 'kai-password-1', '198.51.100.2')).status).toBe(200);
+    const events = await proxied.ctx.db('audit_events').where({ kind: 'login.failure' }).select('ip');
+    expect(new Set(events.map((e: { ip: string }) => e.ip))).toEqual(new Set(['203.0.113.7']));
+  });
+
+  test('the issuer is PUBLIC_URL whatever the forwarded host and scheme say', async () => {
+    const res = await get(`${proxied.url}/.well-known/openid-configuration`, {}, { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', host: 'evil.example' });
+    const meta = (await res.json()) as { issuer: string; token_endpoint: string };
+    expect(meta.issuer).toBe(proxied.ctx.config.publicUrl);
+    expect(meta.token_endpoint).toBe(`${proxied.ctx.config.publicUrl}/oauth/v20/token`);
+  });
+});
