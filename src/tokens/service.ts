@@ -136,18 +136,21 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
 
   findRefresh: (token: string) => queries.findRefresh(hashToken(token)),
 
-  /** RFC 7009: an access token is deleted; a refresh token takes its whole family with it. */
-  async revokeToken(token: string, clientId: string): Promise<'revoked' | 'unknown' | 'other_client'> {
+  /**
+   * RFC 7009: an access token is deleted; a refresh token takes its whole family with it. A client may
+   * revoke only its own tokens unless `anyClient` (it holds the admin role).
+   */
+  async revokeToken(token: string, clientId: string, anyClient = false): Promise<'revoked' | 'unknown' | 'other_client'> {
     const hash = hashToken(token);
     const access = await queries.findAccess(hash);
     if (access) {
-      if (access.client_id !== clientId) return 'other_client';
+      if (access.client_id !== clientId && !anyClient) return 'other_client';
       await queries.revokeWhere({ token_hash: hash }, Date.now());
       return 'revoked';
     }
     const refresh = await queries.findRefresh(hash);
     if (!refresh) return 'unknown';
-    if (refresh.clientId !== clientId) return 'other_client';
+    if (refresh.clientId !== clientId && !anyClient) return 'other_client';
     await queries.revokeWhere({ family_id: refresh.familyId }, Date.now());
     return 'revoked';
   },

@@ -84,6 +84,15 @@ describe.each(databaseKinds)('openid-client against discovery on %s', (kind) => 
     expect(((await revoke.json()) as { error: string }).error).toBe('unauthorized_client');
     const unauth = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(a.clientId, 'wrong') });
     expect(unauth.status).toBe(401);
+
+    // A client with the admin role may read and revoke any client's tokens.
+    const admin = await server.client({ grantTypes: ['client_credentials'], roles: ['admin'] });
+    const seen = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(admin.clientId, admin.clientSecret!) });
+    expect(await seen.json()).toMatchObject({ active: true, client_id: a.clientId });
+    const revoked = await postForm(`${server.url}/oauth/v20/revoke`, { token: access_token }, { authorization: basic(admin.clientId, admin.clientSecret!) });
+    expect(revoked.status).toBe(200);
+    const gone = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(a.clientId, a.clientSecret!) });
+    expect(await gone.json()).toEqual({ active: false });
   });
 
   test('logout redirects only to a registered post_logout_redirect_uri', async () => {

@@ -4,7 +4,10 @@ import { oauthError } from '../errors.ts';
 import { param, readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 
-/** RFC 7009 revocation: 200 for a revoked or unknown token; another client's token is refused. */
+/**
+ * RFC 7009 revocation: 200 for a revoked or unknown token; another client's token is refused unless
+ * the caller holds the `admin` role.
+ */
 export function revokeHandler(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     try {
@@ -13,7 +16,7 @@ export function revokeHandler(ctx: AppContext): RequestHandler {
       const client = await authenticateClient(ctx, req, p);
       const token = param(p, 'token');
       if (!token) throw oauthError('invalid_request', 'token is required');
-      const outcome = await ctx.tokens.revokeToken(token, client.clientId);
+      const outcome = await ctx.tokens.revokeToken(token, client.clientId, client.roles.includes('admin'));
       if (outcome === 'other_client') throw oauthError('unauthorized_client', 'the token was not issued to this client');
       if (outcome === 'revoked') {
         await ctx.audit.record({ kind: 'token.revoked', clientId: client.clientId, actorClientId: client.clientId, ip: req.ip, requestId: req.id });
