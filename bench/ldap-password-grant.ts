@@ -13,7 +13,7 @@ import pino from 'pino';
 import ldapPlugin from '../plugins/ldap/index.ts';
 import { people, personDn } from '../test/fixtures/ldap/directory.ts';
 import { freePort } from '../test/helpers/ports.ts';
-import { ldapBackendConfig, startSlapd } from '../test/helpers/slapd.ts';
+import { ldapBackendConfig, ldapChain, startSlapd } from '../test/helpers/slapd.ts';
 
 const seconds = Number(process.argv[2] ?? 10);
 const connections = Number(process.argv[3] ?? 16);
@@ -64,7 +64,7 @@ const work = mkdtempSync(join(tmpdir(), 'latchkey-bench-'));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const ldapConfig = ldapBackendConfig(slapd, { poolSize: 8 });
-const config = { identity: { backends: [{ id: 'corp', plugin: 'ldap', config: ldapConfig }, { id: 'local', plugin: 'database' }] } };
+const config = ldapChain(ldapConfig);
 writeFileSync(join(work, 'latchkey.config.yaml'), JSON.stringify(config)); // JSON is YAML
 // BENCH_NODE_OPTIONS=--cpu-prof profiles the server.
 const server = spawn('node', [...(process.env.BENCH_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'src/main.ts'], {

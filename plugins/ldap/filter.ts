@@ -22,3 +22,10 @@ export const or = (...parts: string[]): string => (parts.length === 1 ? parts[0]
 
 /** Active Directory's LDAP_MATCHING_RULE_IN_CHAIN: membership through any depth of nested groups. */
 export const IN_CHAIN = '1.2.840.113556.1.4.1941';
+
+/** Groups whose `memberAttr` lists `dn` directly. */
+export const memberFilter = (memberAttr: string, dn: string): string => `(${memberAttr}=${escapeFilterValue(dn)})`;
+
+/** Groups that hold `dn` at any depth of nesting (AD only). */
+export const memberInChainFilter = (memberAttr: string, dn: string): string =>
+  `(${memberAttr}:${IN_CHAIN}:=${escapeFilterValue(dn)})`;

@@ -1,7 +1,7 @@
 import type { Entry } from 'ldapts';
 import { first, firstRdnValue, strings } from './attributes.ts';
 import type { LdapConfig } from './config.ts';
-import { and, escapeFilterValue, IN_CHAIN, or } from './filter.ts';
+import { and, memberFilter, memberInChainFilter, or } from './filter.ts';
 import type { LdapSession } from './pool.ts';
 
 export interface Group {
@@ -38,15 +38,12 @@ export async function resolveGroups(session: LdapSession, config: LdapConfig, us
   const gs = config.groupSearch;
   if (!gs) return strings(user, 'memberOf').map((dn) => ({ dn, name: firstRdnValue(dn) }));
 
-  const member = (dn: string) => `(${gs.memberAttr}=${escapeFilterValue(dn)})`;
-  if (gs.nested === 'matchingRule') {
-    return searchGroups(session, gs, `(${gs.memberAttr}:${IN_CHAIN}:=${escapeFilterValue(user.dn)})`);
-  }
+  if (gs.nested === 'matchingRule') return searchGroups(session, gs, memberInChainFilter(gs.memberAttr, user.dn));
 
   const found = new Map<string, Group>();
   let frontier = [user.dn];
   for (let depth = 0; frontier.length > 0 && depth < MAX_DEPTH; depth++) {
-    const groups = await searchGroups(session, gs, or(...frontier.map(member)));
+    const groups = await searchGroups(session, gs, or(...frontier.map((dn) => memberFilter(gs.memberAttr, dn))));
     frontier = [];
     for (const g of groups) {
       const key = g.dn.toLowerCase();

@@ -14,12 +14,6 @@ export type SignInResult =
   | { ok: false; reason: 'invalid_credentials' | 'disabled'; user?: User }
   | { ok: false; reason: 'unavailable'; backends: string[] };
 
-/**
- * The backends in their configured order. The first that holds the username owns it: its answer is
- * final, and the user is never tried against a later backend under the same name. A backend that is
- * down is skipped (later ones may still hold the user); if nobody answered for the user and one was
- * down, the result is `unavailable`, never a failed login.
- */
 const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
   user.username === fields.username &&
   user.email === fields.email &&
@@ -28,8 +22,15 @@ const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displ
   JSON.stringify(user.groups) === JSON.stringify(fields.groups) &&
   JSON.stringify(user.roles) === JSON.stringify(fields.roles);
 
+/** Longer than this and `/readyz` reports the backend down (probes give about a second). */
 const HEALTH_TIMEOUT_MS = 800;
 
+/**
+ * The backends in their configured order. The first that holds the username owns it: its answer is
+ * final, and the user is never tried against a later backend under the same name. A backend that is
+ * down is skipped (later ones may still hold the user); if nobody answered for the user and one was
+ * down, the result is `unavailable`, never a failed login.
+ */
 export class IdentityChain {
   constructor(
     readonly members: ChainMember[],

@@ -22,6 +22,9 @@ export interface SigningKeyInfo {
   retiredAt: number | null;
 }
 
+/** A key as the admin API shows it: `signing` marks the one of its algorithm that signs now. */
+export type PublishedKey = SigningKeyInfo & { signing: boolean };
+
 interface LoadedKey extends SigningKeyInfo {
   publicJwk: JWK;
   privateKey: CryptoKey;
@@ -129,15 +132,16 @@ export async function loadSigningKeys(db: Db, encryptionKey: Buffer, policy: Key
     },
 
     /** The published keys, for the admin API. */
-    list(): SigningKeyInfo[] {
-      return keys.map(({ kid, alg, createdAt, activatesAt, retiredAt }) => ({ kid, alg, createdAt, activatesAt, retiredAt }));
+    list(now = Date.now()): PublishedKey[] {
+      const signing = new Set(SIGNING_ALGS.map((alg) => signer(alg, now).kid));
+      return keys.map(({ kid, alg, createdAt, activatesAt, retiredAt }) => ({ kid, alg, createdAt, activatesAt, retiredAt, signing: signing.has(kid) }));
     },
 
     /**
      * Starts a rotation for each algorithm given: the new key is published now and signs from
      * `now + publishDelayMs`, when the key it replaces is retired. Returns the new keys.
      */
-    async rotate(algs: readonly SigningAlg[] = SIGNING_ALGS, now = Date.now()): Promise<SigningKeyInfo[]> {
+    async rotate(algs: readonly SigningAlg[] = SIGNING_ALGS, now = Date.now()): Promise<PublishedKey[]> {
       const activatesAt = now + policy.publishDelayMs;
       const kids: string[] = [];
       for (const alg of algs) {
@@ -146,11 +150,11 @@ export async function loadSigningKeys(db: Db, encryptionKey: Buffer, policy: Key
         kids.push(kid);
       }
       await reload();
-      return this.list().filter((k) => kids.includes(k.kid));
+      return this.list(now).filter((k) => kids.includes(k.kid));
     },
 
     /** Rotates each algorithm whose newest key is older than `maxAgeMs`; forgets keys past their keep time. */
-    async rotateIfDue(maxAgeMs: number, now = Date.now()): Promise<SigningKeyInfo[]> {
+    async rotateIfDue(maxAgeMs: number, now = Date.now()): Promise<PublishedKey[]> {
       await db('signing_keys').where('retired_at', '<', now - policy.keepRetiredMs).delete();
       await reload();
       const due = SIGNING_ALGS.filter((alg) => {

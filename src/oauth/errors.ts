@@ -57,6 +57,10 @@ export class OAuthError extends Error {
   }
 }
 
+/** An identity backend that cannot answer (SPEC 4): 503, never counted as a failed login. */
+export const backendUnavailable = (): OAuthError =>
+  new OAuthError('temporarily_unavailable', 'the identity backend is unreachable; try again later', 503);
+
 export const oauthError = (
   error: OAuthErrorCode,
   description: string,

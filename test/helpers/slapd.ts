@@ -156,6 +156,11 @@ access to * by users read by * none
   };
 }
 
+/** Server settings for a chain of the LDAP backend `corp` in front of the database backend `local`. */
+export const ldapChain = (config: Record<string, unknown>) => ({
+  identity: { backends: [{ id: 'corp', plugin: 'ldap', config }, { id: 'local', plugin: 'database' }] },
+});
+
 /** The `ldap` backend config that fits the test directory (OpenLDAP style). */
 export function ldapBackendConfig(slapd: Pick<Slapd, 'url'>, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

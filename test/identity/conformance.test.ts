@@ -3,7 +3,7 @@ import { people, SPECIAL_NAME } from '../fixtures/ldap/directory.ts';
 import { databaseKinds, type DatabaseKind } from '../helpers/databases.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { ldapBackendConfig, startSlapd, type Slapd } from '../helpers/slapd.ts';
+import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
 
 interface Account {
   username: string;
@@ -32,9 +32,7 @@ async function databaseFixture(kind: DatabaseKind): Promise<BackendFixture> {
 
 async function ldapFixture(kind: DatabaseKind): Promise<BackendFixture> {
   const slapd: Slapd = await startSlapd();
-  const server = await startTestServer(kind, {
-    identity: { backends: [{ id: 'corp', plugin: 'ldap', config: ldapBackendConfig(slapd) }, { id: 'local', plugin: 'database' }] },
-  });
+  const server = await startTestServer(kind, ldapChain(ldapBackendConfig(slapd)));
   const account = (p: { uid: string; password: string }) => ({ username: p.uid, password: p.password });
   return {
     server,

@@ -5,7 +5,7 @@ import { databaseKinds } from '../helpers/databases.ts';
 import { Browser, exchangeCode, obtainCode } from '../helpers/flow.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { ldapBackendConfig, startSlapd, type Slapd } from '../helpers/slapd.ts';
+import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
 
 type Tokens = { access_token: string; refresh_token?: string; id_token?: string };
 
@@ -15,7 +15,7 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
   const servers: TestServer[] = [];
 
   const serve = async (config: Record<string, unknown>) => {
-    const s = await startTestServer(kind, { identity: { backends: [{ id: 'corp', plugin: 'ldap', config }, { id: 'local', plugin: 'database' }] } });
+    const s = await startTestServer(kind, ldapChain(config));
     servers.push(s);
     return s;
   };

@@ -1,7 +1,7 @@
 import { describe, expect, test } from '@jest/globals';
-import { AndFilter, EqualityFilter, FilterParser, type Entry } from 'ldapts';
+import { AndFilter, EqualityFilter, ExtensibleFilter, FilterParser, type Entry } from 'ldapts';
 import { adBindRefusal, firstRdnValue, guidToString, isDisabled } from '../../plugins/ldap/attributes.ts';
-import { escapeFilterValue, fillFilter, IN_CHAIN } from '../../plugins/ldap/filter.ts';
+import { escapeFilterValue, fillFilter, IN_CHAIN, memberFilter, memberInChainFilter } from '../../plugins/ldap/filter.ts';
 import { completeRanges } from '../../plugins/ldap/ranges.ts';
 import { DOWN_FOR_MS, ServerList } from '../../plugins/ldap/servers.ts';
 
@@ -22,9 +22,18 @@ describe('RFC 4515 filter escaping', () => {
     expect([uid.attribute, uid.value]).toEqual(['uid', 'alice)(|(uid=*']);
   });
 
-  test('the AD in-chain rule is a parseable extensible match', () => {
-    const f = `(member:${IN_CHAIN}:=${escapeFilterValue('CN=A\\, B,DC=corp')})`;
-    expect(() => FilterParser.parseString(f)).not.toThrow();
+  test('the AD in-chain membership filter is an extensible match on the whole DN, escapes included', () => {
+    const dn = 'CN=Ops\\, Night (24*7),DC=corp';
+    const parsed = FilterParser.parseString(memberInChainFilter('member', dn)) as ExtensibleFilter;
+    expect(parsed).toBeInstanceOf(ExtensibleFilter);
+    expect([parsed.matchType, parsed.rule, parsed.value, parsed.dnAttributes]).toEqual(['member', IN_CHAIN, dn, false]);
+  });
+
+  test('the direct membership filter is one equality on the whole DN', () => {
+    const dn = 'uid=d\\,o\\+e (x)*,ou=people,dc=example,dc=org';
+    const parsed = FilterParser.parseString(memberFilter('uniqueMember', dn)) as EqualityFilter;
+    expect(parsed).toBeInstanceOf(EqualityFilter);
+    expect([parsed.attribute, parsed.value]).toEqual(['uniqueMember', dn]);
   });
 });
 

@@ -1,30 +1,20 @@
-import type { SigningKeyInfo } from '../../keys/signing-keys.ts';
+import type { PublishedKey } from '../../keys/signing-keys.ts';
 import type { Resolvers, SigningAlgorithm, SigningKey } from '../generated/graphql.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-const toKey = (k: SigningKeyInfo): SigningKey => ({
+const toKey = (k: PublishedKey): SigningKey => ({
   kid: k.kid,
   algorithm: k.alg as SigningAlgorithm,
   createdAt: iso(k.createdAt),
   activatesAt: iso(k.activatesAt),
   retiredAt: k.retiredAt === null ? null : iso(k.retiredAt),
-  signing: false,
+  signing: k.signing,
 });
-
-/** Marks the key of each algorithm that signs now (the newest whose time has come, not retired). */
-function withSigning(keys: SigningKeyInfo[], now = Date.now()): SigningKey[] {
-  const signing = new Set<string>();
-  for (const alg of new Set(keys.map((k) => k.alg))) {
-    const current = keys.filter((k) => k.alg === alg && k.activatesAt <= now && (k.retiredAt === null || k.retiredAt > now)).at(-1);
-    if (current) signing.add(current.kid);
-  }
-  return keys.map((k) => ({ ...toKey(k), signing: signing.has(k.kid) }));
-}
 
 export const keyResolvers: Resolvers = {
   Query: {
-    signingKeys: (_p, _a, { app }) => withSigning(app.keys.list()),
+    signingKeys: (_p, _a, { app }) => app.keys.list().map(toKey),
   },
   Mutation: {
     rotateSigningKeys: async (_p, { algorithms }, { app, admin, ip, requestId }) => {
@@ -38,8 +28,7 @@ export const keyResolvers: Resolvers = {
         requestId,
         details: { action: 'keys.rotate', kids: created.map((k) => k.kid) },
       });
-      const fresh = new Set(created.map((k) => k.kid));
-      return withSigning(app.keys.list()).filter((k) => fresh.has(k.kid));
+      return created.map(toKey);
     },
   },
 };

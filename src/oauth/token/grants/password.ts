@@ -1,4 +1,4 @@
-import { oauthError } from '../../errors.ts';
+import { backendUnavailable, oauthError } from '../../errors.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { requestedScopes } from '../scopes.ts';
@@ -22,7 +22,7 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   const result = await ctx.identity.signIn(username, password);
   if (!result.ok) {
     if (result.reason === 'unavailable') {
-      throw oauthError('temporarily_unavailable', 'the identity backend is unreachable; try again later', 503);
+      throw backendUnavailable();
     }
     await ctx.throttle.fail(username, ip);
     await ctx.audit.record({ kind: 'login.failure', userId: result.user?.id, clientId: client.clientId, ip, requestId: req.id, details: { username, reason: result.reason } });

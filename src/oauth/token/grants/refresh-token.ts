@@ -1,6 +1,6 @@
 import type { User } from '../../../users/queries.ts';
 import { BackendUnavailableError } from '../../../identity/contract.ts';
-import { oauthError } from '../../errors.ts';
+import { backendUnavailable, oauthError } from '../../errors.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { requestedScopes } from '../scopes.ts';
@@ -22,7 +22,7 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
       user = await ctx.identity.refresh(known);
     } catch (err) {
       if (!(err instanceof BackendUnavailableError)) throw err;
-      throw oauthError('temporarily_unavailable', 'the identity backend is unreachable; try again later', 503);
+      throw backendUnavailable();
     }
     if (!user) throw oauthError('invalid_grant', 'the user no longer exists or is disabled in their directory');
   });
