@@ -70,6 +70,6 @@ export function createApp(ctx: AppContext, admin?: { handlers: Array<RequestHand
   app.get('/readyz', readyHandler(ctx));
 
   app.use(notFound);
-  app.use(errorHandler(ctx.logger));
+  app.use(errorHandler(ctx.logger, ctx.dbOutage));
   return app;
 }

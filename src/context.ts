@@ -5,13 +5,15 @@ import { clientService, type ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
 import { deriveKey, DEVELOPMENT_SECRET } from './crypto/secrets.ts';
 import type { Db } from './db/connect.ts';
+import { DatabaseOutage } from './db/outage.ts';
 import { IdentityChain } from './identity/chain.ts';
 import { loadBackend } from './identity/loader.ts';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.ts';
 import { JWT_ACCESS_TOKEN_MAX_TTL } from './tokens/jwt-access-token.ts';
 import { consentStore, type ConsentStore } from './login/consents.ts';
 import { sessionStore, type SessionStore } from './login/sessions.ts';
-import { loginThrottle, type LoginThrottle } from './throttle/login-throttle.ts';
+import { signInService, type SignInService } from './login/sign-in.ts';
+import { loginThrottle } from './throttle/login-throttle.ts';
 import { tokenQueries } from './tokens/queries.ts';
 import { tokenService, type TokenService } from './tokens/service.ts';
 import { userQueries, type UserQueries } from './users/queries.ts';
@@ -29,11 +31,16 @@ export interface AppContext {
   sessions: SessionStore;
   consents: ConsentStore;
   identity: IdentityChain;
-  throttle: LoginThrottle;
+  /** The sign-in sequence (brute-force policy, identity chain, audit) of the login page and the password grant. */
+  signIn: SignInService;
   audit: AuditLog;
   keys: SigningKeys;
   /** Keys the CSRF tokens of the HTML forms. */
   csrfKey: Buffer;
+  /** Signs the device cookies of the brute-force policy. */
+  deviceKey: Buffer;
+  /** Notes database outages: one log line per outage, not one per request. */
+  dbOutage: DatabaseOutage;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */
@@ -53,6 +60,10 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db, logger }) });
   }
   const localBackend = localBackendId(config);
+  const identity = new IdentityChain(members, users, logger);
+  const dbOutage = new DatabaseOutage(db, logger);
+  const audit = auditLog(db, logger, dbOutage);
+  const deviceKey = deriveKey(secret, 'device-cookie');
   const keys = await loadSigningKeys(db, deriveKey(secret, 'signing-keys'), {
     publishDelayMs: config.keys.publishDelay * 1000,
     // Everything a retired key signed has expired by then (JWT access tokens live at most a day).
@@ -68,10 +79,12 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     tokens: tokenService(tokenQueries(db), config, keys),
     sessions: sessionStore(db, config.session.ttl),
     consents: consentStore(db),
-    identity: new IdentityChain(members, users, logger),
-    throttle: loginThrottle(db, config.throttle),
-    audit: auditLog(db, logger),
+    identity,
+    signIn: signInService({ identity, throttle: loginThrottle(db, config.throttle), audit, accountKeyKey: deriveKey(secret, 'throttle-account'), deviceKey }),
+    audit,
     keys,
     csrfKey: deriveKey(secret, 'csrf'),
+    deviceKey,
+    dbOutage,
   };
 }

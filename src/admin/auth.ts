@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { GraphQLError } from 'graphql';
 import type { AppContext } from '../context.ts';
 import { bool, json, num } from '../db/rows.ts';
+import { ADMIN_CLIENTS, ADMIN_SCOPE } from '../oauth/token/scopes.ts';
 
 /** Who is calling the admin API: an admin user, or a client (service account) with the admin role. */
 export interface Admin {
@@ -12,15 +13,29 @@ export interface Admin {
 const unauthenticated = (message: string) =>
   new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401, headers: new Map([['www-authenticate', 'Bearer realm="latchkey"']]) } } });
 
-/** SPEC 3 / 7: no valid token is UNAUTHENTICATED (401); a token without the admin role FORBIDDEN (403). */
+const forbidden = (message: string) => new GraphQLError(message, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
+
+/**
+ * SPEC 3 / 7: no valid token is UNAUTHENTICATED (401). A user's token must come from an admin
+ * client (`admin-cli`, `admin-console`, or one registered with the `admin` scope), carry the `admin`
+ * scope, and belong to an enabled user with the admin role; a client_credentials token needs a
+ * client with the admin role (it acts for itself). Anything else is FORBIDDEN (403).
+ */
 export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<Admin> {
   const header = req.headers.authorization;
   if (!header || !/^bearer /i.test(header)) throw unauthenticated('an admin access token is required (Authorization: Bearer …)');
   const row = await ctx.tokens.findAccess(header.slice(7).trim());
   if (!row || num(row.expires_at) <= Date.now()) throw unauthenticated('the access token is invalid or expired');
-  const roles = row.user_id ? json<string[]>(row.roles, []) : json<string[]>(row.client_roles, []);
-  if ((row.user_id && bool(row.disabled)) || !roles.includes('admin')) {
-    throw new GraphQLError('the admin role is required', { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
+  const clientId = String(row.client_id);
+  if (!row.user_id) {
+    if (!json<string[]>(row.client_roles, []).includes('admin')) throw forbidden('the admin role is required');
+    return { userId: null, clientId };
   }
-  return { userId: (row.user_id as string | null) ?? null, clientId: String(row.client_id) };
+  if (bool(row.disabled) || !json<string[]>(row.roles, []).includes('admin')) throw forbidden('the admin role is required');
+  const adminClient = ADMIN_CLIENTS.has(clientId) || json<string[]>(row.client_scopes, []).includes(ADMIN_SCOPE);
+  const tokenScopes = String(row.scope).split(' ');
+  if (!adminClient || !tokenScopes.includes(ADMIN_SCOPE)) {
+    throw forbidden(`this token was not issued for the admin API: use admin-cli or a client with the ${ADMIN_SCOPE} scope, and request that scope`);
+  }
+  return { userId: String(row.user_id), clientId };
 }

@@ -1,13 +1,21 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ClientInputError } from '../clients/service.ts';
+import { isDatabaseUnavailable } from '../db/outage.ts';
 import { UserInputError } from '../users/service.ts';
 import { CursorError } from './pagination.ts';
 
 export const notFound = (field: string, message: string) =>
   new GraphQLError(message, { extensions: { code: 'NOT_FOUND', field } });
 
+const UNAVAILABLE_MESSAGE = 'the database is unreachable; try again later';
+
+/** SPEC 7: the database is down. HTTP 503, in the GraphQL error shape. */
+export const serviceUnavailable = () =>
+  new GraphQLError(UNAVAILABLE_MESSAGE, { extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: new Map([['retry-after', '5']]) } } });
+
 const knownCodes = new Set([
+  'SERVICE_UNAVAILABLE',
   'BAD_USER_INPUT',
   'NOT_FOUND',
   'UNAUTHENTICATED',
@@ -30,6 +38,9 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   if (original instanceof ClientInputError || original instanceof UserInputError || original instanceof CursorError) {
     const field = original instanceof CursorError ? original.message.split(':')[0] : original.field;
     return { ...formatted, message: original.message, extensions: { code: 'BAD_USER_INPUT', field } };
+  }
+  if (isDatabaseUnavailable(original)) {
+    return { message: UNAVAILABLE_MESSAGE, path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };
   }
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && knownCodes.has(code)) {

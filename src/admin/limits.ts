@@ -2,10 +2,14 @@ import { GraphQLError, Kind, type ASTVisitor, type FragmentDefinitionNode, type 
 
 /** Default page size assumed for a list field without `first`, when pricing a query. */
 const DEFAULT_PAGE = 20;
+/** The largest page; `first` must be 1 to this. A `first` given by a variable is priced at it. */
+const MAX_PAGE = 100;
 
 /**
  * Query depth and cost limits, as one validation rule: a query is priced before it runs. A field costs
  * 1, times the page sizes (`first`) of the connections it sits under; fragments count where spread.
+ * Fields under `@skip`/`@include` are priced as if they ran (their condition may be a variable), and
+ * a literal `first` outside 1..100 is refused here, so no page can be priced below 1.
  */
 export function queryLimits(maxDepth: number, maxCost: number) {
   return (context: ValidationContext): ASTVisitor => {
@@ -21,7 +25,15 @@ export function queryLimits(maxDepth: number, maxCost: number) {
           cost += multiplier;
           if (sel.selectionSet) {
             const firstArg = sel.arguments?.find((a) => a.name.value === 'first');
-            const pageSize = firstArg ? (firstArg.value.kind === Kind.INT ? Number(firstArg.value.value) : 100) : sel.name.value === 'edges' ? 1 : undefined;
+            let pageSize: number | undefined = sel.name.value === 'edges' ? 1 : undefined;
+            if (firstArg) {
+              pageSize = MAX_PAGE;
+              if (firstArg.value.kind === Kind.INT) {
+                const n = Number(firstArg.value.value);
+                if (n >= 1 && n <= MAX_PAGE) pageSize = n;
+                else context.reportError(new GraphQLError(`first: must be 1 to ${MAX_PAGE}`, { nodes: [firstArg], extensions: { field: 'first' } }));
+              }
+            }
             const isConnection = sel.arguments?.some((a) => a.name.value === 'first' || a.name.value === 'after') || ['clients', 'users', 'auditEvents'].includes(sel.name.value);
             const next = multiplier * (isConnection ? (pageSize ?? DEFAULT_PAGE) : 1);
             const inner = walk(sel.selectionSet, depth + 1, next, seen);

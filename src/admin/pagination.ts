@@ -33,7 +33,7 @@ export async function paginate<T>(
   toNode: (row: Record<string, unknown>) => T,
 ): Promise<Page<T>> {
   const first = opts.first ?? 20;
-  if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE) throw new CursorError(`first: must be 0 to ${MAX_PAGE}`);
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new CursorError(`first: must be 1 to ${MAX_PAGE}`);
   const countRow = await query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
   const page = query.clone();
   if (opts.after) {

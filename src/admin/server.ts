@@ -7,7 +7,9 @@ import express, { type ErrorRequestHandler, type RequestHandler } from 'express'
 import type { AppContext } from '../context.ts';
 import { authenticateAdmin } from './auth.ts';
 import { adminContext, type AdminContext } from './context.ts';
-import { formatError } from './errors.ts';
+import { isDatabaseUnavailable } from '../db/outage.ts';
+import { formatError, serviceUnavailable } from './errors.ts';
+import { inputGuard } from './input-guard.ts';
 import { queryLimits } from './limits.ts';
 import { auditResolvers } from './resolvers/audit.ts';
 import { clientResolvers } from './resolvers/clients.ts';
@@ -40,11 +42,18 @@ export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<Reque
     includeStacktraceInErrorResponses: false,
     stopOnTerminationSignals: false,
     plugins: [
+      inputGuard,
       {
         async requestDidStart() {
           return {
-            async didEncounterErrors({ errors, contextValue }) {
+            async didEncounterErrors({ errors, contextValue, response }) {
               for (const error of errors) {
+                if (isDatabaseUnavailable(error.originalError)) {
+                  // One log line per outage, and 503 so that clients and balancers retry.
+                  ctx.dbOutage.report(error.originalError, contextValue.requestId);
+                  if (response.http) response.http.status = 503;
+                  continue;
+                }
                 const code = error.extensions?.code;
                 if (code && code !== 'INTERNAL_SERVER_ERROR') continue;
                 if (error.originalError && 'field' in error.originalError) continue;
@@ -60,7 +69,15 @@ export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<Reque
   });
   await server.start();
   const graphql = expressMiddleware(server, {
-    context: async ({ req }) => adminContext(ctx, await authenticateAdmin(ctx, req), req),
+    context: async ({ req }) => {
+      try {
+        return adminContext(ctx, await authenticateAdmin(ctx, req), req);
+      } catch (err) {
+        if (!isDatabaseUnavailable(err)) throw err;
+        ctx.dbOutage.report(err, req.id);
+        throw serviceUnavailable();
+      }
+    },
   });
   return {
     handlers: [express.json({ limit: '64kb' }), bodyErrors, graphql],

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from '../db/connect.ts';
+import { isDatabaseUnavailable, type DatabaseOutage } from '../db/outage.ts';
 
 export interface AuditEvent {
   kind:
@@ -23,7 +24,7 @@ export interface AuditEvent {
 }
 
 /** Writes the audit trail. A failed write is logged, never turned into a failed sign-in. */
-export const auditLog = (db: Db, logger: Logger) => ({
+export const auditLog = (db: Db, logger: Logger, outage?: DatabaseOutage) => ({
   async record(e: AuditEvent): Promise<void> {
     try {
       await db('audit_events').insert({
@@ -38,6 +39,7 @@ export const auditLog = (db: Db, logger: Logger) => ({
         details: e.details ? JSON.stringify(e.details) : null,
       });
     } catch (err) {
+      if (outage && isDatabaseUnavailable(err)) return outage.report(err, e.requestId ?? undefined);
       logger.error({ err, event: e.kind, requestId: e.requestId }, 'audit event not recorded');
     }
   },

@@ -33,6 +33,7 @@ const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Absolute, no fragment; https, or http for loopback only; custom schemes for native apps. */
 export function checkRedirectUri(field: string, uri: string): void {
+  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri)) throw new ClientInputError(field, 'must be at most 2000 characters, no spaces or control characters');
   let url: URL;
   try {
     url = new URL(uri);
@@ -50,7 +51,7 @@ export function checkRedirectUri(field: string, uri: string): void {
 
 function validate(input: RegisterClientInput): void {
   const name = input.name.trim();
-  if (!name || name.length > 200) throw new ClientInputError('name', 'must be 1 to 200 characters');
+  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) throw new ClientInputError('name', 'must be 1 to 200 characters, no control characters');
   if (input.redirectUris.length > 50) throw new ClientInputError('redirectUris', 'at most 50');
   input.redirectUris.forEach((u) => checkRedirectUri('redirectUris', u));
   (input.postLogoutRedirectUris ?? []).forEach((u) => checkRedirectUri('postLogoutRedirectUris', u));
@@ -145,7 +146,8 @@ export const clientService = (queries: ClientQueries) => ({
       redirectUris: [],
       postLogoutRedirectUris: [],
       grantTypes: ['password', 'refresh_token'],
-      scopes: ['openid', 'profile', 'email'],
+      // The admin scope is granted only to users with the admin role (SPEC 3).
+      scopes: ['openid', 'profile', 'email', 'admin'],
       roles: [],
       requireConsent: false,
       ssoEnabled: false,

@@ -72,6 +72,8 @@ export const configSchema = z.object({
       userBaseDelay: seconds(1),
       /** @default 900 (15 minutes) */
       userMaxDelay: seconds(900),
+      /** A user's failures older than this stop counting (the window starts at the first failure). @default 900 */
+      userWindow: seconds(900),
       /** Failures from one address within the window that block it. @default 100 */
       addressMaxFailures: z.coerce.number().int().min(1).default(100),
       /** @default 600 */

@@ -1,14 +1,26 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { DatabaseOutage, isDatabaseUnavailable } from '../db/outage.ts';
 import { OAuthError } from '../oauth/errors.ts';
 
+/** The JSON answer while the database is unreachable (SPEC 7). */
+export const databaseUnavailable = (): OAuthError =>
+  new OAuthError('temporarily_unavailable', 'the database is unreachable; try again later', 503, { 'Retry-After': '5' });
+
+/** Whether a thrown value is one of body-parser's refusals (http-errors with a 4xx status). */
+const isBodyError = (err: { status?: unknown; statusCode?: unknown } | undefined): number | undefined => {
+  const status = typeof err?.status === 'number' ? err.status : typeof err?.statusCode === 'number' ? err.statusCode : undefined;
+  return status !== undefined && status >= 400 && status < 500 ? status : undefined;
+};
+
 /**
- * The one place errors become responses: OAuth errors as their JSON wire format, body-parser's
- * refusals as `invalid_request` with their status (413 for oversize), anything else logged with the
+ * The one place errors become responses: OAuth errors as their JSON wire format; body-parser's
+ * refusals (oversize, bad encoding, corrupt gzip) as `invalid_request` with their status; a database
+ * outage as 503 `temporarily_unavailable`, logged once per outage; anything else logged with the
  * request id and answered `server_error`, never a stack trace.
  */
 export const errorHandler =
-  (logger: Logger): ErrorRequestHandler =>
+  (logger: Logger, outage: DatabaseOutage): ErrorRequestHandler =>
   (err, req, res, _next) => {
     if (res.headersSent) {
       logger.error({ err, requestId: req.id }, 'error after the response started');
@@ -16,13 +28,17 @@ export const errorHandler =
       return;
     }
     res.setHeader('Cache-Control', 'no-store');
+    if (isDatabaseUnavailable(err)) {
+      outage.report(err, req.id);
+      err = databaseUnavailable();
+    }
     if (err instanceof OAuthError) {
       res.status(err.status).set(err.headers).json(err.toJSON());
       return;
     }
-    const status = typeof err?.status === 'number' ? err.status : 500;
-    if (status >= 400 && status < 500 && typeof err?.type === 'string') {
-      const description = status === 413 ? 'the request body is too large' : `malformed request body (${err.type})`;
+    const status = isBodyError(err);
+    if (status !== undefined) {
+      const description = status === 413 ? 'the request body is too large' : `malformed request body (${typeof err.type === 'string' ? err.type : err.message})`;
       res.status(status).json({ error: 'invalid_request', error_description: description });
       return;
     }

@@ -38,7 +38,9 @@ export class IdentityChain {
     private readonly logger: Logger,
   ) {}
 
-  async signIn(username: string, password: string): Promise<SignInResult> {
+  async signIn(typed: string, password: string): Promise<SignInResult> {
+    // Directories ignore leading and trailing spaces in names; so does every backend here.
+    const username = typed.trim();
     // An empty password is refused here, before any backend: an LDAP bind with one is anonymous.
     if (!username || !password) return { ok: false, reason: 'invalid_credentials' };
     const down: string[] = [];

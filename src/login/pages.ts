@@ -64,6 +64,7 @@ const scopeText: Record<string, string> = {
   email: 'Your email address',
   groups: 'The groups you belong to',
   offline_access: 'Stay signed in when you are away',
+  admin: 'Administer Latchkey with your admin rights',
 };
 
 export function consentPage(p: FormPage & { scopes: string[]; username: string }): string {
@@ -87,6 +88,20 @@ export function errorPage(error: string, description: string): string {
     `<h1>This sign-in request cannot be completed</h1>
 <p class="error" role="alert"><code id="error">${escapeHtml(error)}</code>: <span id="error_description">${escapeHtml(description)}</span></p>
 <p class="sub">Go back to the application and try again. If this keeps happening, tell its administrator.</p>`,
+  );
+}
+
+/** RP-initiated logout without a (matching) id_token_hint: the user confirms, so a link cannot sign anyone out. */
+export function logoutConfirmPage(p: { action: string; fields: Record<string, string>; csrfToken: string; username: string }): string {
+  return layout(
+    'Sign out',
+    `<h1>Sign out?</h1><p class="sub">You are signed in as <strong>${escapeHtml(p.username)}</strong>. Signing out ends your
+single sign-on session for every application.</p>
+<form method="post" action="${escapeHtml(p.action)}">
+${hidden({ ...p.fields, _action: 'logout', csrf_token: p.csrfToken })}
+<button type="submit">Sign out</button>
+</form>
+<p class="sub">To stay signed in, close this page.</p>`,
   );
 }
 

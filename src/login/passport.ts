@@ -1,28 +1,32 @@
 import type { Request, Response } from 'express';
 import { Passport } from 'passport';
 import { Strategy as LocalStrategy } from 'passport-local';
-import type { IdentityChain, SignInResult } from '../identity/chain.ts';
+import { DEVICE_COOKIE } from '../throttle/device-cookie.ts';
+import { readCookie } from './cookies.ts';
+import type { SignInOutcome, SignInService } from './sign-in.ts';
 
 /**
- * passport-local in front of the identity chain, as its own Passport instance (no global state, no
- * passport session: the SSO session is ours). Resolves with the chain's verdict.
+ * passport-local in front of the sign-in sequence, as its own Passport instance (no global state, no
+ * passport session: the SSO session is ours). Resolves with the sign-in outcome.
  */
-export function passwordAuthenticator(identity: IdentityChain) {
+export function passwordAuthenticator(signIn: SignInService, clientIdOf: (req: Request) => string) {
   const passport = new Passport();
   passport.use(
-    new LocalStrategy({ session: false }, (username, password, done) => {
-      identity.signIn(username, password).then(
-        (result) => (result.ok ? done(null, result) : done(null, false, { message: result.reason, result } as never)),
-        (err: unknown) => done(err),
-      );
+    new LocalStrategy({ session: false, passReqToCallback: true }, (req, username, password, done) => {
+      signIn
+        .signIn({ username, password, ip: req.ip ?? 'unknown', clientId: clientIdOf(req), requestId: req.id, deviceCookie: readCookie(req, DEVICE_COOKIE) })
+        .then(
+          (outcome) => (outcome.ok ? done(null, outcome) : done(null, false, { outcome } as never)),
+          (err: unknown) => done(err),
+        );
     }),
   );
-  return (req: Request, res: Response): Promise<SignInResult> =>
+  return (req: Request, res: Response): Promise<SignInOutcome> =>
     new Promise((resolve, reject) => {
-      passport.authenticate('local', { session: false }, (err: unknown, ok: SignInResult | false, info?: { result?: SignInResult }) => {
+      passport.authenticate('local', { session: false }, (err: unknown, ok: SignInOutcome | false, info?: { outcome?: SignInOutcome }) => {
         if (err) reject(err);
         // passport-local answers a missing field itself, before the chain: a plain wrong-credentials.
-        else resolve(ok || info?.result || { ok: false, reason: 'invalid_credentials' });
+        else resolve(ok || info?.outcome || { ok: false, reason: 'invalid_credentials' });
       })(req, res, () => undefined);
     });
 }

@@ -57,6 +57,9 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
   revokedAt: numOrNull(r.revoked_at),
 });
 
+/** What new tokens are issued for, spent in the same transaction: a code (by hash) or a refresh token. */
+export type Spend = { code: string } | { refresh: string };
+
 export interface NewAccessToken {
   token_hash: string;
   client_id: string;
@@ -80,40 +83,44 @@ export const tokenQueries = (db: Db) => ({
     await db('auth_codes').insert(row);
   },
 
-  /**
-   * Marks a code used, atomically: of two concurrent redemptions only one gets the row. Returns the
-   * row and whether this call was the one that consumed it.
-   */
-  async consumeCode(codeHash: string, now: number): Promise<{ row: CodeRow; fresh: boolean } | undefined> {
-    const updated = await db('auth_codes').where({ code_hash: codeHash }).whereNull('consumed_at').update({ consumed_at: now });
+  async findCode(codeHash: string): Promise<{ row: CodeRow; consumed: boolean } | undefined> {
     const row = await db('auth_codes').where({ code_hash: codeHash }).first();
-    return row ? { row: toCode(row), fresh: updated === 1 } : undefined;
+    return row ? { row: toCode(row), consumed: row.consumed_at != null } : undefined;
   },
 
-  async insertTokens(access: NewAccessToken, refresh?: NewRefreshToken): Promise<void> {
-    if (!refresh) {
+  /** Marks a code used without issuing anything (a failed exchange still uses the code up). */
+  async burnCode(codeHash: string, now: number): Promise<void> {
+    await db('auth_codes').where({ code_hash: codeHash }).whereNull('consumed_at').update({ consumed_at: now });
+  },
+
+  /**
+   * Inserts new tokens; with `spend`, in one transaction with spending what they are issued for (a
+   * code, or the refresh token they replace). The spend comes first and takes the row's lock, so a
+   * concurrent replay waits until these tokens are committed and then revokes them (SPEC 7). False,
+   * with nothing written, when the code or token was already spent: a replay.
+   */
+  async insertTokens(access: NewAccessToken, refresh: NewRefreshToken | undefined, spend: Spend | undefined, now: number): Promise<boolean> {
+    if (!refresh && !spend) {
       await db('access_tokens').insert(access);
-      return;
+      return true;
     }
-    await db.transaction(async (trx) => {
+    return db.transaction(async (trx) => {
+      if (spend) {
+        const spent =
+          'code' in spend
+            ? await trx('auth_codes').where({ code_hash: spend.code }).whereNull('consumed_at').update({ consumed_at: now })
+            : await trx('refresh_tokens').where({ token_hash: spend.refresh }).whereNull('rotated_at').whereNull('revoked_at').update({ rotated_at: now });
+        if (spent !== 1) return false;
+      }
       await trx('access_tokens').insert(access);
-      await trx('refresh_tokens').insert(refresh);
+      if (refresh) await trx('refresh_tokens').insert(refresh);
+      return true;
     });
   },
 
   async findRefresh(tokenHash: string): Promise<RefreshRow | undefined> {
     const row = await db('refresh_tokens').where({ token_hash: tokenHash }).first();
     return row ? toRefresh(row) : undefined;
-  },
-
-  /** Marks a refresh token rotated; false when another request rotated (or revoked) it first. */
-  async markRotated(tokenHash: string, now: number): Promise<boolean> {
-    const n = await db('refresh_tokens')
-      .where({ token_hash: tokenHash })
-      .whereNull('rotated_at')
-      .whereNull('revoked_at')
-      .update({ rotated_at: now });
-    return n === 1;
   },
 
   /** The access token with what `/me` needs of its user and client, in one indexed read. */
@@ -130,6 +137,7 @@ export const tokenQueries = (db: Db) => ({
         'a.created_at',
         'c.oauth_enabled',
         'c.roles as client_roles',
+        'c.scopes as client_scopes',
         'u.username',
         'u.email',
         'u.display_name',

@@ -4,7 +4,7 @@ import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
 import { JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
-import type { CodeRow, RefreshRow, TokenQueries } from './queries.ts';
+import type { CodeRow, RefreshRow, Spend, TokenQueries } from './queries.ts';
 
 export interface CodeRequest {
   client: Client;
@@ -28,6 +28,8 @@ export interface TokenRequest {
   sessionId?: string | null;
   authTime?: number | null;
   withRefresh: boolean;
+  /** The code or refresh token these tokens are issued for, spent in the same transaction. */
+  spend?: Spend;
 }
 
 export interface IssuedTokens {
@@ -62,15 +64,15 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
   },
 
   /**
-   * Redeems a code once. A second redemption is a replay: everything the code issued is revoked
-   * (RFC 6749 §4.1.2) and the caller answers `invalid_code`.
+   * Looks a code up for an exchange; nothing is spent yet (that happens with the issue, in one
+   * transaction). A code already used is a replay: everything it issued is revoked (RFC 6749 §4.1.2).
    */
-  async redeemCode(code: string): Promise<CodeRow | 'invalid' | 'replayed' | 'expired'> {
+  async findCode(code: string): Promise<CodeRow | 'invalid' | 'replayed' | 'expired'> {
     const now = Date.now();
     const codeHash = hashToken(code);
-    const found = await queries.consumeCode(codeHash, now);
+    const found = await queries.findCode(codeHash);
     if (!found) return 'invalid';
-    if (!found.fresh) {
+    if (found.consumed) {
       await queries.revokeWhere({ code_hash: codeHash }, now);
       return 'replayed';
     }
@@ -78,7 +80,15 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
     return found.row;
   },
 
-  async issue(req: TokenRequest): Promise<IssuedTokens> {
+  /** A failed exchange uses the code up all the same. */
+  burnCode: (code: string) => queries.burnCode(hashToken(code), Date.now()),
+
+  /**
+   * Issues tokens; with `req.spend`, spends the code or refresh token they are issued for in the same
+   * transaction. `'replayed'` when it was already spent: then everything issued from it is revoked,
+   * after the winner's tokens were committed, so none survive (SPEC 7).
+   */
+  async issue(req: TokenRequest): Promise<IssuedTokens | 'replayed'> {
     const now = Date.now();
     const jwt = req.client.accessTokenFormat === 'jwt';
     const configuredTtl = req.client.accessTokenTtl ?? config.tokens.accessTokenTtl;
@@ -96,7 +106,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
       session_id: req.sessionId ?? null,
       created_at: now,
     };
-    await queries.insertTokens(
+    const issued = await queries.insertTokens(
       { ...common, token_hash: hashToken(accessToken), user_id: req.userId, family_id: familyId, expires_at: now + accessTtl * 1000 },
       refreshToken
         ? {
@@ -108,24 +118,29 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
             expires_at: now + refreshTtl * 1000,
           }
         : undefined,
+      req.spend,
+      now,
     );
+    if (!issued) {
+      const spend = req.spend!;
+      await queries.revokeWhere('code' in spend ? { code_hash: spend.code } : { family_id: req.familyId! }, now);
+      return 'replayed';
+    }
     return { accessToken, expiresIn: accessTtl, refreshToken };
   },
 
-  /** Checks and retires a refresh token; a reused one revokes its whole family. */
   /**
-   * Spends a refresh token. `beforeSpend` runs once the token is known valid and before it is marked
-   * used: a check that throws there (the user's directory is down) leaves the token usable.
+   * Checks a refresh token for the refresh grant; it is spent later, with the issue of its successor.
+   * A token already rotated is a reuse: its whole family is revoked.
    */
-  async rotateRefresh(token: string, client: Client, beforeSpend?: (row: RefreshRow) => Promise<void>): Promise<RefreshOutcome> {
+  async checkRefresh(token: string, client: Client): Promise<RefreshOutcome> {
     const now = Date.now();
     const row = await queries.findRefresh(hashToken(token));
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.clientId !== client.clientId) return { ok: false, reason: 'other_client' };
     if (row.revokedAt !== null) return { ok: false, reason: 'revoked' };
     if (row.expiresAt <= now) return { ok: false, reason: 'expired' };
-    if (row.rotatedAt === null) await beforeSpend?.(row);
-    if (row.rotatedAt !== null || !(await queries.markRotated(row.tokenHash, now))) {
+    if (row.rotatedAt !== null) {
       await queries.revokeWhere({ family_id: row.familyId }, now);
       return { ok: false, reason: 'reused' };
     }

@@ -46,6 +46,13 @@ function checkEmail(email: string | null | undefined): string | null | undefined
   return email;
 }
 
+function checkDisplayName(name: string | null | undefined): string | null {
+  const trimmed = name?.trim();
+  if (!trimmed) return null;
+  if (trimmed.length > 255 || /[\x00-\x1f\x7f]/.test(trimmed)) throw new UserInputError('displayName', 'must be at most 255 characters, no control characters');
+  return trimmed;
+}
+
 function checkRoles(roles: string[]): string[] {
   for (const r of roles) if (!/^[\w:.-]{1,64}$/.test(r)) throw new UserInputError('roles', `${JSON.stringify(r)} is not a valid role name`);
   return [...new Set(roles)];
@@ -69,7 +76,7 @@ export const userService = (queries: UserQueries, localBackend: string) => ({
       externalId: id,
       username,
       email: input.email ?? null,
-      displayName: input.displayName ?? null,
+      displayName: checkDisplayName(input.displayName),
       passwordHash: await hashPassword(input.password),
       roles: checkRoles(input.roles ?? []),
       groups: input.groups ?? [],
@@ -98,7 +105,7 @@ export const userService = (queries: UserQueries, localBackend: string) => ({
       if (clash && clash.id !== id) throw new UserInputError('username', `${next.username} is taken`);
     }
     if (input.email !== undefined) next.email = checkEmail(input.email) ?? null;
-    if (input.displayName !== undefined) next.displayName = input.displayName?.trim() || null;
+    if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
     if (input.roles != null) next.roles = checkRoles(input.roles);
     if (input.disabled != null) next.disabled = input.disabled;
     await queries.update(next);

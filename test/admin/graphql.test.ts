@@ -154,9 +154,12 @@ describe.each(databaseKinds)('GraphQL admin API on %s', (kind) => {
     await expectGraphQLError(admin.request(gql`mutation { createUser(input: { username: "short", password: "123" }) { id } }`), 'BAD_USER_INPUT');
 
     const token = await passwordToken('ivan', 'ivan-password-1');
-    const ivan = clientWith(token);
+    let ivan = clientWith(token);
     await expectGraphQLError(ivan.request(gql`{ users { totalCount } }`), 'FORBIDDEN', 403);
     await admin.request(gql`mutation($id: ID!) { updateUser(id: $id, input: { roles: ["admin"] }) { roles } }`, { id });
+    // A token issued before the role was granted does not carry the admin scope: a new sign-in does.
+    await expectGraphQLError(ivan.request(gql`{ users { totalCount } }`), 'FORBIDDEN', 403);
+    ivan = clientWith(await passwordToken('ivan', 'ivan-password-1'));
     const seen = await ivan.request<{ users: { edges: Array<{ node: { username: string } }> } }>(gql`{ users(search: "IVAN@") { edges { node { username } } } }`);
     expect(seen.users.edges.map((e) => e.node.username)).toEqual(['ivan']);
 

@@ -138,5 +138,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
 export function redirectWith(uri: string, params: Record<string, string | undefined>): string {
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined) query.set(k, v);
-  return `${uri}${uri.includes('?') ? '&' : '?'}${query.toString()}`;
+  const q = query.toString();
+  if (!q) return uri;
+  return `${uri}${uri.includes('?') ? '&' : '?'}${q}`;
 }

@@ -2,11 +2,14 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
 import { cookieOptions, readCookie, SSO_COOKIE } from '../../login/cookies.ts';
 import { checkCsrfToken, issueCsrfToken } from '../../login/csrf.ts';
-import { consentPage, errorPage, loginPage } from '../../login/pages.ts';
+import { sendPageError } from '../../http/page-errors.ts';
+import { consentPage, loginPage } from '../../login/pages.ts';
 import { passwordAuthenticator } from '../../login/passport.ts';
 import type { SsoSession } from '../../login/sessions.ts';
+import { DEVICE_COOKIE, deviceCookieOptions } from '../../throttle/device-cookie.ts';
 import type { User } from '../../users/queries.ts';
 import { OAuthError, oauthError } from '../errors.ts';
+import { grantableScopes } from '../token/scopes.ts';
 import { readParams } from '../params.ts';
 import { parseAuthorizeRequest, RedirectError, redirectWith, type AuthorizeRequest } from './request.ts';
 
@@ -22,7 +25,7 @@ interface SignedIn {
  */
 export function authorizeHandler(ctx: AppContext): RequestHandler {
   const secure = ctx.config.publicUrl.startsWith('https:');
-  const authenticate = passwordAuthenticator(ctx.identity);
+  const authenticate = passwordAuthenticator(ctx.signIn, (req) => String(readParams(req).client_id ?? ''));
 
   const render = (req: Request, res: Response, status: number, page: 'login' | 'consent', a: AuthorizeRequest, extra: { error?: string; user?: User; username?: string } = {}) => {
     const form = {
@@ -55,55 +58,49 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       render(req, res, 403, 'login', a, { error: 'The sign-in form expired. Please try again.', username });
       return undefined;
     }
-    const ip = req.ip ?? 'unknown';
-    const verdict = await ctx.throttle.check(username, ip);
-    if (verdict.blocked) {
-      res.setHeader('Retry-After', String(verdict.retryAfter));
-      await ctx.audit.record({ kind: 'login.throttled', clientId: a.client.clientId, ip, requestId: req.id, details: { username } });
-      render(req, res, 429, 'login', a, { error: `too many failed attempts, retry after ${verdict.retryAfter} s`, username });
-      return undefined;
-    }
-    const result = await authenticate(req, res);
-    if (!result.ok) {
-      if (result.reason === 'unavailable') {
+    const outcome = await authenticate(req, res);
+    if (!outcome.ok) {
+      if (outcome.reason === 'throttled') {
+        res.setHeader('Retry-After', String(outcome.retryAfter));
+        render(req, res, 429, 'login', a, { error: `too many failed attempts, retry after ${outcome.retryAfter} s`, username });
+      } else if (outcome.reason === 'unavailable') {
         render(req, res, 503, 'login', a, { error: 'The directory is unreachable right now. Please try again shortly.', username });
-        return undefined;
+      } else {
+        const error = outcome.reason === 'disabled' ? 'This account is disabled.' : 'Invalid username or password.';
+        render(req, res, 401, 'login', a, { error, username });
       }
-      await ctx.throttle.fail(username, ip);
-      await ctx.audit.record({ kind: 'login.failure', userId: result.user?.id, clientId: a.client.clientId, ip, requestId: req.id, details: { username, reason: result.reason } });
-      const error = result.reason === 'disabled' ? 'This account is disabled.' : 'Invalid username or password.';
-      render(req, res, 401, 'login', a, { error, username });
       return undefined;
     }
-    await ctx.throttle.succeed(username, verdict);
-    const { cookie, session } = await ctx.sessions.create(result.user.id);
+    const { cookie, session } = await ctx.sessions.create(outcome.user.id);
     res.cookie(SSO_COOKIE, cookie, cookieOptions(secure));
-    await ctx.audit.record({ kind: 'login.success', userId: result.user.id, clientId: a.client.clientId, ip, requestId: req.id });
-    return { session, user: result.user };
+    res.cookie(DEVICE_COOKIE, outcome.deviceCookie, deviceCookieOptions(secure));
+    return { session, user: outcome.user };
   }
 
   return async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     try {
       const p = readParams(req);
-      const a = await parseAuthorizeRequest(ctx, p);
+      const parsed = await parseAuthorizeRequest(ctx, p);
       const action = req.method === 'POST' ? p._action : undefined;
-      const fail = (error: OAuthError['error'], description: string) => new RedirectError(oauthError(error, description), a.redirectUri, a.state);
+      const fail = (error: OAuthError['error'], description: string) => new RedirectError(oauthError(error, description), parsed.redirectUri, parsed.state);
 
       let signedIn = await currentSession(req);
       let fresh = false;
       if (action === 'login') {
-        signedIn = await submitLogin(req, res, a, p);
+        signedIn = await submitLogin(req, res, parsed, p);
         if (!signedIn) return;
         fresh = true;
       }
-      const tooOld = signedIn && a.maxAge !== undefined && Date.now() - signedIn.session.authTime > a.maxAge * 1000;
-      if (!signedIn || (!fresh && (a.prompt.has('login') || tooOld))) {
-        if (a.prompt.has('none')) throw fail('login_required', 'the user is not signed in');
-        render(req, res, 200, 'login', a);
+      const tooOld = signedIn && parsed.maxAge !== undefined && Date.now() - signedIn.session.authTime > parsed.maxAge * 1000;
+      if (!signedIn || (!fresh && (parsed.prompt.has('login') || tooOld))) {
+        if (parsed.prompt.has('none')) throw fail('login_required', 'the user is not signed in');
+        render(req, res, 200, 'login', parsed);
         return;
       }
       const { session, user } = signedIn;
+      // The admin scope is never granted to a user without the admin role (SPEC 3).
+      const a = { ...parsed, scopes: grantableScopes(parsed.scopes, user) };
 
       if (a.client.requireConsent) {
         if (action === 'consent') {
@@ -136,15 +133,13 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
         authTime: session.authTime,
       });
       // The document names the code both `code` and `tokencode`: send both.
-      redirect(req, res, redirectWith(a.redirectUri, { code, tokencode: code, state: a.state }));
+      // RFC 9207: `iss` tells the client which server answered (mix-up attacks).
+      redirect(req, res, redirectWith(a.redirectUri, { code, tokencode: code, state: a.state, iss: ctx.config.publicUrl }));
     } catch (err) {
       if (err instanceof RedirectError) {
-        redirect(req, res, redirectWith(err.redirectUri, { error: err.oauth.error, error_description: err.oauth.message, state: err.state }));
-      } else if (err instanceof OAuthError) {
-        res.status(err.status).type('html').send(errorPage(err.error, err.message));
+        redirect(req, res, redirectWith(err.redirectUri, { error: err.oauth.error, error_description: err.oauth.message, state: err.state, iss: ctx.config.publicUrl }));
       } else {
-        ctx.logger.error({ err, requestId: req.id }, 'authorize failed');
-        res.status(500).type('html').send(errorPage('server_error', `unexpected error (request id ${req.id})`));
+        sendPageError(ctx, req, res, err);
       }
     }
   };

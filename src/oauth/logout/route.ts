@@ -1,15 +1,21 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
+import { sendPageError } from '../../http/page-errors.ts';
 import { cookieOptions, readCookie, SSO_COOKIE } from '../../login/cookies.ts';
-import { errorPage, signedOutPage } from '../../login/pages.ts';
+import { checkCsrfToken, issueCsrfToken } from '../../login/csrf.ts';
+import { logoutConfirmPage, signedOutPage } from '../../login/pages.ts';
 import { redirectWith } from '../authorize/request.ts';
-import { OAuthError, oauthError } from '../errors.ts';
+import { oauthError } from '../errors.ts';
 import { param, readParams } from '../params.ts';
+
+/** The parameters the confirmation form carries back. */
+const carried = ['client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
 
 /**
  * RP-initiated logout (`/connect/v10/logout`): ends the SSO session, revokes the tokens issued under
  * it, and redirects only to a `post_logout_redirect_uri` registered for the client named by
- * `client_id` or the `id_token_hint`'s audience.
+ * `client_id` or the `id_token_hint`'s audience. Without a valid hint for the signed-in user, the
+ * user is asked first (a CSRF-protected form), so a link or an image cannot sign anyone out.
  */
 export function logoutHandler(ctx: AppContext): RequestHandler {
   const secure = ctx.config.publicUrl.startsWith('https:');
@@ -35,6 +41,17 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
 
       const session = await ctx.sessions.find(readCookie(req, SSO_COOKIE));
       if (session) {
+        const hinted = claims?.sub === session.userId;
+        const confirmed = req.method === 'POST' && p._action === 'logout' && checkCsrfToken(req, ctx.csrfKey, p.csrf_token);
+        if (!hinted && !confirmed) {
+          const user = await ctx.users.find(session.userId);
+          const fields: Record<string, string> = {};
+          for (const name of carried) if (p[name] !== undefined) fields[name] = p[name]!;
+          if (clientId) fields.client_id = clientId;
+          const csrfToken = issueCsrfToken(req, res, ctx.csrfKey, secure);
+          res.status(200).type('html').send(logoutConfirmPage({ action: req.baseUrl + req.path, fields, csrfToken, username: user?.username ?? '' }));
+          return;
+        }
         await ctx.tokens.revoke({ session_id: session.id });
         await ctx.sessions.remove(session.id);
         await ctx.audit.record({ kind: 'logout', userId: session.userId, clientId, ip: req.ip, requestId: req.id });
@@ -43,11 +60,7 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
       if (target) res.redirect(req.method === 'POST' ? 303 : 302, redirectWith(target, { state: p.state }));
       else res.status(200).type('html').send(signedOutPage());
     } catch (err) {
-      if (err instanceof OAuthError) res.status(err.status).type('html').send(errorPage(err.error, err.message));
-      else {
-        ctx.logger.error({ err, requestId: req.id }, 'logout failed');
-        res.status(500).type('html').send(errorPage('server_error', `unexpected error (request id ${req.id})`));
-      }
+      sendPageError(ctx, req, res, err);
     }
   };
 }

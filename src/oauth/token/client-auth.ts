@@ -16,7 +16,9 @@ function decodeBasic(header: string): { id: string; secret: string } {
       throw oauthError('invalid_client', 'malformed Basic credentials', 401, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
     }
   };
-  return { id: unform(decoded.slice(0, colon)), secret: unform(decoded.slice(colon + 1)) };
+  const id = unform(decoded.slice(0, colon));
+  if (id.includes('\0') || id.length > 256) throw oauthError('invalid_client', 'malformed Basic credentials', 401, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
+  return { id, secret: unform(decoded.slice(colon + 1)) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
+import type { Spend } from '../../tokens/queries.ts';
 import type { User } from '../../users/queries.ts';
 import type { Params } from '../params.ts';
 
@@ -10,6 +11,8 @@ export interface GrantResult {
   scopes: string[];
   familyId?: string;
   codeHash?: string;
+  /** What the tokens are issued for, spent with their issue in one transaction. */
+  spend?: Spend;
   sessionId?: string | null;
   authTime?: number | null;
   nonce?: string | null;

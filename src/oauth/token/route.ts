@@ -52,7 +52,17 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
         sessionId: result.sessionId,
         authTime: result.authTime,
         withRefresh: client.grantTypes.includes('refresh_token'),
+        spend: result.spend,
       });
+      if (issued === 'replayed') {
+        // A concurrent request spent it first; what that one issued is revoked now.
+        if (result.spend && 'code' in result.spend) {
+          await ctx.audit.record({ kind: 'code.replayed', clientId: client.clientId, ip: req.ip, requestId: req.id });
+          throw oauthError('invalid_code', 'the code was already used');
+        }
+        await ctx.audit.record({ kind: 'token.reuse_detected', clientId: client.clientId, ip: req.ip, requestId: req.id });
+        throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
+      }
 
       const body: Record<string, unknown> = {
         access_token: issued.accessToken,
@@ -63,7 +73,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       };
       if (issued.refreshToken) body.refresh_token = issued.refreshToken;
       if (result.userId && result.scopes.includes('openid')) {
-        const user = result.user ?? (await ctx.userQueries.find(result.userId));
+        const user = result.user ?? (await ctx.users.find(result.userId));
         if (user) {
           const now = Math.floor(Date.now() / 1000);
           body.id_token = await ctx.keys.sign(

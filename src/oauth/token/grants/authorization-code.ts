@@ -18,7 +18,7 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   const redirectUri = param(p, 'redirect_uri');
   if (!redirectUri) throw oauthError('empty_redirect_uri', 'redirect_uri is required');
 
-  const row = await ctx.tokens.redeemCode(code);
+  const row = await ctx.tokens.findCode(code);
   if (row === 'replayed') {
     // Everything this code issued is revoked already (RFC 6749 §4.1.2).
     await ctx.audit.record({ kind: 'code.replayed', clientId: client.clientId, ip: req.ip, requestId: req.id });
@@ -26,23 +26,34 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   }
   if (row === 'invalid') throw oauthError('invalid_code', 'the code is invalid');
   if (row === 'expired') throw oauthError('invalid_code', 'the code has expired');
-  if (row.clientId !== client.clientId) throw oauthError('invalid_code', 'the code was issued to another client');
-  if (row.redirectUri !== redirectUri) throw oauthError('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
+  // A failed exchange uses the code up, as a successful one does.
+  const refuse = async (error: Parameters<typeof oauthError>[0], description: string) => {
+    await ctx.tokens.burnCode(code);
+    return oauthError(error, description);
+  };
+  if (row.clientId !== client.clientId) throw await refuse('invalid_code', 'the code was issued to another client');
+  if (row.redirectUri !== redirectUri) throw await refuse('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
 
   const verifier = param(p, 'code_verifier');
   if (row.codeChallenge) {
-    if (!verifier || !verifierPattern.test(verifier)) throw oauthError('invalid_code', 'code_verifier is missing or malformed');
+    if (!verifier || !verifierPattern.test(verifier)) throw await refuse('invalid_code', 'code_verifier is missing or malformed');
     if (!pkceMatches(row.codeChallengeMethod ?? 'plain', row.codeChallenge, verifier)) {
-      throw oauthError('invalid_code', 'code_verifier does not match the code_challenge');
+      throw await refuse('invalid_code', 'code_verifier does not match the code_challenge');
     }
   } else if (verifier) {
-    throw oauthError('invalid_code', 'code_verifier given for a code issued without code_challenge');
+    throw await refuse('invalid_code', 'code_verifier given for a code issued without code_challenge');
   }
+  // SPEC 7: a user disabled (or deleted) since the code was issued gets nothing for it.
+  const user = await ctx.users.find(row.userId);
+  if (!user || user.disabled) throw await refuse('invalid_grant', 'the user is disabled or no longer exists');
 
+  const codeHash = hashToken(code);
   return {
     userId: row.userId,
+    user,
     scopes: row.scope.split(' ').filter(Boolean),
-    codeHash: hashToken(code),
+    codeHash,
+    spend: { code: codeHash },
     sessionId: row.sessionId,
     authTime: row.authTime,
     nonce: row.nonce,

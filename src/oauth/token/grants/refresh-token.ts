@@ -3,29 +3,18 @@ import { BackendUnavailableError } from '../../../identity/contract.ts';
 import { backendUnavailable, oauthError } from '../../errors.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
-import { requestedScopes } from '../scopes.ts';
+import { grantableScopes, requestedScopes } from '../scopes.ts';
 
 /**
  * Rotation with reuse detection: each refresh token works once; a second use revokes the family.
- * Before the token is spent, the user is re-read from their backend (a directory user removed or
- * disabled there gets no new tokens); if that backend is down the answer is `temporarily_unavailable`
- * and the token stays usable for a retry.
+ * The token is spent with the issue of its successor, in one transaction (SPEC 7). Before that, the
+ * user is re-read from their backend (a directory user removed or disabled there gets no new
+ * tokens); if that backend is down the answer is `temporarily_unavailable` and the token stays usable.
  */
 export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   const token = param(p, 'refresh_token');
   if (!token) throw oauthError('invalid_request', 'refresh_token is required');
-  let user: User | null = null;
-  const outcome = await ctx.tokens.rotateRefresh(token, client, async (row) => {
-    const known = await ctx.userQueries.find(row.userId);
-    if (!known || known.disabled) throw oauthError('invalid_grant', 'the user no longer exists or is disabled');
-    try {
-      user = await ctx.identity.refresh(known);
-    } catch (err) {
-      if (!(err instanceof BackendUnavailableError)) throw err;
-      throw backendUnavailable();
-    }
-    if (!user) throw oauthError('invalid_grant', 'the user no longer exists or is disabled in their directory');
-  });
+  const outcome = await ctx.tokens.checkRefresh(token, client);
   if (!outcome.ok) {
     if (outcome.reason === 'expired') throw oauthError('refresh_token_exprise', 'the refresh token has expired');
     if (outcome.reason === 'reused') {
@@ -34,13 +23,26 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
   }
   const { row } = outcome;
+  // The user is re-read from their backend before the token is spent: if that fails (the directory
+  // is down) the token stays usable for the retry.
+  const known = await ctx.users.find(row.userId);
+  if (!known || known.disabled) throw oauthError('invalid_grant', 'the user no longer exists or is disabled');
+  let user: User | null;
+  try {
+    user = await ctx.identity.refresh(known);
+  } catch (err) {
+    if (!(err instanceof BackendUnavailableError)) throw err;
+    throw backendUnavailable();
+  }
+  if (!user) throw oauthError('invalid_grant', 'the user no longer exists or is disabled in their directory');
   const granted = row.scope.split(' ').filter(Boolean);
   return {
     userId: row.userId,
-    user: user!,
-    scopes: requestedScopes(param(p, 'scope'), granted, granted),
+    user,
+    scopes: grantableScopes(requestedScopes(param(p, 'scope'), granted, granted), user),
     familyId: row.familyId,
     codeHash: row.codeHash ?? undefined,
+    spend: { refresh: row.tokenHash },
     sessionId: row.sessionId,
     authTime: row.authTime,
   };

@@ -1,0 +1,56 @@
+import type { ApolloServerPlugin } from '@apollo/server';
+import { GraphQLError, Kind, visit, type DocumentNode } from 'graphql';
+
+const badInput = (field: string) =>
+  new GraphQLError(`${field}: must not contain a NUL character`, { extensions: { code: 'BAD_USER_INPUT', field, http: { status: 400 } } });
+
+/** The first string under `value` (a variable's JSON) holding NUL, by its path. */
+function nulIn(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\0') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const hit = nulIn(v, path);
+      if (hit) return hit;
+    }
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const hit = nulIn(v, k);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+function nulInDocument(document: DocumentNode): string | undefined {
+  let hit: string | undefined;
+  visit(document, {
+    Argument(node) {
+      if (hit) return;
+      visit(node.value, {
+        StringValue(s) {
+          if (!hit && s.value.includes('\0')) hit = node.name.value;
+        },
+      });
+    },
+    ObjectField(node) {
+      if (!hit && node.value.kind === Kind.STRING && node.value.value.includes('\0')) hit = node.name.value;
+    },
+  });
+  return hit;
+}
+
+/**
+ * Refuses a NUL character anywhere in an operation's arguments or variables, before any resolver
+ * runs: PostgreSQL cannot store it in text, and no name, URI or search legitimately holds one. The
+ * error is BAD_USER_INPUT naming the field, in the GraphQL shape.
+ */
+export const inputGuard: ApolloServerPlugin = {
+  async requestDidStart() {
+    return {
+      async didResolveOperation({ request, document }) {
+        const field = nulInDocument(document) ?? nulIn(request.variables ?? {}, 'variables');
+        if (field) throw badInput(field);
+      },
+    };
+  },
+};
