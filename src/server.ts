@@ -36,7 +36,7 @@ async function scheduleKeyRotation(ctx: AppContext): Promise<NodeJS.Timeout> {
 
 /** Migrates, wires the context, bootstraps the first admin and listens. */
 export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
-  const db = connect(config.databaseUrl);
+  const db = connect(config.databaseUrl, logger);
   try {
     const applied = await migrate(db);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');

@@ -2,13 +2,23 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import knexFactory, { type Knex } from 'knex';
+import type { Logger } from 'pino';
 
 export type Db = Knex;
 
 const migrationsDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../migrations');
 
+/**
+ * knex's own messages (one "Acquire connection error" per request while the database is down) go to
+ * the structured log at debug: the outage itself is logged once, by DatabaseOutage.
+ */
+const knexLog = (logger?: Logger) => {
+  const debug = (message: unknown) => logger?.debug({ knex: String(message) }, 'knex');
+  return { warn: debug, error: debug, deprecate: debug, debug };
+};
+
 /** Opens the database named by a `postgres://…` or `sqlite:PATH` URL. */
-export function connect(databaseUrl: string): Db {
+export function connect(databaseUrl: string, logger?: Logger): Db {
   if (databaseUrl.startsWith('sqlite:')) {
     const file = databaseUrl.slice('sqlite:'.length) || './data/latchkey.db';
     if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
@@ -16,6 +26,7 @@ export function connect(databaseUrl: string): Db {
       client: 'better-sqlite3',
       connection: { filename: file },
       useNullAsDefault: true,
+      log: knexLog(logger),
       pool: {
         // One connection: SQLite serialises writers anyway, and a single connection keeps
         // transactions from meeting SQLITE_BUSY inside one process.
@@ -35,6 +46,7 @@ export function connect(databaseUrl: string): Db {
     client: 'pg',
     connection: databaseUrl,
     pool: { min: 0, max: 10 },
+    log: knexLog(logger),
   });
 }
 
