@@ -16,7 +16,8 @@ export const encodeCursor = (at: number, key: string): string => Buffer.from(JSO
 export function decodeCursor(cursor: string): [number, string] {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && typeof v[0] === 'number' && typeof v[1] === 'string') return [v[0], v[1]];
+    // The key goes into a query: PostgreSQL refuses NUL in text, and no key is longer than 255.
+    if (Array.isArray(v) && Number.isSafeInteger(v[0]) && typeof v[1] === 'string' && v[1].length <= 255 && !v[1].includes('\0')) return [v[0], v[1]];
   } catch {
     // fall through
   }

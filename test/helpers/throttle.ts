@@ -1,0 +1,135 @@
+import { expect } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { Browser } from './flow.ts';
+import { basic, postForm } from './http.ts';
+import { freePort } from './ports.ts';
+import type { TestServer } from './server.ts';
+
+/** Helpers for the brute-force tests (SPEC 7): guesses, their answers, browsers and a second process. */
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The message of a throttled attempt, on the token endpoint and on the login page alike. */
+export const TOO_MANY = /too many failed attempts, retry after \d+ s/;
+
+export interface PasswordClient {
+  clientId: string;
+  clientSecret: string | null;
+}
+
+/** One password grant against the server at `baseUrl` (any process of the deployment). */
+export const passwordGrant = (baseUrl: string, client: PasswordClient, username: string, password: string) =>
+  postForm(`${baseUrl}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(client.clientId, client.clientSecret!) });
+
+export interface Answer {
+  status: number;
+  retryAfter: string | null;
+  body: { error?: string; error_description?: string; access_token?: string };
+}
+
+export const answer = async (res: Response): Promise<Answer> => ({
+  status: res.status,
+  retryAfter: res.headers.get('retry-after'),
+  body: (await res.json()) as Answer['body'],
+});
+
+/** How many answers had each status, e.g. `{ 400: 5, 429: 35 }`. */
+export const tally = (answers: Array<{ status: number }>) =>
+  answers.reduce<Record<number, number>>((t, a) => ({ ...t, [a.status]: (t[a.status] ?? 0) + 1 }), {});
+
+/** A failed password check: 400 `invalid_grant`, nothing about a delay. */
+export function expectRefused(a: Answer): void {
+  expect({ status: a.status, error: a.body.error, retryAfter: a.retryAfter }).toEqual({ status: 400, error: 'invalid_grant', retryAfter: null });
+}
+
+/** A throttled attempt on the token endpoint: 429, `Retry-After`, and the documented body. */
+export function expectThrottled(a: Answer): void {
+  expect(a.status).toBe(429);
+  expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);
+  expect(a.body).toEqual({ error: 'invalid_grant', error_description: `too many failed attempts, retry after ${a.retryAfter} s` });
+}
+
+/** A throttled attempt on the login page: 429, `Retry-After`, and the same text in the page. */
+export async function expectThrottledPage(res: Response): Promise<void> {
+  expect(res.status).toBe(429);
+  expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  expect(await res.text()).toContain(`too many failed attempts, retry after ${res.headers.get('retry-after')} s`);
+}
+
+/** The Set-Cookie line a response sent for `name`, if any. */
+export const setCookieLine = (res: Response, name: string) => res.headers.getSetCookie().find((line) => line.startsWith(`${name}=`));
+
+/**
+ * A new browser that holds only some of another browser's cookies: e.g. the device cookie of an
+ * earlier sign-in, without the SSO session (which expired or was signed out).
+ */
+export function browserWith(server: TestServer, from: Browser, names: string[]): Browser {
+  const browser = new Browser(server);
+  for (const pair of from.jar.header().split('; ')) {
+    const name = pair.slice(0, pair.indexOf('='));
+    if (names.includes(name)) browser.jar.store(new Response(null, { headers: { 'set-cookie': `${pair}; Path=/; HttpOnly` } }));
+  }
+  return browser;
+}
+
+/** The authorization request of a code-flow client, which shows the login page to a browser. */
+export const codeRequest = (client: { clientId: string; redirectUri: string }, extra: Record<string, string> = {}) => ({
+  client_id: client.clientId,
+  redirect_uri: client.redirectUri,
+  response_type: 'code',
+  state: 'st-1',
+  ...extra,
+});
+
+/** The secret `startTestServer` gives its servers: every process of one deployment shares it. */
+export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123';
+
+export interface ServerProcess {
+  url: string;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Another process of the same deployment, as an operator starts it (`node --import tsx src/main.ts`),
+ * on the given database, with the default policy.
+ */
+export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const port = await freePort();
+  let out = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      PATH: process.env.PATH!,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      DATABASE_URL: databaseUrl,
+      LATCHKEY_SECRET: TEST_SECRET,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const url = `http://127.0.0.1:${port}`;
+  const ready = () => fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+  const until = Date.now() + 180_000;
+  while (!(await ready())) {
+    if (child.exitCode !== null) throw new Error(`the second server exited with ${child.exitCode}:\n${out}`);
+    if (Date.now() > until) {
+      await stop();
+      throw new Error(`the second server did not start:\n${out}`);
+    }
+    await sleep(100);
+  }
+  return { url, output: () => out, stop };
+}
