@@ -8,7 +8,7 @@ const badInput = (field: string) =>
 function nulIn(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') return value.includes('\0') ? path : undefined;
   if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) {
+    for (const v of value) {
       const hit = nulIn(v, path);
       if (hit) return hit;
     }
@@ -17,6 +17,30 @@ function nulIn(value: unknown, path: string): string | undefined {
       const hit = nulIn(v, k);
       if (hit) return hit;
     }
+  }
+  return undefined;
+}
+
+/** Which argument or input field each variable is passed to: the name a caller knows the field by. */
+function variableFields(document: DocumentNode): Map<string, string> {
+  const fields = new Map<string, string>();
+  visit(document, {
+    Argument(node) {
+      if (node.value.kind === Kind.VARIABLE) fields.set(node.value.name.value, node.name.value);
+    },
+    ObjectField(node) {
+      if (node.value.kind === Kind.VARIABLE) fields.set(node.value.name.value, node.name.value);
+    },
+  });
+  return fields;
+}
+
+/** The field a NUL-holding variable stands for: inside an input object the key itself, else its argument. */
+function nulInVariables(document: DocumentNode, variables: Record<string, unknown>): string | undefined {
+  const fields = variableFields(document);
+  for (const [name, value] of Object.entries(variables)) {
+    const hit = nulIn(value, fields.get(name) ?? name);
+    if (hit) return hit;
   }
   return undefined;
 }
@@ -48,7 +72,7 @@ export const inputGuard: ApolloServerPlugin = {
   async requestDidStart() {
     return {
       async didResolveOperation({ request, document }) {
-        const field = nulInDocument(document) ?? nulIn(request.variables ?? {}, 'variables');
+        const field = nulInDocument(document) ?? nulInVariables(document, request.variables ?? {});
         if (field) throw badInput(field);
       },
     };
