@@ -1,8 +1,6 @@
 import { expect } from '@jest/globals';
-import { spawn } from 'node:child_process';
 import { Browser } from './flow.ts';
 import { basic, postForm } from './http.ts';
-import { freePort } from './ports.ts';
 import type { TestServer } from './server.ts';
 
 /** Helpers for the brute-force tests (SPEC 7): guesses, their answers, browsers and a second process. */
@@ -81,55 +79,3 @@ export const codeRequest = (client: { clientId: string; redirectUri: string }, e
   ...extra,
 });
 
-/** The secret `startTestServer` gives its servers: every process of one deployment shares it. */
-export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123';
-
-export interface ServerProcess {
-  url: string;
-  output(): string;
-  stop(): Promise<void>;
-}
-
-/**
- * Another process of the same deployment, as an operator starts it (`node --import tsx src/main.ts`),
- * on the given database, with the default policy.
- */
-export async function spawnServer(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const port = await freePort();
-  let out = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: {
-      PATH: process.env.PATH!,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      DATABASE_URL: databaseUrl,
-      LATCHKEY_SECRET: TEST_SECRET,
-      LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  const url = `http://127.0.0.1:${port}`;
-  const ready = () => fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
-  const until = Date.now() + 180_000;
-  while (!(await ready())) {
-    if (child.exitCode !== null) throw new Error(`the second server exited with ${child.exitCode}:\n${out}`);
-    if (Date.now() > until) {
-      await stop();
-      throw new Error(`the second server did not start:\n${out}`);
-    }
-    await sleep(100);
-  }
-  return { url, output: () => out, stop };
-}

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import { databaseKinds, type DatabaseKind } from '../helpers/databases.ts';
 import { Browser } from '../helpers/flow.ts';
 import { locationQuery } from '../helpers/http.ts';
+import { spawnLatchkey, type LatchkeyProcess } from '../helpers/latchkey-process.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import {
   answer,
@@ -13,9 +14,7 @@ import {
   passwordGrant,
   setCookieLine,
   sleep,
-  spawnServer,
   tally,
-  type ServerProcess,
 } from '../helpers/throttle.ts';
 
 /**
@@ -179,7 +178,7 @@ describe('brute-force throttling across two processes on one PostgreSQL database
   // The second process loads and transpiles the whole server: allow for a loaded machine.
   jest.setTimeout(300_000);
   let server: TestServer | undefined;
-  let other: ServerProcess | undefined;
+  let other: LatchkeyProcess | undefined;
   afterAll(async () => {
     await other?.stop();
     await server?.stop();
@@ -187,7 +186,7 @@ describe('brute-force throttling across two processes on one PostgreSQL database
 
   test('a burst split over both processes: exactly 5 passwords are checked in all', async () => {
     server = await startTestServer('postgres');
-    other = await spawnServer(server.db.url);
+    other = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret! });
     await server.user('heidi', PASSWORD);
     const client = await server.client({ grantTypes: ['password'] });
     const failuresSoFar = async () => Number((await server!.ctx.db('audit_events').where({ kind: 'login.failure' }).count({ n: '*' }))[0]!.n);
