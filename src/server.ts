@@ -5,13 +5,15 @@ import { adminApi } from './admin/server.ts';
 import { createApp } from './app.ts';
 import type { Config } from './config/schema.ts';
 import { createContext, type AppContext } from './context.ts';
-import { connect, migrate } from './db/connect.ts';
+import { connect, migrate, type Db } from './db/connect.ts';
 
 export interface RunningServer {
   ctx: AppContext;
   server: Server;
   /** Where it listens, e.g. http://127.0.0.1:8080. */
   url: string;
+  /** The database handle, for tools and tests that look at the tables; routes never get it. */
+  sql: Db;
   close(): Promise<void>;
 }
 
@@ -80,7 +82,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await ctx.identity.close();
         await db.destroy();
       })());
-    return { ctx, server, url, close };
+    return { ctx, server, url, sql: db, close };
   } catch (err) {
     await db.destroy().catch(() => undefined);
     throw err;

@@ -30,7 +30,7 @@ export default defineIdentityPlugin({
         };
       },
       async health() {
-        await ctx.db.raw('select 1');
+        await users.ping();
         return true;
       },
     };

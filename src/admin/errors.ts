@@ -1,12 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
-import { ClientInputError } from '../clients/service.ts';
 import { isDatabaseUnavailable } from '../db/outage.ts';
-import { UserInputError } from '../users/service.ts';
-import { CursorError } from './pagination.ts';
-
-export const notFound = (field: string, message: string) =>
-  new GraphQLError(message, { extensions: { code: 'NOT_FOUND', field } });
+import { InputError, NotFoundError } from '../service-errors.ts';
 
 const UNAVAILABLE_MESSAGE = 'the database is unreachable; try again later';
 
@@ -35,9 +30,11 @@ const knownCodes = new Set([
  */
 export function formatError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const original = unwrapResolverError(error);
-  if (original instanceof ClientInputError || original instanceof UserInputError || original instanceof CursorError) {
-    const field = original instanceof CursorError ? original.message.split(':')[0] : original.field;
-    return { ...formatted, message: original.message, extensions: { code: 'BAD_USER_INPUT', field } };
+  if (original instanceof InputError) {
+    return { ...formatted, message: original.message, extensions: { code: 'BAD_USER_INPUT', field: original.field } };
+  }
+  if (original instanceof NotFoundError) {
+    return { ...formatted, message: original.message, extensions: { code: 'NOT_FOUND', field: original.field } };
   }
   if (isDatabaseUnavailable(original)) {
     return { message: UNAVAILABLE_MESSAGE, path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };

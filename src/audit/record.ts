@@ -1,48 +1,52 @@
 import type { Logger } from 'pino';
-import type { Db } from '../db/connect.ts';
 import { isDatabaseUnavailable, type DatabaseOutage } from '../db/outage.ts';
+import type { AuditEvent, AuditQueries } from './queries.ts';
 
-export interface AuditEvent {
-  kind:
-    | 'login.success'
-    | 'login.failure'
-    | 'login.throttled'
-    | 'token.issued'
-    | 'token.revoked'
-    | 'token.reuse_detected'
-    | 'code.replayed'
-    | 'consent.granted'
-    | 'logout'
-    | 'admin.change';
-  userId?: string | null;
-  clientId?: string | null;
-  actorUserId?: string | null;
-  actorClientId?: string | null;
+export type { AuditEvent } from './queries.ts';
+
+/** Who made an admin change: a user through an admin token, a service account, the CLI or the server itself. */
+export interface Actor {
+  userId: string | null;
+  clientId: string | null;
+  via: 'graphql' | 'cli' | 'system';
   ip?: string | null;
   requestId?: string | null;
-  details?: Record<string, unknown>;
 }
 
-/** Writes the audit trail. A failed write is logged, never turned into a failed sign-in. */
-export const auditLog = (db: Db, logger: Logger, outage?: DatabaseOutage) => ({
+/** The operator at the shell (`npm run latchkey`). */
+export const CLI_ACTOR: Actor = { userId: null, clientId: null, via: 'cli' };
+/** The server's own changes: the first admin, a scheduled key rotation. */
+export const SYSTEM_ACTOR: Actor = { userId: null, clientId: null, via: 'system' };
+
+/**
+ * Writes the audit trail. Outside a transaction a failed write is logged, never turned into a failed
+ * sign-in; inside one (`strict`: an admin change and its event commit together) it fails the change.
+ */
+export const auditLog = (queries: AuditQueries, logger: Logger, outage: DatabaseOutage, strict = false) => ({
   async record(e: AuditEvent): Promise<void> {
     try {
-      await db('audit_events').insert({
-        at: Date.now(),
-        kind: e.kind,
-        user_id: e.userId ?? null,
-        client_id: e.clientId ?? null,
-        actor_user_id: e.actorUserId ?? null,
-        actor_client_id: e.actorClientId ?? null,
-        ip: e.ip ?? null,
-        request_id: e.requestId ?? null,
-        details: e.details ? JSON.stringify(e.details) : null,
-      });
+      await queries.insert(e, Date.now());
     } catch (err) {
-      if (outage && isDatabaseUnavailable(err)) return outage.report(err, e.requestId ?? undefined);
+      if (strict) throw err;
+      if (isDatabaseUnavailable(err)) return outage.report(err, e.requestId ?? undefined);
       logger.error({ err, event: e.kind, requestId: e.requestId }, 'audit event not recorded');
     }
   },
+
+  /** An admin change (`action`, e.g. `user.update`) by `actor`. */
+  change(action: string, actor: Actor, target: Pick<AuditEvent, 'userId' | 'clientId'> = {}, details: Record<string, unknown> = {}): Promise<void> {
+    return this.record({
+      kind: 'admin.change',
+      ...target,
+      actorUserId: actor.userId,
+      actorClientId: actor.clientId,
+      ip: actor.ip,
+      requestId: actor.requestId,
+      details: { action, via: actor.via, ...details },
+    });
+  },
+
+  page: queries.page,
 });
 
 export type AuditLog = ReturnType<typeof auditLog>;

@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { GrantType } from '../clients/queries.ts';
-import { ClientInputError } from '../clients/service.ts';
+import { CLI_ACTOR } from '../audit/record.ts';
 import { loadConfig } from '../config/load.ts';
 import { createContext } from '../context.ts';
 import { connect, migrate } from '../db/connect.ts';
-import { UserInputError } from '../users/service.ts';
+import { InputError, NotFoundError } from '../service-errors.ts';
 
 const usage = `usage: npm run latchkey -- <command> [options]
 
@@ -61,13 +61,13 @@ try {
       confidential: !values.public,
       requireConsent: values['require-consent'] ?? false,
       clientId: values['client-id'],
-    });
+    }, CLI_ACTOR);
     const { secretHash: _hidden, ...shown } = client;
     print({ ...shown, clientSecret });
   } else if (command === 'client list') {
     print((await ctx.clients.list()).map(({ secretHash: _hidden, ...c }) => c));
   } else if (command === 'client delete') {
-    print({ deleted: await ctx.clients.remove(values['client-id'] ?? '') });
+    print({ deleted: await ctx.clients.remove(values['client-id'] ?? '', CLI_ACTOR) });
   } else if (command === 'user create') {
     const user = await ctx.users.create({
       username: values.username ?? '',
@@ -75,7 +75,7 @@ try {
       email: values.email,
       displayName: values['display-name'],
       roles: values.role,
-    });
+    }, CLI_ACTOR);
     const { passwordHash: _hidden, ...shown } = user;
     print(shown);
   } else {
@@ -83,7 +83,7 @@ try {
     process.exitCode = 2;
   }
 } catch (err) {
-  if (err instanceof ClientInputError || err instanceof UserInputError) {
+  if (err instanceof InputError || err instanceof NotFoundError) {
     process.stderr.write(`latchkey: ${err.message}\n`);
     process.exitCode = 2;
   } else throw err;

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 
 export type GrantType = 'authorization_code' | 'password' | 'refresh_token' | 'client_credentials';
@@ -29,7 +30,7 @@ export interface Client {
 
 type Row = Record<string, unknown>;
 
-export function toClient(r: Row): Client {
+function toClient(r: Row): Client {
   return {
     clientId: String(r.client_id),
     name: String(r.name),
@@ -92,6 +93,15 @@ export const clientQueries = (db: Db) => ({
   },
   async list(): Promise<Client[]> {
     return (await db('clients').orderBy('client_id')).map(toClient);
+  },
+  /** A page of clients in registration order, optionally those whose name or id contains `search`. */
+  page(req: PageRequest & { search?: string | null }): Promise<Page<Client>> {
+    const q = db('clients').select('*');
+    if (req.search) {
+      const like = likePattern(req.search);
+      q.where((w) => w.whereRaw("lower(name) like ? escape '\\'", [like]).orWhereRaw("lower(client_id) like ? escape '\\'", [like]));
+    }
+    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'client_id', direction: 'asc' }, toClient);
   },
 });
 

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
+import type { Actor } from '../audit/record.ts';
+import { InputError, NotFoundError } from '../service-errors.ts';
+import type { Transaction } from '../services.ts';
 import type { AccessTokenFormat, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
 
 export interface RegisterClientInput {
@@ -20,71 +23,69 @@ export interface RegisterClientInput {
   accessTokenFormat?: AccessTokenFormat;
 }
 
-export class ClientInputError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-  }
-}
-
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** Absolute, no fragment; https, or http for loopback only; custom schemes for native apps. */
 export function checkRedirectUri(field: string, uri: string): void {
-  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri)) throw new ClientInputError(field, 'must be at most 2000 characters, no spaces or control characters');
+  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri)) throw new InputError(field, 'must be at most 2000 characters, no spaces or control characters');
   let url: URL;
   try {
     url = new URL(uri);
   } catch {
-    throw new ClientInputError(field, `${JSON.stringify(uri)} is not an absolute URL`);
+    throw new InputError(field, `${JSON.stringify(uri)} is not an absolute URL`);
   }
-  if (url.hash || uri.includes('#')) throw new ClientInputError(field, `${uri} must not have a fragment`);
+  if (url.hash || uri.includes('#')) throw new InputError(field, `${uri} must not have a fragment`);
   if (url.protocol === 'http:' && !loopback.has(url.hostname)) {
-    throw new ClientInputError(field, `${uri}: http is allowed only for loopback hosts; use https`);
+    throw new InputError(field, `${uri}: http is allowed only for loopback hosts; use https`);
   }
   if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(url.protocol)) {
-    throw new ClientInputError(field, `${uri}: scheme ${url.protocol} is not allowed`);
+    throw new InputError(field, `${uri}: scheme ${url.protocol} is not allowed`);
   }
 }
 
 function validate(input: RegisterClientInput): void {
   const name = input.name.trim();
-  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) throw new ClientInputError('name', 'must be 1 to 200 characters, no control characters');
-  if (input.redirectUris.length > 50) throw new ClientInputError('redirectUris', 'at most 50');
+  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) throw new InputError('name', 'must be 1 to 200 characters, no control characters');
+  if (input.redirectUris.length > 50) throw new InputError('redirectUris', 'at most 50');
   input.redirectUris.forEach((u) => checkRedirectUri('redirectUris', u));
   (input.postLogoutRedirectUris ?? []).forEach((u) => checkRedirectUri('postLogoutRedirectUris', u));
   for (const key of ['accessTokenTtl', 'refreshTokenTtl'] as const) {
     const v = input[key];
     if (v != null && (!Number.isInteger(v) || v <= 0 || v > 365 * 24 * 3600)) {
-      throw new ClientInputError(key, 'must be a whole number of seconds from 1 to 31536000');
+      throw new InputError(key, 'must be a whole number of seconds from 1 to 31536000');
     }
   }
   for (const s of input.scopes ?? []) {
-    if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)) throw new ClientInputError('scopes', `${JSON.stringify(s)} is not a valid scope`);
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(s)) throw new InputError('scopes', `${JSON.stringify(s)} is not a valid scope`);
   }
   if (input.clientId !== undefined && !/^[A-Za-z0-9._~-]{1,128}$/.test(input.clientId)) {
-    throw new ClientInputError('clientId', 'must be 1 to 128 of A-Z a-z 0-9 . _ ~ -');
+    throw new InputError('clientId', 'must be 1 to 128 of A-Z a-z 0-9 . _ ~ -');
   }
   for (const r of input.roles ?? []) {
-    if (!/^[\w:.-]{1,64}$/.test(r)) throw new ClientInputError('roles', `${JSON.stringify(r)} is not a valid role name`);
+    if (!/^[\w:.-]{1,64}$/.test(r)) throw new InputError('roles', `${JSON.stringify(r)} is not a valid role name`);
   }
   const grants = input.grantTypes ?? [];
   if (input.confidential === false && grants.includes('client_credentials')) {
-    throw new ClientInputError('grantTypes', 'a public client cannot use client_credentials');
+    throw new InputError('grantTypes', 'a public client cannot use client_credentials');
   }
   if ((grants.length === 0 || grants.includes('authorization_code')) && input.redirectUris.length === 0) {
-    throw new ClientInputError('redirectUris', 'the authorization code grant needs at least one redirect URI');
+    throw new InputError('redirectUris', 'the authorization code grant needs at least one redirect URI');
   }
 }
 
-export const clientService = (queries: ClientQueries) => ({
+/** Changes to a client through the admin API or the CLI: every field of registration, all optional. */
+export type ClientPatch = Partial<Omit<RegisterClientInput, 'clientId'>>;
+
+/** The built-in clients: they cannot be deleted. */
+const BUILT_IN = new Set(['admin-cli', 'admin-console']);
+
+export const clientService = (queries: ClientQueries, deps: { transaction: Transaction }) => ({
   find: queries.find,
   list: queries.list,
+  page: queries.page,
 
   /** Registers a client; the secret is returned here only and stored as a hash. */
-  async register(input: RegisterClientInput): Promise<{ client: Client; clientSecret: string | null }> {
+  async register(input: RegisterClientInput, actor: Actor): Promise<{ client: Client; clientSecret: string | null }> {
     validate(input);
     const confidential = input.confidential ?? true;
     const clientSecret = confidential ? randomToken(32) : null;
@@ -109,27 +110,58 @@ export const clientService = (queries: ClientQueries) => ({
       createdAt: now,
       updatedAt: now,
     };
-    await queries.insert(client);
+    await deps.transaction(async (tx) => {
+      if (await tx.queries.clients.find(client.clientId)) throw new InputError('clientId', `${client.clientId} is taken`);
+      await tx.queries.clients.insert(client);
+      await tx.audit.change('client.register', actor, { clientId: client.clientId });
+    });
     return { client, clientSecret };
   },
 
-  /** Saves a changed client after the same checks as registration. */
-  async update(client: Client): Promise<Client> {
-    validate(client);
-    const next = { ...client, updatedAt: Date.now() };
-    await queries.update(next);
-    return next;
+  /**
+   * Changes a client after the same checks as registration. `undefined` leaves a field as it is; so
+   * does `null`, except for the lifetimes, where it means the server default.
+   */
+  update(clientId: string, patch: ClientPatch, actor: Actor): Promise<Client> {
+    return deps.transaction(async (tx) => {
+      const client = await tx.queries.clients.find(clientId);
+      if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
+      const next: Client = { ...client, updatedAt: Date.now() };
+      for (const [key, value] of Object.entries(patch)) {
+        if (value === undefined) continue;
+        if (value === null && key !== 'accessTokenTtl' && key !== 'refreshTokenTtl') continue;
+        (next as unknown as Record<string, unknown>)[key] = value;
+      }
+      validate(next);
+      await tx.queries.clients.update(next);
+      await tx.audit.change('client.update', actor, { clientId });
+      return next;
+    });
   },
 
-  /** Replaces the secret; the old one stops working with this write. */
-  async setSecret(client: Client, secret: string): Promise<Client> {
-    if (!client.confidential) throw new ClientInputError('clientId', 'a public client has no secret');
-    const next = { ...client, secretHash: hashToken(secret), updatedAt: Date.now() };
-    await queries.update(next);
-    return next;
+  /** A new secret, returned here only; the old one stops working with this write. */
+  rotateSecret(clientId: string, actor: Actor): Promise<{ client: Client; clientSecret: string }> {
+    return deps.transaction(async (tx) => {
+      const client = await tx.queries.clients.find(clientId);
+      if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
+      if (!client.confidential) throw new InputError('clientId', 'a public client has no secret');
+      const clientSecret = randomToken(32);
+      const next = { ...client, secretHash: hashToken(clientSecret), updatedAt: Date.now() };
+      await tx.queries.clients.update(next);
+      await tx.audit.change('client.rotate_secret', actor, { clientId });
+      return { client: next, clientSecret };
+    });
   },
 
-  remove: queries.remove,
+  /** Deletes a client; its codes, tokens and consents go with it (ON DELETE CASCADE). Built-ins stay. */
+  async remove(clientId: string, actor: Actor): Promise<boolean> {
+    if (BUILT_IN.has(clientId)) throw new InputError('clientId', `${clientId} is built in and cannot be deleted`);
+    return deps.transaction(async (tx) => {
+      const removed = await tx.queries.clients.remove(clientId);
+      if (removed) await tx.audit.change('client.delete', actor, { clientId });
+      return removed;
+    });
+  },
 
   /**
    * The built-in public client `admin-cli` (SPEC 3): the password grant with no secret, so curl alone

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
-import type { Db } from '../db/connect.ts';
-import { num } from '../db/rows.ts';
 import { decrypt, encrypt } from '../crypto/secrets.ts';
+import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/record.ts';
+import type { KeyQueries, StoredKey } from './key-queries.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
@@ -42,37 +42,32 @@ const generate = (alg: SigningAlg) =>
  * in the JWKS for `keepRetiredMs`, so tokens it signed still verify. Every process re-reads the table
  * periodically (`reload`), so all of them publish a key before any of them signs with it.
  */
-export async function loadSigningKeys(db: Db, encryptionKey: Buffer, policy: KeyPolicy) {
+export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer, policy: KeyPolicy, audit: AuditLog) {
   const imported = new Map<string, LoadedKey>();
   let keys: LoadedKey[] = [];
   let jwks: { keys: JWK[] } = { keys: [] };
   let localSet = createLocalJWKSet(jwks);
 
-  async function load(row: Record<string, unknown>): Promise<LoadedKey> {
-    const kid = String(row.kid);
-    const retiredAt = row.retired_at == null ? null : num(row.retired_at);
-    const cached = imported.get(kid);
-    if (cached) return { ...cached, retiredAt };
-    const alg = String(row.alg) as SigningAlg;
-    const privateJwk = JSON.parse(decrypt(encryptionKey, String(row.private_jwk_enc))) as JWK;
+  async function load(row: StoredKey): Promise<LoadedKey> {
+    const cached = imported.get(row.kid);
+    if (cached) return { ...cached, retiredAt: row.retiredAt };
+    const alg = row.alg as SigningAlg;
+    const privateJwk = JSON.parse(decrypt(encryptionKey, row.privateJwkEnc)) as JWK;
     const key: LoadedKey = {
-      kid,
+      kid: row.kid,
       alg,
-      publicJwk: JSON.parse(String(row.public_jwk)) as JWK,
+      publicJwk: JSON.parse(row.publicJwk) as JWK,
       privateKey: (await importJWK(privateJwk, alg)) as CryptoKey,
-      createdAt: num(row.created_at),
-      activatesAt: num(row.activates_at ?? row.created_at),
-      retiredAt,
+      createdAt: row.createdAt,
+      activatesAt: row.activatesAt,
+      retiredAt: row.retiredAt,
     };
-    imported.set(kid, key);
+    imported.set(row.kid, key);
     return key;
   }
 
   async function reload(): Promise<void> {
-    const rows = await db('signing_keys')
-      .where((q) => q.whereNull('retired_at').orWhere('retired_at', '>', Date.now() - policy.keepRetiredMs))
-      .orderBy([{ column: 'activates_at' }, { column: 'kid' }]);
-    keys = await Promise.all(rows.map(load));
+    keys = await Promise.all((await queries.published(Date.now() - policy.keepRetiredMs)).map(load));
     jwks = { keys: keys.map((k) => k.publicJwk) };
     localSet = createLocalJWKSet(jwks);
   }
@@ -80,13 +75,13 @@ export async function loadSigningKeys(db: Db, encryptionKey: Buffer, policy: Key
   async function insert(alg: SigningAlg, activatesAt: number): Promise<string> {
     const { publicKey, privateKey } = await generate(alg);
     const kid = randomUUID();
-    await db('signing_keys').insert({
+    await queries.insert({
       kid,
       alg,
-      public_jwk: JSON.stringify({ ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }),
-      private_jwk_enc: encrypt(encryptionKey, JSON.stringify(await exportJWK(privateKey))),
-      created_at: Date.now(),
-      activates_at: activatesAt,
+      publicJwk: JSON.stringify({ ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }),
+      privateJwkEnc: encrypt(encryptionKey, JSON.stringify(await exportJWK(privateKey))),
+      createdAt: Date.now(),
+      activatesAt,
     });
     return kid;
   }
@@ -141,27 +136,28 @@ export async function loadSigningKeys(db: Db, encryptionKey: Buffer, policy: Key
      * Starts a rotation for each algorithm given: the new key is published now and signs from
      * `now + publishDelayMs`, when the key it replaces is retired. Returns the new keys.
      */
-    async rotate(algs: readonly SigningAlg[] = SIGNING_ALGS, now = Date.now()): Promise<PublishedKey[]> {
+    async rotate(algs: readonly SigningAlg[] = SIGNING_ALGS, actor: Actor = SYSTEM_ACTOR, now = Date.now()): Promise<PublishedKey[]> {
       const activatesAt = now + policy.publishDelayMs;
       const kids: string[] = [];
       for (const alg of algs) {
         const kid = await insert(alg, activatesAt);
-        await db('signing_keys').where({ alg }).whereNot({ kid }).whereNull('retired_at').update({ retired_at: activatesAt });
+        await queries.retireOthers(alg, kid, activatesAt);
         kids.push(kid);
       }
       await reload();
+      await audit.change('keys.rotate', actor, {}, { kids });
       return this.list(now).filter((k) => kids.includes(k.kid));
     },
 
     /** Rotates each algorithm whose newest key is older than `maxAgeMs`; forgets keys past their keep time. */
     async rotateIfDue(maxAgeMs: number, now = Date.now()): Promise<PublishedKey[]> {
-      await db('signing_keys').where('retired_at', '<', now - policy.keepRetiredMs).delete();
+      await queries.deleteRetiredBefore(now - policy.keepRetiredMs);
       await reload();
       const due = SIGNING_ALGS.filter((alg) => {
         const newest = keys.filter((k) => k.alg === alg).at(-1);
         return !newest || now - newest.createdAt > maxAgeMs;
       });
-      return due.length > 0 ? this.rotate(due, now) : [];
+      return due.length > 0 ? this.rotate(due, SYSTEM_ACTOR, now) : [];
     },
   };
 }

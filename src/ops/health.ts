@@ -14,7 +14,7 @@ export const readyHandler =
   async (_req, res) => {
     let database: 'up' | 'down' = 'up';
     try {
-      await ctx.db.raw('select 1');
+      await ctx.ping();
     } catch {
       database = 'down';
     }

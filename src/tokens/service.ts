@@ -4,6 +4,9 @@ import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
 import { JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
+import type { Actor } from '../audit/record.ts';
+import { InputError } from '../service-errors.ts';
+import type { Transaction } from '../services.ts';
 import type { CodeRow, RefreshRow, Spend, TokenQueries } from './queries.ts';
 
 export interface CodeRequest {
@@ -42,7 +45,7 @@ export type RefreshOutcome =
   | { ok: true; row: RefreshRow }
   | { ok: false; reason: 'unknown' | 'expired' | 'reused' | 'revoked' | 'other_client' };
 
-export const tokenService = (queries: TokenQueries, config: Config, keys: SigningKeys) => ({
+export const tokenService = (queries: TokenQueries, config: Config, keys: SigningKeys, deps: { transaction: Transaction }) => ({
   async issueCode(req: CodeRequest): Promise<string> {
     const code = randomToken();
     const now = Date.now();
@@ -171,6 +174,21 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
   },
 
   revoke: (where: Record<string, string>) => queries.revokeWhere(where, Date.now()),
+
+  /** An administrator's revocation: every token of a user, of a client, or of both; audited. */
+  async revokeFor(filter: { userId?: string | null; clientId?: string | null }, actor: Actor): Promise<number> {
+    const { userId, clientId } = filter;
+    if (!userId && !clientId) throw new InputError('userId', 'give userId or clientId, or both');
+    const where: Record<string, string> = {};
+    if (userId) where.user_id = userId;
+    if (clientId) where.client_id = clientId;
+    return deps.transaction(async (tx) => {
+      const count = await tx.tokens.revoke(where);
+      await tx.audit.record({ kind: 'token.revoked', userId, clientId, actorUserId: actor.userId, actorClientId: actor.clientId, ip: actor.ip, requestId: actor.requestId, details: { count } });
+      await tx.audit.change('tokens.revoke', actor, { userId, clientId }, { count });
+      return count;
+    });
+  },
 });
 
 export type TokenService = ReturnType<typeof tokenService>;

@@ -1,4 +1,6 @@
 import type { Db } from '../db/connect.ts';
+import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
+import { ping } from '../db/ping.ts';
 import { bool, json, num } from '../db/rows.ts';
 
 export interface User {
@@ -16,7 +18,7 @@ export interface User {
   updatedAt: number;
 }
 
-export function toUser(r: Record<string, unknown>): User {
+function toUser(r: Record<string, unknown>): User {
   return {
     id: String(r.id),
     backend: String(r.backend),
@@ -74,11 +76,11 @@ export const userQueries = (db: Db) => ({
   async remove(id: string): Promise<boolean> {
     return (await db('users').where({ id }).delete()) > 0;
   },
-  /** Filtered list for the admin API; pagination is the caller's. */
-  listQuery(search?: string | null) {
+  /** A page of users in creation order, optionally those whose name, email or display name contains `search`. */
+  page(req: PageRequest & { search?: string | null }): Promise<Page<User>> {
     const q = db('users').select('*');
-    if (search) {
-      const like = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    if (req.search) {
+      const like = likePattern(req.search);
       q.where((w) =>
         w
           .whereRaw("username_key like ? escape '\\'", [like])
@@ -86,8 +88,10 @@ export const userQueries = (db: Db) => ({
           .orWhereRaw("lower(display_name) like ? escape '\\'", [like]),
       );
     }
-    return q;
+    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc' }, toUser);
   },
+  /** Whether the database answers (the database backend's health). */
+  ping: () => ping(db),
   async anyWithRole(role: string): Promise<boolean> {
     // Roles are a short JSON list; a LIKE on the quoted name is exact enough and portable.
     const row = await db('users').where('roles', 'like', `%${JSON.stringify(role)}%`).first('id');

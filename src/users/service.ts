@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../crypto/passwords.ts';
 import { randomToken } from '../crypto/tokens.ts';
+import { SYSTEM_ACTOR, type Actor } from '../audit/record.ts';
+import { InputError, NotFoundError } from '../service-errors.ts';
+import type { Transaction } from '../services.ts';
 import type { User, UserQueries } from './queries.ts';
 
 export interface CreateUserInput {
@@ -20,54 +23,53 @@ export interface UpdateUserInput {
   disabled?: boolean | null;
 }
 
-export class UserInputError extends Error {
-  constructor(
-    readonly field: string,
-    message: string,
-  ) {
-    super(`${field}: ${message}`);
-  }
-}
-
 function checkUsername(raw: string): string {
   const username = raw.trim();
-  if (!/^[^\s\x00-\x1f]{1,255}$/.test(username)) throw new UserInputError('username', 'must be 1 to 255 characters, no spaces');
+  if (!/^[^\s\x00-\x1f]{1,255}$/.test(username)) throw new InputError('username', 'must be 1 to 255 characters, no spaces');
   return username;
 }
 
 function checkPassword(password: string): void {
-  if (password.length < 8 || password.length > 1024) throw new UserInputError('password', 'must be 8 to 1024 characters');
+  if (password.length < 8 || password.length > 1024) throw new InputError('password', 'must be 8 to 1024 characters');
 }
 
 function checkEmail(email: string | null | undefined): string | null | undefined {
   if (email === '') return null;
   if (email == null) return email;
-  if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new UserInputError('email', `${JSON.stringify(email)} is not an email address`);
+  if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new InputError('email', `${JSON.stringify(email)} is not an email address`);
   return email;
 }
 
 function checkDisplayName(name: string | null | undefined): string | null {
   const trimmed = name?.trim();
   if (!trimmed) return null;
-  if (trimmed.length > 255 || /[\x00-\x1f\x7f]/.test(trimmed)) throw new UserInputError('displayName', 'must be at most 255 characters, no control characters');
+  if (trimmed.length > 255 || /[\x00-\x1f\x7f]/.test(trimmed)) throw new InputError('displayName', 'must be at most 255 characters, no control characters');
   return trimmed;
 }
 
 function checkRoles(roles: string[]): string[] {
-  for (const r of roles) if (!/^[\w:.-]{1,64}$/.test(r)) throw new UserInputError('roles', `${JSON.stringify(r)} is not a valid role name`);
+  for (const r of roles) if (!/^[\w:.-]{1,64}$/.test(r)) throw new InputError('roles', `${JSON.stringify(r)} is not a valid role name`);
   return [...new Set(roles)];
 }
 
-/** Users of the built-in database backend, whose id is `localBackend`. */
-export const userService = (queries: UserQueries, localBackend: string) => ({
+/**
+ * Users: the built-in database backend's own (`localBackend`), and the local records of other
+ * backends' users. Every change is one transaction with its audit event; the rules that go with a
+ * change (a disabled user's or a new password's tokens stop at once) live here, so the admin API and
+ * the CLI behave alike.
+ */
+export const userService = (queries: UserQueries, deps: { transaction: Transaction; localBackend: string }) => {
+  const { localBackend, transaction } = deps;
+  return {
   localBackend,
   find: queries.find,
+  findByUsername: queries.findByUsername,
+  page: queries.page,
 
-  async create(input: CreateUserInput): Promise<User> {
+  async create(input: CreateUserInput, actor: Actor): Promise<User> {
     const username = checkUsername(input.username);
     checkPassword(input.password);
     checkEmail(input.email);
-    if (await queries.findByUsername(localBackend, username)) throw new UserInputError('username', `${username} is taken`);
     const id = randomUUID();
     const now = Date.now();
     const user: User = {
@@ -84,45 +86,65 @@ export const userService = (queries: UserQueries, localBackend: string) => ({
       createdAt: now,
       updatedAt: now,
     };
-    await queries.insert(user);
-    return user;
+    return transaction(async (tx) => {
+      if (await tx.queries.users.findByUsername(localBackend, username)) throw new InputError('username', `${username} is taken`);
+      await tx.queries.users.insert(user);
+      await tx.audit.change('user.create', actor, { userId: id });
+      return user;
+    });
   },
 
   /** Users of other backends are read-only here but for roles and disabled (their profile is the directory's). */
-  async update(id: string, input: UpdateUserInput): Promise<User | undefined> {
-    const user = await queries.find(id);
-    if (!user) return undefined;
-    const local = user.backend === localBackend;
-    const next = { ...user, updatedAt: Date.now() };
-    for (const field of ['username', 'email', 'displayName'] as const) {
-      if (input[field] !== undefined && !local) {
-        throw new UserInputError(field, `is read-only: the user comes from backend "${user.backend}"`);
+  update(id: string, input: UpdateUserInput, actor: Actor): Promise<User> {
+    return transaction(async (tx) => {
+      const user = await tx.queries.users.find(id);
+      if (!user) throw new NotFoundError('id', `no user ${id}`);
+      const local = user.backend === localBackend;
+      const next = { ...user, updatedAt: Date.now() };
+      for (const field of ['username', 'email', 'displayName'] as const) {
+        if (input[field] !== undefined && !local) {
+          throw new InputError(field, `is read-only: the user comes from backend "${user.backend}"`);
+        }
       }
-    }
-    if (input.username != null) {
-      next.username = checkUsername(input.username);
-      const clash = await queries.findByUsername(localBackend, next.username);
-      if (clash && clash.id !== id) throw new UserInputError('username', `${next.username} is taken`);
-    }
-    if (input.email !== undefined) next.email = checkEmail(input.email) ?? null;
-    if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
-    if (input.roles != null) next.roles = checkRoles(input.roles);
-    if (input.disabled != null) next.disabled = input.disabled;
-    await queries.update(next);
-    return next;
+      if (input.username != null) {
+        next.username = checkUsername(input.username);
+        const clash = await tx.queries.users.findByUsername(localBackend, next.username);
+        if (clash && clash.id !== id) throw new InputError('username', `${next.username} is taken`);
+      }
+      if (input.email !== undefined) next.email = checkEmail(input.email) ?? null;
+      if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
+      if (input.roles != null) next.roles = checkRoles(input.roles);
+      if (input.disabled != null) next.disabled = input.disabled;
+      await tx.queries.users.update(next);
+      // A disabled user's tokens stop working now, not when they expire.
+      if (next.disabled && !user.disabled) await tx.tokens.revoke({ user_id: id });
+      await tx.audit.change('user.update', actor, { userId: id });
+      return next;
+    });
   },
 
-  async setPassword(id: string, password: string): Promise<User | undefined> {
-    const user = await queries.find(id);
-    if (!user) return undefined;
-    if (user.backend !== localBackend) throw new UserInputError('password', `is read-only: the user comes from backend "${user.backend}"`);
+  /** A new password for a database user; every token the user holds stops working. */
+  async setPassword(id: string, password: string, actor: Actor): Promise<void> {
     checkPassword(password);
-    const next = { ...user, passwordHash: await hashPassword(password), updatedAt: Date.now() };
-    await queries.update(next);
-    return next;
+    const passwordHash = await hashPassword(password);
+    await transaction(async (tx) => {
+      const user = await tx.queries.users.find(id);
+      if (!user) throw new NotFoundError('id', `no user ${id}`);
+      if (user.backend !== localBackend) throw new InputError('password', `is read-only: the user comes from backend "${user.backend}"`);
+      await tx.queries.users.update({ ...user, passwordHash, updatedAt: Date.now() });
+      await tx.tokens.revoke({ user_id: id });
+      await tx.audit.change('user.set_password', actor, { userId: id });
+    });
   },
 
-  remove: queries.remove,
+  /** Deletes a user; their sessions, codes, tokens and consents go with them (ON DELETE CASCADE). */
+  remove(id: string, actor: Actor): Promise<boolean> {
+    return transaction(async (tx) => {
+      const removed = await tx.queries.users.remove(id);
+      if (removed) await tx.audit.change('user.delete', actor, { userId: id });
+      return removed;
+    });
+  },
 
   /**
    * SPEC 1: when no admin exists, create one. Returns the generated password when none was given,
@@ -140,10 +162,11 @@ export const userService = (queries: UserQueries, localBackend: string) => ({
         updatedAt: Date.now(),
       });
     } else {
-      await this.create({ username, password: password ?? generated!, roles: ['admin'], displayName: 'Administrator' });
+      await this.create({ username, password: password ?? generated!, roles: ['admin'], displayName: 'Administrator' }, SYSTEM_ACTOR);
     }
     return { created: true, generatedPassword: generated };
   },
-});
+  };
+};
 
 export type UserService = ReturnType<typeof userService>;

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { CLI_ACTOR } from '../../src/audit/record.ts';
 import type { RegisterClientInput } from '../../src/clients/service.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { startServer, type RunningServer } from '../../src/server.ts';
@@ -55,11 +56,11 @@ export async function startTestServer(kind: DatabaseKind, overrides: Record<stri
         name: 'Test app',
         redirectUris: [redirectUri],
         ...input,
-      });
+      }, CLI_ACTOR);
       return { clientId: client.clientId, clientSecret, redirectUri };
     },
     async user(username, password, extra = {}) {
-      return (await running.ctx.users.create({ username, password, ...extra })).id;
+      return (await running.ctx.users.create({ username, password, ...extra }, CLI_ACTOR)).id;
     },
   };
 }

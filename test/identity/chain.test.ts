@@ -36,7 +36,7 @@ describe.each(databaseKinds)('identity backend chain on %s', (kind) => {
     const again = (await (await grant(up, c, 'kim', 'kim-directory-pw')).json()) as { access_token: string };
     const me2 = (await (await get(`${up.url}/api/oauth/v20/me`, { access_token: again.access_token })).json()) as Record<string, unknown>;
     expect(me2.userid).toBe(me.userid);
-    const record = (await up.ctx.userQueries.find(String(me.userid)))!;
+    const record = (await up.ctx.users.find(String(me.userid)))!;
     expect(record.backend).toBe('corp');
   });
 
@@ -58,7 +58,7 @@ describe.each(databaseKinds)('identity backend chain on %s', (kind) => {
       expect(((await res.json()) as { error: string }).error).toBe('temporarily_unavailable');
     }
     // Seven outages did not throttle anyone: each attempt was counted before the check and given back.
-    expect(await down.ctx.db('login_throttle').where('failures', '>', 0)).toEqual([]);
+    expect(await down.sql('login_throttle').where('failures', '>', 0)).toEqual([]);
     expect((await grant(down, c, 'lee', 'lee-local-password')).status).toBe(200);
 
     const ready = await get(`${down.url}/readyz`);

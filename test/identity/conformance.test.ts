@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { CLI_ACTOR } from '../../src/audit/record.ts';
 import { people, SPECIAL_NAME } from '../fixtures/ldap/directory.ts';
 import { databaseKinds, type DatabaseKind } from '../helpers/databases.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
@@ -25,8 +26,8 @@ async function databaseFixture(kind: DatabaseKind): Promise<BackendFixture> {
   const server = await startTestServer(kind);
   const accounts = { active: { username: 'alice', password: 'alice-local-pw' }, disabled: { username: 'carol', password: 'carol-local-pw' }, special: { username: SPECIAL_NAME, password: 'special-local-pw' } };
   for (const a of Object.values(accounts)) await server.user(a.username, a.password);
-  const carol = (await server.ctx.userQueries.findByUsername('local', 'carol'))!;
-  await server.ctx.users.update(carol.id, { disabled: true });
+  const carol = (await server.ctx.users.findByUsername('local', 'carol'))!;
+  await server.ctx.users.update(carol.id, { disabled: true }, CLI_ACTOR);
   return { server, backendId: 'local', ...accounts, stop: () => server.stop() };
 }
 
@@ -79,7 +80,7 @@ describe.each(fixtures)('backend conformance: %s on %s', (_name, kind, makeFixtu
     expect(a.uid).toBe(f.active.username);
     const b = await me(((await (await grant(f.active.username, f.active.password)).json()) as { access_token: string }).access_token);
     expect(b.userid).toBe(a.userid);
-    expect((await f.server.ctx.userQueries.find(String(a.userid)))?.backend).toBe(f.backendId);
+    expect((await f.server.ctx.users.find(String(a.userid)))?.backend).toBe(f.backendId);
   });
 
   test('the name is case-insensitive', async () => {

@@ -99,7 +99,7 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
 
     // Eight outages counted nothing: every attempt was counted before the check and given back, and
     // the right password works at once when the directory is back.
-    expect(await server.ctx.db('login_throttle').where('failures', '>', 0)).toEqual([]);
+    expect(await server.sql('login_throttle').where('failures', '>', 0)).toEqual([]);
     await b.start();
     expect((await signIn(server)).status).toBe(200);
   });

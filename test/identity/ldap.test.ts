@@ -106,7 +106,7 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     const profile = await me(server, (await tokens((await passwordGrant(server, 'alice', people.alice.password)).res)).access_token);
     expect(profile.uid).toBe('alice');
     expect([...(profile.groups as string[])].sort()).toEqual(['latchkey-admins', 'staff']);
-    const record = (await server.ctx.userQueries.find(String(profile.userid)))!;
+    const record = (await server.ctx.users.find(String(profile.userid)))!;
     expect(record.externalId).toBe(guidString('alice'));
     expect(record.roles).toEqual(['admin']);
     // userAccountControl 514 (ACCOUNTDISABLE): refused although the bind itself succeeds here.

@@ -43,7 +43,7 @@ describe('the README example backend, loaded from a plugins/ folder by name', ()
     const token = ((await ok.json()) as { access_token: string }).access_token;
     const info = (await (await get(`${server.url}/connect/v10/userinfo`, {}, { authorization: `Bearer ${token}` })).json()) as Record<string, unknown>;
     expect(info).toMatchObject({ email: 'pat@partner.example', groups: ['partners'] });
-    expect((await server.ctx.userQueries.find(String(info.sub)))?.backend).toBe('partners');
+    expect((await server.ctx.users.find(String(info.sub)))?.backend).toBe('partners');
 
     expect((await grant('pat', 'wrong')).status).toBe(400);
     expect((await grant('lee', 'lee-local-password')).status).toBe(200);

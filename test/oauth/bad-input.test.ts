@@ -78,9 +78,9 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
   });
 
   test('nothing is written half: a failed token request leaves no tokens behind', async () => {
-    const before = await server.ctx.db('access_tokens').count({ n: '*' }).first();
+    const before = await server.sql('access_tokens').count({ n: '*' }).first();
     await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'ghost', password: 'x', client_id: app.clientId, client_secret: app.clientSecret! });
-    const after = await server.ctx.db('access_tokens').count({ n: '*' }).first();
+    const after = await server.sql('access_tokens').count({ n: '*' }).first();
     expect(Number(after!.n)).toBe(Number(before!.n));
   });
 

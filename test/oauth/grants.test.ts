@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { CLI_ACTOR } from '../../src/audit/record.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -99,8 +100,7 @@ describe.each(databaseKinds)('password, refresh and client_credentials grants on
 
   test('a disabled user cannot sign in', async () => {
     const id = await server.user('dave', 'dave-password-1');
-    const user = (await server.ctx.userQueries.find(id))!;
-    await server.ctx.userQueries.update({ ...user, disabled: true });
+    await server.ctx.users.update(id, { disabled: true }, CLI_ACTOR);
     const res = await password('dave', 'dave-password-1');
     expect(res.status).toBe(400);
     expect(((await res.json()) as TokenBody).error).toBe('invalid_grant');

@@ -30,7 +30,7 @@ describe('TRUST_PROXY', () => {
     for (const [i, name] of ['x1', 'x2', 'x3'].entries()) expect((await attempt(direct, c, name, 'wrong', `198.51.100.${i}`)).status).toBe(400);
     const blocked = await attempt(direct, c, 'kai', 'kai-password-1', '198.51.100.99');
     expect(blocked.status).toBe(429);
-    const events = await direct.ctx.db('audit_events').where({ kind: 'login.failure' }).select('ip');
+    const events = await direct.sql('audit_events').where({ kind: 'login.failure' }).select('ip');
     expect(new Set(events.map((e: { ip: string }) => e.ip))).toEqual(new Set(['127.0.0.1']));
   });
 
@@ -39,7 +39,7 @@ describe('TRUST_PROXY', () => {
     for (const name of ['y1', 'y2', 'y3']) expect((await attempt(proxied, c, name, 'wrong', '203.0.113.7')).status).toBe(400);
     expect((await attempt(proxied, c, 'kai', 'kai-password-1', '203.0.113.7')).status).toBe(429);
     expect((await attempt(proxied, c, 'kai', 'kai-password-1', '198.51.100.2')).status).toBe(200);
-    const events = await proxied.ctx.db('audit_events').where({ kind: 'login.failure' }).select('ip');
+    const events = await proxied.sql('audit_events').where({ kind: 'login.failure' }).select('ip');
     expect(new Set(events.map((e: { ip: string }) => e.ip))).toEqual(new Set(['203.0.113.7']));
   });
 

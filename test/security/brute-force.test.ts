@@ -55,7 +55,7 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
       else expectThrottled(a);
     }
     // Only the checked guesses are failures in the audit trail.
-    const failures = await server.ctx.db('audit_events').where({ kind: 'login.failure' }).count({ n: '*' });
+    const failures = await server.sql('audit_events').where({ kind: 'login.failure' }).count({ n: '*' });
     expect(Number(failures[0]!.n)).toBe(5);
   });
 
@@ -149,9 +149,9 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
     expectThrottled(await answer(await passwordGrant(server.url, client, typed, 'some-password')));
     await expectThrottledPage(await new Browser(server).signIn(codeRequest(client), typed, 'some-password'));
 
-    const keys = (await server.ctx.db('login_throttle').select('key')).map((r: { key: string }) => r.key);
+    const keys = (await server.sql('login_throttle').select('key')).map((r: { key: string }) => r.key);
     expect(keys.length).toBeGreaterThan(0);
-    const audit = await server.ctx.db('audit_events').select('*');
+    const audit = await server.sql('audit_events').select('*');
     expect(audit.map((e: { kind: string }) => e.kind)).toEqual(expect.arrayContaining(['login.failure', 'login.throttled']));
 
     const lower = typed.toLowerCase();
@@ -189,7 +189,7 @@ describe('brute-force throttling across two processes on one PostgreSQL database
     other = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret! });
     await server.user('heidi', PASSWORD);
     const client = await server.client({ grantTypes: ['password'] });
-    const failuresSoFar = async () => Number((await server!.ctx.db('audit_events').where({ kind: 'login.failure' }).count({ n: '*' }))[0]!.n);
+    const failuresSoFar = async () => Number((await server!.sql('audit_events').where({ kind: 'login.failure' }).count({ n: '*' }))[0]!.n);
     // Both processes answer for the same deployment.
     expect((await passwordGrant(other.url, client, 'nobody-here', 'x')).status).toBe(400);
     const before = await failuresSoFar();

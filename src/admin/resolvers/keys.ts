@@ -17,18 +17,6 @@ export const keyResolvers: Resolvers = {
     signingKeys: (_p, _a, { app }) => app.keys.list().map(toKey),
   },
   Mutation: {
-    rotateSigningKeys: async (_p, { algorithms }, { app, admin, ip, requestId }) => {
-      // Not in ctx.change's transaction: the keys are written through the app's own connection.
-      const created = await app.keys.rotate(algorithms ?? undefined);
-      await app.audit.record({
-        kind: 'admin.change',
-        actorUserId: admin.userId,
-        actorClientId: admin.clientId,
-        ip,
-        requestId,
-        details: { action: 'keys.rotate', kids: created.map((k) => k.kid) },
-      });
-      return created.map(toKey);
-    },
+    rotateSigningKeys: async (_p, { algorithms }, { app, actor }) => (await app.keys.rotate(algorithms ?? undefined, actor)).map(toKey),
   },
 };

@@ -47,7 +47,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
   async function currentSession(req: Request): Promise<SignedIn | undefined> {
     const session = await ctx.sessions.find(readCookie(req, SSO_COOKIE));
     if (!session) return undefined;
-    const user = await ctx.userQueries.find(session.userId);
+    const user = await ctx.users.find(session.userId);
     return user && !user.disabled ? { session, user } : undefined;
   }
 

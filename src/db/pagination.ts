@@ -1,13 +1,18 @@
 import type { Knex } from 'knex';
+import { InputError } from '../service-errors.ts';
 
 /** Keyset pagination over (created_at, key): stable under inserts, one indexed range read a page. */
+export interface PageRequest {
+  first?: number | null;
+  after?: string | null;
+}
+
 export interface Page<T> {
   edges: Array<{ cursor: string; node: T }>;
   pageInfo: { hasNextPage: boolean; endCursor: string | null };
   totalCount: number;
 }
 
-export class CursorError extends Error {}
 
 export const MAX_PAGE = 100;
 
@@ -21,7 +26,7 @@ export function decodeCursor(cursor: string): [number, string] {
   } catch {
     // fall through
   }
-  throw new CursorError('after: not a cursor of this list');
+  throw new InputError('after', 'not a cursor of this list');
 }
 
 /**
@@ -34,7 +39,7 @@ export async function paginate<T>(
   toNode: (row: Record<string, unknown>) => T,
 ): Promise<Page<T>> {
   const first = opts.first ?? 20;
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new CursorError(`first: must be 1 to ${MAX_PAGE}`);
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new InputError('first', `must be 1 to ${MAX_PAGE}`);
   const countRow = await query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
   const page = query.clone();
   if (opts.after) {
@@ -58,3 +63,6 @@ export async function paginate<T>(
     totalCount: Number(countRow?.n ?? 0),
   };
 }
+
+/** A LIKE pattern for a case-insensitive substring search, its wildcards escaped (`a_b` finds exactly that). */
+export const likePattern = (search: string): string => `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -1,0 +1,80 @@
+import type { Db } from '../db/connect.ts';
+import { paginate, type Page, type PageRequest } from '../db/pagination.ts';
+import { num } from '../db/rows.ts';
+
+export type AuditKind =
+  | 'login.success'
+  | 'login.failure'
+  | 'login.throttled'
+  | 'token.issued'
+  | 'token.revoked'
+  | 'token.reuse_detected'
+  | 'code.replayed'
+  | 'consent.granted'
+  | 'logout'
+  | 'admin.change';
+
+export interface AuditEvent {
+  kind: AuditKind;
+  userId?: string | null;
+  clientId?: string | null;
+  actorUserId?: string | null;
+  actorClientId?: string | null;
+  ip?: string | null;
+  requestId?: string | null;
+  details?: Record<string, unknown>;
+}
+
+/** A recorded event as the admin API shows it. */
+export interface StoredAuditEvent {
+  id: string;
+  at: number;
+  kind: string;
+  userId: string | null;
+  clientId: string | null;
+  actorUserId: string | null;
+  actorClientId: string | null;
+  ip: string | null;
+  requestId: string | null;
+  details: string | null;
+}
+
+const toEvent = (r: Record<string, unknown>): StoredAuditEvent => ({
+  id: String(r.id),
+  at: num(r.at),
+  kind: String(r.kind),
+  userId: (r.user_id as string | null) ?? null,
+  clientId: (r.client_id as string | null) ?? null,
+  actorUserId: (r.actor_user_id as string | null) ?? null,
+  actorClientId: (r.actor_client_id as string | null) ?? null,
+  ip: (r.ip as string | null) ?? null,
+  requestId: (r.request_id as string | null) ?? null,
+  details: (r.details as string | null) ?? null,
+});
+
+export const auditQueries = (db: Db) => ({
+  async insert(e: AuditEvent, at: number): Promise<void> {
+    await db('audit_events').insert({
+      at,
+      kind: e.kind,
+      user_id: e.userId ?? null,
+      client_id: e.clientId ?? null,
+      actor_user_id: e.actorUserId ?? null,
+      actor_client_id: e.actorClientId ?? null,
+      ip: e.ip ?? null,
+      request_id: e.requestId ?? null,
+      details: e.details ? JSON.stringify(e.details) : null,
+    });
+  },
+
+  /** Newest first, optionally of one kind, user or client. */
+  page(req: PageRequest & { kind?: string | null; userId?: string | null; clientId?: string | null }): Promise<Page<StoredAuditEvent>> {
+    const q = db('audit_events').select('*');
+    if (req.kind) q.where('kind', req.kind);
+    if (req.userId) q.where('user_id', req.userId);
+    if (req.clientId) q.where('client_id', req.clientId);
+    return paginate(q, { ...req, timeColumn: 'at', keyColumn: 'id', direction: 'desc' }, toEvent);
+  },
+});
+
+export type AuditQueries = ReturnType<typeof auditQueries>;
