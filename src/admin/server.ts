@@ -8,6 +8,7 @@ import type { AppContext } from '../context.ts';
 import { authenticateAdmin } from './auth.ts';
 import { adminContext, type AdminContext } from './context.ts';
 import { isDatabaseUnavailable } from '../db/outage.ts';
+import { bodyErrorStatus } from '../http/errors.ts';
 import { formatError, serviceUnavailable } from './errors.ts';
 import { inputGuard } from './input-guard.ts';
 import { queryLimits } from './limits.ts';
@@ -25,9 +26,10 @@ const typeDefs = readdirSync(schemaDir)
 
 /** A body that is not JSON, or too large, answered in the GraphQL error shape. */
 const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
-  if (typeof err?.status !== 'number' || err.status >= 500) return next(err);
-  const message = err.status === 413 ? 'the request body is too large' : 'the request body is not valid JSON';
-  res.status(err.status).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
+  const status = bodyErrorStatus(err);
+  if (status === undefined) return next(err);
+  const message = status === 413 ? 'the request body is too large' : 'the request body is not valid JSON';
+  res.status(status).json({ errors: [{ message, extensions: { code: 'BAD_REQUEST' } }] });
 };
 
 /** The Apollo admin API at `/graphql`: depth and cost limits, masked errors, CSRF prevention on. */

@@ -1,14 +1,10 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DatabaseOutage, isDatabaseUnavailable } from '../db/outage.ts';
-import { OAuthError } from '../oauth/errors.ts';
+import { databaseUnavailable, OAuthError } from '../oauth/errors.ts';
 
-/** The JSON answer while the database is unreachable (SPEC 7). */
-export const databaseUnavailable = (): OAuthError =>
-  new OAuthError('temporarily_unavailable', 'the database is unreachable; try again later', 503, { 'Retry-After': '5' });
-
-/** Whether a thrown value is one of body-parser's refusals (http-errors with a 4xx status). */
-const isBodyError = (err: { status?: unknown; statusCode?: unknown } | undefined): number | undefined => {
+/** The status of one of body-parser's refusals (http-errors with a 4xx status); undefined for anything else. */
+export const bodyErrorStatus = (err: { status?: unknown; statusCode?: unknown } | undefined): number | undefined => {
   const status = typeof err?.status === 'number' ? err.status : typeof err?.statusCode === 'number' ? err.statusCode : undefined;
   return status !== undefined && status >= 400 && status < 500 ? status : undefined;
 };
@@ -36,7 +32,7 @@ export const errorHandler =
       res.status(err.status).set(err.headers).json(err.toJSON());
       return;
     }
-    const status = isBodyError(err);
+    const status = bodyErrorStatus(err);
     if (status !== undefined) {
       const description = status === 413 ? 'the request body is too large' : `malformed request body (${typeof err.type === 'string' ? err.type : err.message})`;
       res.status(status).json({ error: 'invalid_request', error_description: description });

@@ -2,8 +2,7 @@ import type { Request, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import { isDatabaseUnavailable } from '../db/outage.ts';
 import { errorPage } from '../login/pages.ts';
-import { OAuthError } from '../oauth/errors.ts';
-import { databaseUnavailable } from './errors.ts';
+import { databaseUnavailable, OAuthError } from '../oauth/errors.ts';
 
 /**
  * How the HTML endpoints (authorize, logout) answer an error: an OAuth error as an error page with its
@@ -16,7 +15,8 @@ export function sendPageError(ctx: AppContext, req: Request, res: Response, err:
     err = databaseUnavailable();
   }
   if (err instanceof OAuthError) {
-    res.status(err.status).set(err.headers).type('html').send(errorPage(err.error, err.message));
+    // SPEC 2.1: a request that cannot be sent back to its client is shown on a 400 page.
+    res.status(err.status >= 500 ? err.status : 400).set(err.headers).type('html').send(errorPage(err.error, err.message));
     return;
   }
   ctx.logger.error({ err, requestId: req.id, path: req.path }, 'unexpected error');

@@ -1,23 +1,23 @@
 import type { Request } from 'express';
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
-import { oauthError } from '../errors.ts';
+import { basicAuthFailed, oauthError } from '../errors.ts';
 import { param, type Params } from '../params.ts';
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
 function decodeBasic(header: string): { id: string; secret: string } {
   const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw oauthError('invalid_client', 'malformed Basic credentials', 401, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
+  if (colon < 0) throw basicAuthFailed('malformed Basic credentials');
   const unform = (s: string) => {
     try {
       return decodeURIComponent(s.replace(/\+/g, ' '));
     } catch {
-      throw oauthError('invalid_client', 'malformed Basic credentials', 401, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
+      throw basicAuthFailed('malformed Basic credentials');
     }
   };
   const id = unform(decoded.slice(0, colon));
-  if (id.includes('\0') || id.length > 256) throw oauthError('invalid_client', 'malformed Basic credentials', 401, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
+  if (id.includes('\0') || id.length > 256) throw basicAuthFailed('malformed Basic credentials');
   return { id, secret: unform(decoded.slice(colon + 1)) };
 }
 
@@ -39,15 +39,14 @@ export async function authenticateClient(ctx: AppContext, req: Request, p: Param
   if (!clientId) throw oauthError('empty_client_id', 'client_id is required');
 
   const client = await ctx.clients.find(clientId);
-  if (!client) throw oauthError('invalid_client_id', 'client_id is not a registered client', 401);
+  if (!client) throw oauthError('invalid_client_id', 'client_id is not a registered client');
   if (client.confidential) {
     if (!secret) throw oauthError('empty_client_secret', 'client_secret is required');
     if (!ctx.clients.secretMatches(client, secret)) {
-      const headers: Record<string, string> = basic ? { 'WWW-Authenticate': 'Basic realm="latchkey"' } : {};
-      throw oauthError('invalid_client', 'client authentication failed', 401, headers);
+      throw basic ? basicAuthFailed('client authentication failed') : oauthError('invalid_client', 'client authentication failed');
     }
   } else if (secret) {
-    throw oauthError('invalid_client', 'a public client has no secret', 401);
+    throw oauthError('invalid_client', 'a public client has no secret');
   }
   if (!client.oauthEnabled) throw oauthError('app_unsupport_oauth', 'this application may not use OAuth');
   return client;

@@ -2,13 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { bool, json, num } from '../../db/rows.ts';
 import { scopedClaims, type ClaimsUser } from '../claims.ts';
-import { OAuthError, type OAuthErrorCode } from '../errors.ts';
-
-/** RFC 6750 errors at a resource: 401 with the code in `WWW-Authenticate`. */
-const bearerError = (error: OAuthErrorCode, description: string, status = 401) =>
-  new OAuthError(error, description, status, {
-    'WWW-Authenticate': `Bearer realm="latchkey", error="${error}", error_description="${description}"`,
-  });
+import { bearerError } from '../errors.ts';
 
 /** The token from `Authorization: Bearer`, `access_token` or `token` (SPEC 2.3); exactly one of them. */
 function presentedToken(req: Request): string {
@@ -20,11 +14,11 @@ function presentedToken(req: Request): string {
     for (const name of ['access_token', 'token']) {
       const v = (source as Record<string, unknown>)[name];
       if (v === undefined) continue;
-      if (typeof v !== 'string') throw bearerError('invalid_request', `${name} is repeated`, 400);
+      if (typeof v !== 'string') throw bearerError('invalid_request', `${name} is repeated`);
       found.push(v);
     }
   }
-  if (found.length > 1) throw bearerError('invalid_request', 'the access token is given more than once', 400);
+  if (found.length > 1) throw bearerError('invalid_request', 'the access token is given more than once');
   if (!found[0]) throw bearerError('invalid_access_token', 'an access token is required');
   return found[0];
 }

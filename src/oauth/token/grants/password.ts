@@ -1,4 +1,4 @@
-import { backendUnavailable, oauthError } from '../../errors.ts';
+import { backendUnavailable, oauthError, throttled } from '../../errors.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../scopes.ts';
@@ -15,7 +15,7 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   if (!outcome.ok) {
     switch (outcome.reason) {
       case 'throttled':
-        throw oauthError('invalid_grant', `too many failed attempts, retry after ${outcome.retryAfter} s`, 429, { 'Retry-After': String(outcome.retryAfter) });
+        throw throttled(outcome.retryAfter);
       case 'unavailable':
         throw backendUnavailable();
       case 'disabled':
