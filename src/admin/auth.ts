@@ -1,7 +1,6 @@
 import type { Request } from 'express';
 import { GraphQLError } from 'graphql';
 import type { AppContext } from '../context.ts';
-import { bool, json, num } from '../db/rows.ts';
 import { ADMIN_CLIENTS, ADMIN_SCOPE } from '../oauth/token/scopes.ts';
 
 /** Who is calling the admin API: an admin user, or a client (service account) with the admin role. */
@@ -24,18 +23,17 @@ const forbidden = (message: string) => new GraphQLError(message, { extensions: {
 export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<Admin> {
   const header = req.headers.authorization;
   if (!header || !/^bearer /i.test(header)) throw unauthenticated('an admin access token is required (Authorization: Bearer …)');
-  const row = await ctx.tokens.findAccess(header.slice(7).trim());
-  if (!row || num(row.expires_at) <= Date.now()) throw unauthenticated('the access token is invalid or expired');
-  const clientId = String(row.client_id);
-  if (!row.user_id) {
-    if (!json<string[]>(row.client_roles, []).includes('admin')) throw forbidden('the admin role is required');
+  const grant = await ctx.tokens.findAccess(header.slice(7).trim());
+  if (!grant || grant.expiresAt <= Date.now()) throw unauthenticated('the access token is invalid or expired');
+  const { clientId, user } = grant;
+  if (!user) {
+    if (!grant.client.roles.includes('admin')) throw forbidden('the admin role is required');
     return { userId: null, clientId };
   }
-  if (bool(row.disabled) || !json<string[]>(row.roles, []).includes('admin')) throw forbidden('the admin role is required');
-  const adminClient = ADMIN_CLIENTS.has(clientId) || json<string[]>(row.client_scopes, []).includes(ADMIN_SCOPE);
-  const tokenScopes = String(row.scope).split(' ');
-  if (!adminClient || !tokenScopes.includes(ADMIN_SCOPE)) {
+  if (user.disabled || !user.roles.includes('admin')) throw forbidden('the admin role is required');
+  const adminClient = ADMIN_CLIENTS.has(clientId) || grant.client.scopes.includes(ADMIN_SCOPE);
+  if (!adminClient || !grant.scopes.includes(ADMIN_SCOPE)) {
     throw forbidden(`this token was not issued for the admin API: use admin-cli or a client with the ${ADMIN_SCOPE} scope, and request that scope`);
   }
-  return { userId: String(row.user_id), clientId };
+  return { userId: user.id, clientId };
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connect.ts';
-import { num, numOrNull } from '../db/rows.ts';
+import { bool, json, num, numOrNull } from '../db/rows.ts';
 
 export interface CodeRow {
   codeHash: string;
@@ -59,6 +59,37 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
 
 /** What new tokens are issued for, spent in the same transaction: a code (by hash) or a refresh token. */
 export type Spend = { code: string } | { refresh: string };
+
+/** An access token as the resources see it: its scope, its client, and its user (none for client_credentials). */
+export interface AccessGrant {
+  clientId: string;
+  scopes: string[];
+  expiresAt: number;
+  createdAt: number;
+  client: { oauthEnabled: boolean; roles: string[]; scopes: string[] };
+  user: { id: string; username: string; email: string | null; displayName: string | null; groups: string[]; roles: string[]; disabled: boolean } | null;
+}
+
+const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({
+  clientId: String(r.client_id),
+  scopes: String(r.scope).split(' ').filter(Boolean),
+  expiresAt: num(r.expires_at),
+  createdAt: num(r.created_at),
+  client: { oauthEnabled: bool(r.oauth_enabled), roles: json(r.client_roles, []), scopes: json(r.client_scopes, []) },
+  // A user deleted since leaves no row to join: the token then has no user either.
+  user:
+    r.user_id != null && r.username != null
+      ? {
+          id: String(r.user_id),
+          username: String(r.username),
+          email: (r.email as string | null) ?? null,
+          displayName: (r.display_name as string | null) ?? null,
+          groups: json(r.groups, []),
+          roles: json(r.roles, []),
+          disabled: bool(r.disabled),
+        }
+      : null,
+});
 
 export interface NewAccessToken {
   token_hash: string;
@@ -124,8 +155,8 @@ export const tokenQueries = (db: Db) => ({
   },
 
   /** The access token with what `/me` needs of its user and client, in one indexed read. */
-  async findAccess(tokenHash: string) {
-    return db('access_tokens as a')
+  async findAccess(tokenHash: string): Promise<AccessGrant | undefined> {
+    const r = await db('access_tokens as a')
       .join('clients as c', 'c.client_id', 'a.client_id')
       .leftJoin('users as u', 'u.id', 'a.user_id')
       .where('a.token_hash', tokenHash)
@@ -143,9 +174,9 @@ export const tokenQueries = (db: Db) => ({
         'u.display_name',
         'u.groups',
         'u.roles',
-        'u.backend',
         'u.disabled',
       );
+    return r ? toAccessGrant(r) : undefined;
   },
 
   /** Revokes by a column of both token tables (family, code, session, user, client). */

@@ -162,7 +162,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
     const hash = hashToken(token);
     const access = await queries.findAccess(hash);
     if (access) {
-      if (access.client_id !== clientId && !anyClient) return 'other_client';
+      if (access.clientId !== clientId && !anyClient) return 'other_client';
       await queries.revokeWhere({ token_hash: hash }, Date.now());
       return 'revoked';
     }

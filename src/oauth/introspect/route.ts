@@ -1,6 +1,5 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { num } from '../../db/rows.ts';
 import { oauthError } from '../errors.ts';
 import { param, readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
@@ -22,16 +21,16 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       const base = { iss: ctx.config.publicUrl, token_type: 'bearer' };
 
       const access = p.token_type_hint === 'refresh_token' ? undefined : await ctx.tokens.findAccess(token);
-      if (access && mayRead(String(access.client_id)) && num(access.expires_at) > now) {
+      if (access && mayRead(access.clientId) && access.expiresAt > now) {
         res.json({
           ...base,
           active: true,
-          client_id: access.client_id,
-          scope: access.scope,
-          exp: Math.floor(num(access.expires_at) / 1000),
-          iat: Math.floor(num(access.created_at) / 1000),
-          aud: access.client_id,
-          ...(access.user_id ? { sub: access.user_id, username: access.username } : {}),
+          client_id: access.clientId,
+          scope: access.scopes.join(' '),
+          exp: Math.floor(access.expiresAt / 1000),
+          iat: Math.floor(access.createdAt / 1000),
+          aud: access.clientId,
+          ...(access.user ? { sub: access.user.id, username: access.user.username } : {}),
         });
         return;
       }

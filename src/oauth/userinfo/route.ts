@@ -1,6 +1,5 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { bool, json, num } from '../../db/rows.ts';
 import { scopedClaims, type ClaimsUser } from '../claims.ts';
 import { bearerError } from '../errors.ts';
 
@@ -31,24 +30,14 @@ interface TokenUser {
 
 /** One indexed read: the token with its client and user. Revocation is a deleted row, seen at once. */
 async function resolveToken(ctx: AppContext, req: Request): Promise<TokenUser> {
-  const row = await ctx.tokens.findAccess(presentedToken(req));
-  if (!row) throw bearerError('invalid_access_token', 'the access token is invalid or revoked');
-  if (num(row.expires_at) <= Date.now()) throw bearerError('access_token_exprise', 'the access token has expired');
+  const grant = await ctx.tokens.findAccess(presentedToken(req));
+  if (!grant) throw bearerError('invalid_access_token', 'the access token is invalid or revoked');
+  if (grant.expiresAt <= Date.now()) throw bearerError('access_token_exprise', 'the access token has expired');
   // A client_credentials token has no user: it is for resource servers (introspection), not here.
-  if (!row.user_id || row.username == null) throw bearerError('invalid_access_token', 'the access token was not issued for a user');
-  if (bool(row.disabled)) throw bearerError('invalid_access_token', 'the user is disabled');
-  if (!bool(row.oauth_enabled)) throw bearerError('app_unsupport_oauth', 'this application may not use OAuth');
-  return {
-    clientId: String(row.client_id),
-    scopes: String(row.scope).split(' ').filter(Boolean),
-    user: {
-      id: String(row.user_id),
-      username: String(row.username),
-      email: (row.email as string | null) ?? null,
-      displayName: (row.display_name as string | null) ?? null,
-      groups: json<string[]>(row.groups, []),
-    },
-  };
+  if (!grant.user) throw bearerError('invalid_access_token', 'the access token was not issued for a user');
+  if (grant.user.disabled) throw bearerError('invalid_access_token', 'the user is disabled');
+  if (!grant.client.oauthEnabled) throw bearerError('app_unsupport_oauth', 'this application may not use OAuth');
+  return { clientId: grant.clientId, scopes: grant.scopes, user: grant.user };
 }
 
 const handler =
