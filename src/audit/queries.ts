@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { fastOf, statement } from '../db/fast.ts';
 import { paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { num } from '../db/rows.ts';
 
@@ -52,19 +53,23 @@ const toEvent = (r: Record<string, unknown>): StoredAuditEvent => ({
   details: (r.details as string | null) ?? null,
 });
 
+const insertSql = statement(
+  'insert into audit_events (at, kind, user_id, client_id, actor_user_id, actor_client_id, ip, request_id, details) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+);
+
 export const auditQueries = (db: Db) => ({
   async insert(e: AuditEvent, at: number): Promise<void> {
-    await db('audit_events').insert({
+    await fastOf(db).run(insertSql, [
       at,
-      kind: e.kind,
-      user_id: e.userId ?? null,
-      client_id: e.clientId ?? null,
-      actor_user_id: e.actorUserId ?? null,
-      actor_client_id: e.actorClientId ?? null,
-      ip: e.ip ?? null,
-      request_id: e.requestId ?? null,
-      details: e.details ? JSON.stringify(e.details) : null,
-    });
+      e.kind,
+      e.userId ?? null,
+      e.clientId ?? null,
+      e.actorUserId ?? null,
+      e.actorClientId ?? null,
+      e.ip ?? null,
+      e.requestId ?? null,
+      e.details ? JSON.stringify(e.details) : null,
+    ]);
   },
 
   /** Newest first, optionally of one kind, user or client. */

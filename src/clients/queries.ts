@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { fastOf, statement } from '../db/fast.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 
@@ -76,9 +77,11 @@ function toRow(c: Client): Row {
   };
 }
 
+const findSql = statement('select * from clients where client_id = ?');
+
 export const clientQueries = (db: Db) => ({
   async find(clientId: string): Promise<Client | undefined> {
-    const row = await db('clients').where({ client_id: clientId }).first();
+    const row = await fastOf(db).get(findSql, [clientId]);
     return row ? toClient(row) : undefined;
   },
   async insert(client: Client): Promise<void> {

@@ -1,8 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from 'pino';
+import { pgFast, registerFast, SharedSqlite, sqliteFast, TransactionGate, type SqliteConnection } from './fast.ts';
 
 export type Db = Knex;
 
@@ -17,37 +19,55 @@ const knexLog = (logger?: Logger) => {
   return { warn: debug, error: debug, deprecate: debug, debug };
 };
 
+const require = createRequire(import.meta.url);
+
+/** The gate of each SQLite handle: knex transactions hold it, fast statements wait for it. */
+const gates = new WeakMap<Db, TransactionGate>();
+export const gateOf = (db: Db): TransactionGate | undefined => gates.get(db);
+
+/**
+ * SQLite: one connection, shared by knex and the fast statements (two connections would make writers
+ * wait on each other's file locks while holding the event loop). SQLite serialises writers anyway.
+ */
+function openSqlite(file: string, logger?: Logger): Db {
+  if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
+  const Database = require('better-sqlite3') as new (file: string) => SqliteConnection;
+  const shared = new SharedSqlite(() => {
+    const conn = new Database(file);
+    conn.pragma('journal_mode = WAL');
+    conn.pragma('synchronous = NORMAL');
+    conn.pragma('foreign_keys = ON');
+    conn.pragma('busy_timeout = 5000');
+    return conn;
+  });
+  const db = knexFactory({
+    client: 'better-sqlite3',
+    connection: { filename: file },
+    useNullAsDefault: true,
+    log: knexLog(logger),
+    pool: { min: 1, max: 1 },
+  });
+  // knex's one pooled connection is the shared one; when knex lets it go (at destroy), it is closed.
+  const client = db.client as { acquireRawConnection(): Promise<unknown>; destroyRawConnection(c: unknown): Promise<void> };
+  client.acquireRawConnection = async () => shared.connection();
+  client.destroyRawConnection = async () => shared.close();
+  const gate = new TransactionGate();
+  gates.set(db, gate);
+  registerFast(db, sqliteFast(shared, gate));
+  return db;
+}
+
 /** Opens the database named by a `postgres://…` or `sqlite:PATH` URL. */
 export function connect(databaseUrl: string, logger?: Logger): Db {
-  if (databaseUrl.startsWith('sqlite:')) {
-    const file = databaseUrl.slice('sqlite:'.length) || './data/latchkey.db';
-    if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
-    return knexFactory({
-      client: 'better-sqlite3',
-      connection: { filename: file },
-      useNullAsDefault: true,
-      log: knexLog(logger),
-      pool: {
-        // One connection: SQLite serialises writers anyway, and a single connection keeps
-        // transactions from meeting SQLITE_BUSY inside one process.
-        min: 1,
-        max: 1,
-        afterCreate(conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) {
-          conn.pragma('journal_mode = WAL');
-          conn.pragma('synchronous = NORMAL');
-          conn.pragma('foreign_keys = ON');
-          conn.pragma('busy_timeout = 5000');
-          done(null, conn);
-        },
-      },
-    });
-  }
-  return knexFactory({
+  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length) || './data/latchkey.db', logger);
+  const db = knexFactory({
     client: 'pg',
     connection: databaseUrl,
     pool: { min: 0, max: 10 },
     log: knexLog(logger),
   });
+  registerFast(db, pgFast(db));
+  return db;
 }
 
 /** Applies every pending migration in `migrations/`; the same files serve SQLite and PostgreSQL. */

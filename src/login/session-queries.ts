@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { fastOf, statement } from '../db/fast.ts';
 import { num } from '../db/rows.ts';
 
 export interface SsoSession {
@@ -9,12 +10,17 @@ export interface SsoSession {
   expiresAt: number;
 }
 
+const sql = {
+  insert: statement('insert into sso_sessions (id_hash, user_id, auth_time, expires_at, created_at) values (?, ?, ?, ?, ?)'),
+  find: statement('select * from sso_sessions where id_hash = ?'),
+};
+
 export const sessionQueries = (db: Db) => ({
   async insert(s: SsoSession, now: number): Promise<void> {
-    await db('sso_sessions').insert({ id_hash: s.id, user_id: s.userId, auth_time: s.authTime, expires_at: s.expiresAt, created_at: now });
+    await fastOf(db).run(sql.insert, [s.id, s.userId, s.authTime, s.expiresAt, now]);
   },
   async find(id: string): Promise<SsoSession | undefined> {
-    const row = await db('sso_sessions').where({ id_hash: id }).first();
+    const row = await fastOf(db).get(sql.find, [id]);
     return row ? { id: String(row.id_hash), userId: String(row.user_id), authTime: num(row.auth_time), expiresAt: num(row.expires_at) } : undefined;
   },
   async remove(id: string): Promise<void> {

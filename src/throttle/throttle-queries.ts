@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { fastOf, statement, type Statement } from '../db/fast.ts';
 import { num } from '../db/rows.ts';
 
 /** A delay ladder: how long a key waits after its `n`-th counted failure within a window. */
@@ -44,35 +45,50 @@ WHERE login_throttle.blocked_until <= CAST(:now AS BIGINT) OR ${expired}
 RETURNING failures`;
 }
 
-const rowsOf = (result: unknown): unknown[] => (Array.isArray(result) ? result : ((result as { rows?: unknown[] }).rows ?? []));
+/** A statement written with `:name` placeholders, turned positional once: the statement and the names' order. */
+function named(sql: string): { stmt: Statement; order: string[] } {
+  const order: string[] = [];
+  return { stmt: statement(sql.replace(/:(\w+)/g, (_m, name: string) => (order.push(name), '?'))), order };
+}
+
+const sql = {
+  blockedUntil: (n: number) => statement(`select blocked_until from login_throttle where key in (${Array(n).fill('?').join(', ')})`),
+  uncount: statement('update login_throttle set failures = failures - 1, blocked_until = CASE WHEN failures - 1 < ? THEN 0 ELSE blocked_until END where key = ? and failures > 0'),
+  clear: (n: number) => statement(`delete from login_throttle where key in (${Array(n).fill('?').join(', ')})`),
+};
 
 export const throttleQueries = (db: Db) => {
-  const statements = new Map<Ladder, string>();
+  const fast = fastOf(db);
+  const counts = new Map<Ladder, ReturnType<typeof named>>();
+  const byArity = { blockedUntil: new Map<number, Statement>(), clear: new Map<number, Statement>() };
+  const forKeys = (kind: 'blockedUntil' | 'clear', n: number) => {
+    let stmt = byArity[kind].get(n);
+    if (!stmt) byArity[kind].set(n, (stmt = sql[kind](n)));
+    return stmt;
+  };
   return {
     /** Counts one attempt under `key`; false when the key is blocked (nothing is counted then). */
     async count(key: string, l: Ladder, now: number): Promise<boolean> {
-      let sql = statements.get(l);
-      if (!sql) statements.set(l, (sql = countSql(l)));
+      let counter = counts.get(l);
+      if (!counter) counts.set(l, (counter = named(countSql(l))));
       const firstBlock = delayMs(1, l) ? now + delayMs(1, l) : 0;
-      return rowsOf(await db.raw(sql, { key, now, firstBlock, expiredBefore: now - l.windowMs })).length > 0;
+      const values: Record<string, unknown> = { key, now, firstBlock, expiredBefore: now - l.windowMs };
+      return (await fast.run(counter.stmt, counter.order.map((n) => values[n]))) > 0;
     },
 
     /** The latest time any of `keys` is blocked until (0 when none is). */
     async blockedUntil(keys: string[]): Promise<number> {
-      const rows = await db('login_throttle').whereIn('key', keys).select('blocked_until');
+      const rows = await fast.all(forKeys('blockedUntil', keys.length), keys);
       return Math.max(0, ...rows.map((r) => num(r.blocked_until)));
     },
 
     /** Takes back one counted attempt; lifts a delay the count no longer reaches. */
     async uncount(key: string, l: Ladder): Promise<void> {
-      await db('login_throttle')
-        .where({ key })
-        .andWhere('failures', '>', 0)
-        .update({ failures: db.raw('failures - 1'), blocked_until: db.raw('CASE WHEN failures - 1 < ? THEN 0 ELSE blocked_until END', [l.free]) });
+      await fast.run(sql.uncount, [l.free, key]);
     },
 
     async clear(keys: string[]): Promise<void> {
-      await db('login_throttle').whereIn('key', keys).delete();
+      await fast.run(forKeys('clear', keys.length), keys);
     },
   };
 };

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { fastOf, statement, type Statement, type Step } from '../db/fast.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 
 export interface CodeRow {
@@ -57,6 +58,21 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
   revokedAt: numOrNull(r.revoked_at),
 });
 
+export interface NewCode {
+  code_hash: string;
+  client_id: string;
+  user_id: string;
+  session_id: string | null;
+  redirect_uri: string;
+  scope: string;
+  nonce: string | null;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  auth_time: number;
+  expires_at: number;
+  created_at: number;
+}
+
 /** What new tokens are issued for, spent in the same transaction: a code (by hash) or a refresh token. */
 export type Spend = { code: string } | { refresh: string };
 
@@ -109,84 +125,124 @@ export type NewRefreshToken = Omit<NewAccessToken, 'user_id' | 'family_id'> & {
   auth_time: number | null;
 };
 
-export const tokenQueries = (db: Db) => ({
-  async insertCode(row: Record<string, unknown>): Promise<void> {
-    await db('auth_codes').insert(row);
-  },
+const ACCESS_COLUMNS = ['token_hash', 'client_id', 'user_id', 'scope', 'family_id', 'code_hash', 'session_id', 'expires_at', 'created_at'] as const;
+const REFRESH_COLUMNS = ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'session_id', 'code_hash', 'auth_time', 'expires_at', 'created_at'] as const;
+const CODE_COLUMNS = [
+  'code_hash',
+  'client_id',
+  'user_id',
+  'session_id',
+  'redirect_uri',
+  'scope',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'auth_time',
+  'expires_at',
+  'created_at',
+] as const;
 
-  async findCode(codeHash: string): Promise<{ row: CodeRow; consumed: boolean } | undefined> {
-    const row = await db('auth_codes').where({ code_hash: codeHash }).first();
-    return row ? { row: toCode(row), consumed: row.consumed_at != null } : undefined;
-  },
+const insertSql = (table: string, columns: readonly string[]) => statement(`insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
 
-  /** Marks a code used without issuing anything (a failed exchange still uses the code up). */
-  async burnCode(codeHash: string, now: number): Promise<void> {
-    await db('auth_codes').where({ code_hash: codeHash }).whereNull('consumed_at').update({ consumed_at: now });
-  },
+const sql = {
+  insertCode: insertSql('auth_codes', CODE_COLUMNS),
+  findCode: statement('select * from auth_codes where code_hash = ?'),
+  burnCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null'),
+  spendCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null'),
+  spendRefresh: statement('update refresh_tokens set rotated_at = ? where token_hash = ? and rotated_at is null and revoked_at is null'),
+  insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
+  insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
+  findRefresh: statement('select * from refresh_tokens where token_hash = ?'),
+  findAccess: statement(`select a.client_id, a.user_id, a.scope, a.expires_at, a.created_at,
+  c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes,
+  u.username, u.email, u.display_name, u.groups, u.roles, u.disabled
+from access_tokens a join clients c on c.client_id = a.client_id left join users u on u.id = a.user_id
+where a.token_hash = ?`),
+};
 
-  /**
-   * Inserts new tokens; with `spend`, in one transaction with spending what they are issued for (a
-   * code, or the refresh token they replace). The spend comes first and takes the row's lock, so a
-   * concurrent replay waits until these tokens are committed and then revokes them (SPEC 7). False,
-   * with nothing written, when the code or token was already spent: a replay.
-   */
-  async insertTokens(access: NewAccessToken, refresh: NewRefreshToken | undefined, spend: Spend | undefined, now: number): Promise<boolean> {
-    if (!refresh && !spend) {
-      await db('access_tokens').insert(access);
-      return true;
-    }
-    return db.transaction(async (trx) => {
-      if (spend) {
-        const spent =
-          'code' in spend
-            ? await trx('auth_codes').where({ code_hash: spend.code }).whereNull('consumed_at').update({ consumed_at: now })
-            : await trx('refresh_tokens').where({ token_hash: spend.refresh }).whereNull('rotated_at').whereNull('revoked_at').update({ rotated_at: now });
-        if (spent !== 1) return false;
+/** The columns both token tables can be revoked by (family, code, session, user, client, the token itself). */
+const REVOKE_BY = new Set(['token_hash', 'family_id', 'code_hash', 'session_id', 'user_id', 'client_id']);
+const revokeStatements = new Map<string, { access: Statement; refresh: Statement }>();
+
+/** The pair of statements that revoke by these columns, made once per set of columns. */
+function revokeSql(columns: string[]): { access: Statement; refresh: Statement } {
+  const key = columns.join(',');
+  let pair = revokeStatements.get(key);
+  if (!pair) {
+    for (const c of columns) if (!REVOKE_BY.has(c)) throw new Error(`cannot revoke tokens by ${c}`);
+    const where = columns.map((c) => `${c} = ?`).join(' and ');
+    pair = {
+      access: statement(`delete from access_tokens where ${where}`),
+      refresh: statement(`update refresh_tokens set revoked_at = ? where ${where} and revoked_at is null`),
+    };
+    revokeStatements.set(key, pair);
+  }
+  return pair;
+}
+
+const values = <T extends object>(row: T, columns: readonly (keyof T)[]): unknown[] => columns.map((c) => row[c] ?? null);
+
+export const tokenQueries = (db: Db) => {
+  const fast = fastOf(db);
+  return {
+    async insertCode(row: NewCode): Promise<void> {
+      await fast.run(sql.insertCode, values(row, CODE_COLUMNS));
+    },
+
+    async findCode(codeHash: string): Promise<{ row: CodeRow; consumed: boolean } | undefined> {
+      const row = await fast.get(sql.findCode, [codeHash]);
+      return row ? { row: toCode(row), consumed: row.consumed_at != null } : undefined;
+    },
+
+    /** Marks a code used without issuing anything (a failed exchange still uses the code up). */
+    async burnCode(codeHash: string, now: number): Promise<void> {
+      await fast.run(sql.burnCode, [now, codeHash]);
+    },
+
+    /**
+     * Inserts new tokens; with `spend`, in one transaction with spending what they are issued for (a
+     * code, or the refresh token they replace). The spend comes first and takes the row's lock, so a
+     * concurrent replay waits until these tokens are committed and then revokes them (SPEC 7). False,
+     * with nothing written, when the code or token was already spent: a replay.
+     */
+    async insertTokens(access: NewAccessToken, refresh: NewRefreshToken | undefined, spend: Spend | undefined, now: number): Promise<boolean> {
+      if (!refresh && !spend) {
+        await fast.run(sql.insertAccess, values(access, ACCESS_COLUMNS));
+        return true;
       }
-      await trx('access_tokens').insert(access);
-      if (refresh) await trx('refresh_tokens').insert(refresh);
-      return true;
-    });
-  },
+      const steps: Step[] = [];
+      if (spend) {
+        steps.push('code' in spend ? { stmt: sql.spendCode, params: [now, spend.code], expect: 1 } : { stmt: sql.spendRefresh, params: [now, spend.refresh], expect: 1 });
+      }
+      steps.push({ stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) });
+      if (refresh) steps.push({ stmt: sql.insertRefresh, params: values(refresh, REFRESH_COLUMNS) });
+      return (await fast.batch(steps)) !== null;
+    },
 
-  async findRefresh(tokenHash: string): Promise<RefreshRow | undefined> {
-    const row = await db('refresh_tokens').where({ token_hash: tokenHash }).first();
-    return row ? toRefresh(row) : undefined;
-  },
+    async findRefresh(tokenHash: string): Promise<RefreshRow | undefined> {
+      const row = await fast.get(sql.findRefresh, [tokenHash]);
+      return row ? toRefresh(row) : undefined;
+    },
 
-  /** The access token with what `/me` needs of its user and client, in one indexed read. */
-  async findAccess(tokenHash: string): Promise<AccessGrant | undefined> {
-    const r = await db('access_tokens as a')
-      .join('clients as c', 'c.client_id', 'a.client_id')
-      .leftJoin('users as u', 'u.id', 'a.user_id')
-      .where('a.token_hash', tokenHash)
-      .first(
-        'a.client_id',
-        'a.user_id',
-        'a.scope',
-        'a.expires_at',
-        'a.created_at',
-        'c.oauth_enabled',
-        'c.roles as client_roles',
-        'c.scopes as client_scopes',
-        'u.username',
-        'u.email',
-        'u.display_name',
-        'u.groups',
-        'u.roles',
-        'u.disabled',
-      );
-    return r ? toAccessGrant(r) : undefined;
-  },
+    /** The access token with what `/me` needs of its user and client, in one indexed read. */
+    async findAccess(tokenHash: string): Promise<AccessGrant | undefined> {
+      const row = await fast.get(sql.findAccess, [tokenHash]);
+      return row ? toAccessGrant(row) : undefined;
+    },
 
-  /** Revokes by a column of both token tables (family, code, session, user, client). */
-  async revokeWhere(where: Record<string, string>, now: number): Promise<number> {
-    return db.transaction(async (trx) => {
-      const a = await trx('access_tokens').where(where).delete();
-      const r = await trx('refresh_tokens').where(where).whereNull('revoked_at').update({ revoked_at: now });
-      return a + r;
-    });
-  },
-});
+    /** Revokes by columns of both token tables (family, code, session, user, client): one transaction. */
+    /** Revokes by columns of both token tables, in one transaction; how many tokens it stopped. */
+    async revokeWhere(where: Record<string, string>, now: number): Promise<number> {
+      const columns = Object.keys(where).sort();
+      const params = columns.map((c) => where[c]);
+      const { access, refresh } = revokeSql(columns);
+      const counts = await fast.batch([
+        { stmt: access, params },
+        { stmt: refresh, params: [now, ...params] },
+      ]);
+      return (counts ?? []).reduce((a, b) => a + b, 0);
+    },
+  };
+};
 
 export type TokenQueries = ReturnType<typeof tokenQueries>;

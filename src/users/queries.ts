@@ -1,4 +1,5 @@
 import type { Db } from '../db/connect.ts';
+import { fastOf, statement } from '../db/fast.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
 import { bool, json, num } from '../db/rows.ts';
@@ -53,13 +54,18 @@ function toRow(u: User): Record<string, unknown> {
   };
 }
 
+const sql = {
+  find: statement('select * from users where id = ?'),
+  findByUsername: statement('select * from users where backend = ? and username_key = ?'),
+};
+
 export const userQueries = (db: Db) => ({
   async find(id: string): Promise<User | undefined> {
-    const row = await db('users').where({ id }).first();
+    const row = await fastOf(db).get(sql.find, [id]);
     return row ? toUser(row) : undefined;
   },
   async findByUsername(backend: string, username: string): Promise<User | undefined> {
-    const row = await db('users').where({ backend, username_key: username.toLowerCase() }).first();
+    const row = await fastOf(db).get(sql.findByUsername, [backend, username.toLowerCase()]);
     return row ? toUser(row) : undefined;
   },
   async findByExternalId(backend: string, externalId: string): Promise<User | undefined> {

@@ -1,0 +1,239 @@
+import type { Knex } from 'knex';
+
+/**
+ * The hot statements (token issue and lookup, client lookup, the throttle, the audit insert), run
+ * without building a query each time: prepared once per process on SQLite (better-sqlite3 is
+ * synchronous and fast when used directly), named prepared statements on PostgreSQL. knex stays the
+ * toolkit for migrations, the schema and the cold paths; queries modules choose per statement.
+ */
+
+/** One SQL text with `?` placeholders, the same for both databases; named so PostgreSQL prepares it once. */
+export interface Statement {
+  readonly name: string;
+  readonly sql: string;
+  readonly pgSql: string;
+}
+
+let statements = 0;
+
+/** Declares a statement; call once at module level, never per request. */
+export function statement(sql: string): Statement {
+  let n = 0;
+  return { name: `lk_${++statements}`, sql, pgSql: sql.replace(/\?/g, () => `$${++n}`) };
+}
+
+/** A step of a batch; with `expect`, a row count other than that rolls the whole batch back. */
+export interface Step {
+  stmt: Statement;
+  params: unknown[];
+  expect?: number;
+}
+
+export type Row = Record<string, unknown>;
+
+export interface FastDb {
+  get<T = Row>(s: Statement, params?: unknown[]): Promise<T | undefined>;
+  all<T = Row>(s: Statement, params?: unknown[]): Promise<T[]>;
+  /** Runs a statement; the number of rows it changed. */
+  run(s: Statement, params?: unknown[]): Promise<number>;
+  /** Runs the steps in one transaction: each step's row count when committed, null when an `expect` failed (rolled back). */
+  batch(steps: Step[]): Promise<number[] | null>;
+}
+
+/** What better-sqlite3 offers that is used here (the package ships no types). */
+export interface SqliteConnection {
+  prepare(sql: string): { get(...p: unknown[]): unknown; all(...p: unknown[]): unknown[]; run(...p: unknown[]): { changes: number }; reader: boolean };
+  transaction<F extends (...a: never[]) => unknown>(fn: F): F;
+  pragma(sql: string): unknown;
+  close(): void;
+}
+
+/**
+ * On SQLite one connection serves knex and the fast statements; while a knex transaction is open on
+ * it (an admin change), a fast statement must not slip into that transaction, so it waits here.
+ */
+export class TransactionGate {
+  private open: Promise<void> | undefined;
+
+  get busy(): boolean {
+    return this.open !== undefined;
+  }
+
+  async wait(): Promise<void> {
+    while (this.open) await this.open;
+  }
+
+  async hold<T>(work: () => Promise<T>): Promise<T> {
+    await this.wait();
+    let release!: () => void;
+    this.open = new Promise((r) => (release = r));
+    try {
+      return await work();
+    } finally {
+      this.open = undefined;
+      release();
+    }
+  }
+}
+
+/** The one SQLite connection of a process, opened again if it was closed; statements are prepared per opening. */
+export class SharedSqlite {
+  private conn: SqliteConnection | undefined;
+  /** Bumped at each opening, so statements prepared on an earlier one are prepared again. */
+  generation = 0;
+
+  constructor(private readonly open: () => SqliteConnection) {}
+
+  connection(): SqliteConnection {
+    if (!this.conn) {
+      this.conn = this.open();
+      this.generation++;
+    }
+    return this.conn;
+  }
+
+  close(): void {
+    this.conn?.close();
+    this.conn = undefined;
+  }
+}
+
+/** better-sqlite3 binds no booleans: 1 and 0, as knex stores them. */
+const bindable = (params: unknown[]) => params.map((p) => (p === true ? 1 : p === false ? 0 : p));
+
+class Abort extends Error {}
+
+export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb {
+  let prepared = new Map<Statement, ReturnType<SqliteConnection['prepare']>>();
+  let generation = -1;
+  let transaction: (steps: Step[]) => number[];
+  /** The connection, with the statement cache and the batch transaction of its opening. */
+  const connection = () => {
+    const conn = shared.connection();
+    if (generation !== shared.generation) {
+      generation = shared.generation;
+      prepared = new Map();
+      transaction = conn.transaction((steps: Step[]) =>
+        steps.map((step) => {
+          const changes = prep(step.stmt).run(...bindable(step.params)).changes;
+          if (step.expect !== undefined && changes !== step.expect) throw new Abort();
+          return changes;
+        }),
+      );
+    }
+    return conn;
+  };
+  const prep = (s: Statement) => {
+    const conn = connection();
+    let p = prepared.get(s);
+    if (!p) prepared.set(s, (p = conn.prepare(s.sql)));
+    return p;
+  };
+  return {
+    async get<T>(s: Statement, params: unknown[] = []) {
+      if (gate.busy) await gate.wait();
+      return prep(s).get(...bindable(params)) as T | undefined;
+    },
+    async all<T>(s: Statement, params: unknown[] = []) {
+      if (gate.busy) await gate.wait();
+      return prep(s).all(...bindable(params)) as T[];
+    },
+    async run(s: Statement, params: unknown[] = []) {
+      if (gate.busy) await gate.wait();
+      const p = prep(s);
+      return p.reader ? p.all(...bindable(params)).length : p.run(...bindable(params)).changes;
+    },
+    async batch(steps: Step[]) {
+      if (gate.busy) await gate.wait();
+      try {
+        connection();
+        return transaction(steps);
+      } catch (err) {
+        if (err instanceof Abort) return null;
+        throw err;
+      }
+    },
+  };
+}
+
+interface PgConnection {
+  query(q: { name?: string; text: string; values?: unknown[] } | string): Promise<{ rows: Row[]; rowCount: number | null }>;
+}
+
+/** PostgreSQL: named prepared statements on connections from knex's own pool. */
+export function pgFast(db: Knex): FastDb {
+  const pool = db.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<void> };
+  async function on<T>(work: (c: PgConnection) => Promise<T>): Promise<T> {
+    const conn = await pool.acquireConnection();
+    try {
+      return await work(conn);
+    } finally {
+      await pool.releaseConnection(conn);
+    }
+  }
+  const exec = (c: PgConnection, s: Statement, params: unknown[]) => c.query({ name: s.name, text: s.pgSql, values: params });
+  return {
+    get: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows[0] as T | undefined),
+    all: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows as T[]),
+    run: (s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rowCount ?? 0),
+    batch: (steps: Step[]) =>
+      on(async (c) => {
+        await c.query('BEGIN');
+        try {
+          const counts: number[] = [];
+          for (const step of steps) {
+            const changed = (await exec(c, step.stmt, step.params)).rowCount ?? 0;
+            if (step.expect !== undefined && changed !== step.expect) {
+              await c.query('ROLLBACK');
+              return null;
+            }
+            counts.push(changed);
+          }
+          await c.query('COMMIT');
+          return counts;
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      }),
+  };
+}
+
+/** Inside a knex transaction: the same statements through it, so they belong to the transaction. */
+export function knexFast(trx: Knex): FastDb {
+  const rows = (result: unknown): Row[] => (Array.isArray(result) ? result : ((result as { rows?: Row[] }).rows ?? []));
+  const changes = (result: unknown): number =>
+    Array.isArray(result) ? result.length : ((result as { rowCount?: number; changes?: number }).rowCount ?? (result as { changes?: number }).changes ?? 0);
+  const raw = (s: Statement, params: unknown[]) => trx.raw(s.sql, params as Knex.RawBinding[]);
+  return {
+    get: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(s, params))[0] as T | undefined,
+    all: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(s, params)) as T[],
+    run: async (s: Statement, params: unknown[] = []) => changes(await raw(s, params)),
+    batch: (steps: Step[]) =>
+      trx
+        .transaction(async (inner) => {
+          const counts: number[] = [];
+          for (const step of steps) {
+            const changed = changes(await inner.raw(step.stmt.sql, step.params as Knex.RawBinding[]));
+            if (step.expect !== undefined && changed !== step.expect) throw new Abort();
+            counts.push(changed);
+          }
+          return counts;
+        })
+        .catch((err: unknown) => {
+          if (err instanceof Abort) return null;
+          throw err;
+        }),
+  };
+}
+
+const registry = new WeakMap<Knex, FastDb>();
+
+export const registerFast = (db: Knex, fast: FastDb): void => void registry.set(db, fast);
+
+/** The fast statements for a database handle, or through the transaction when `db` is one. */
+export function fastOf(db: Knex): FastDb {
+  let fast = registry.get(db);
+  if (!fast) registry.set(db, (fast = knexFast(db)));
+  return fast;
+}
