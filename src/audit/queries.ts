@@ -59,17 +59,8 @@ const insertSql = statement(
 
 export const auditQueries = (db: Db) => ({
   async insert(e: AuditEvent, at: number): Promise<void> {
-    await fastOf(db).run(insertSql, [
-      at,
-      e.kind,
-      e.userId ?? null,
-      e.clientId ?? null,
-      e.actorUserId ?? null,
-      e.actorClientId ?? null,
-      e.ip ?? null,
-      e.requestId ?? null,
-      e.details ? JSON.stringify(e.details) : null,
-    ]);
+    const params = [at, e.kind, e.userId, e.clientId, e.actorUserId, e.actorClientId, e.ip, e.requestId].map((v) => v ?? null);
+    await fastOf(db).commit([{ stmt: insertSql, params: [...params, e.details ? JSON.stringify(e.details) : null] }]);
   },
 
   /** Newest first, optionally of one kind, user or client. */

@@ -38,6 +38,11 @@ export interface FastDb {
   run(s: Statement, params?: unknown[]): Promise<number>;
   /** Runs the steps in one transaction: each step's row count when committed, null when an `expect` failed (rolled back). */
   batch(steps: Step[]): Promise<number[] | null>;
+  /**
+   * As `batch`, but the steps may share one transaction with the writes of concurrent requests (group
+   * commit): all-or-nothing for its own steps, and resolved only once they are committed.
+   */
+  commit(steps: Step[]): Promise<number[] | null>;
 }
 
 /** What better-sqlite3 offers that is used here (the package ships no types). */
@@ -103,10 +108,17 @@ const bindable = (params: unknown[]) => params.map((p) => (p === true ? 1 : p ==
 
 class Abort extends Error {}
 
+interface Job {
+  steps: Step[];
+  resolve(counts: number[] | null): void;
+  reject(err: unknown): void;
+}
+
 export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb {
   let prepared = new Map<Statement, ReturnType<SqliteConnection['prepare']>>();
   let generation = -1;
   let transaction: (steps: Step[]) => number[];
+  let group: (jobs: Job[]) => Array<number[] | null | { error: unknown }>;
   /** The connection, with the statement cache and the batch transaction of its opening. */
   const connection = () => {
     const conn = shared.connection();
@@ -120,9 +132,36 @@ export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb 
           return changes;
         }),
       );
+      // Each job in a savepoint of the shared transaction (better-sqlite3 nests transactions so): a
+      // job that fails is rolled back alone, and the others still commit.
+      group = conn.transaction((jobs: Job[]) =>
+        jobs.map((job) => {
+          try {
+            return transaction(job.steps);
+          } catch (err) {
+            return err instanceof Abort ? null : { error: err };
+          }
+        }),
+      );
     }
     return conn;
   };
+  let queue: Job[] = [];
+  /** Writes everything queued in this turn of the event loop in one transaction: one commit for all. */
+  async function flush(): Promise<void> {
+    if (gate.busy) await gate.wait();
+    const jobs = queue;
+    queue = [];
+    let results;
+    try {
+      connection();
+      results = group(jobs);
+    } catch (err) {
+      for (const job of jobs) job.reject(err);
+      return;
+    }
+    results.forEach((r, i) => (r !== null && !Array.isArray(r) ? jobs[i]!.reject(r.error) : jobs[i]!.resolve(r)));
+  }
   const prep = (s: Statement) => {
     const conn = connection();
     let p = prepared.get(s);
@@ -153,6 +192,12 @@ export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb 
         throw err;
       }
     },
+    commit(steps: Step[]) {
+      return new Promise<number[] | null>((resolve, reject) => {
+        queue.push({ steps, resolve, reject });
+        if (queue.length === 1) setImmediate(() => void flush());
+      });
+    },
   };
 }
 
@@ -172,7 +217,7 @@ export function pgFast(db: Knex): FastDb {
     }
   }
   const exec = (c: PgConnection, s: Statement, params: unknown[]) => c.query({ name: s.name, text: s.pgSql, values: params });
-  return {
+  const fast: FastDb = {
     get: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows[0] as T | undefined),
     all: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows as T[]),
     run: (s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rowCount ?? 0),
@@ -196,7 +241,9 @@ export function pgFast(db: Knex): FastDb {
           throw err;
         }
       }),
+    commit: (steps: Step[]) => (steps.length === 1 && steps[0]!.expect === undefined ? fast.run(steps[0]!.stmt, steps[0]!.params).then((n) => [n]) : fast.batch(steps)),
   };
+  return fast;
 }
 
 /** Inside a knex transaction: the same statements through it, so they belong to the transaction. */
@@ -205,7 +252,7 @@ export function knexFast(trx: Knex): FastDb {
   const changes = (result: unknown): number =>
     Array.isArray(result) ? result.length : ((result as { rowCount?: number; changes?: number }).rowCount ?? (result as { changes?: number }).changes ?? 0);
   const raw = (s: Statement, params: unknown[]) => trx.raw(s.sql, params as Knex.RawBinding[]);
-  return {
+  const fast: Omit<FastDb, 'commit'> = {
     get: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(s, params))[0] as T | undefined,
     all: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(s, params)) as T[],
     run: async (s: Statement, params: unknown[] = []) => changes(await raw(s, params)),
@@ -225,6 +272,7 @@ export function knexFast(trx: Knex): FastDb {
           throw err;
         }),
   };
+  return { ...fast, commit: fast.batch };
 }
 
 const registry = new WeakMap<Knex, FastDb>();

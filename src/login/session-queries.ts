@@ -17,7 +17,7 @@ const sql = {
 
 export const sessionQueries = (db: Db) => ({
   async insert(s: SsoSession, now: number): Promise<void> {
-    await fastOf(db).run(sql.insert, [s.id, s.userId, s.authTime, s.expiresAt, now]);
+    await fastOf(db).commit([{ stmt: sql.insert, params: [s.id, s.userId, s.authTime, s.expiresAt, now] }]);
   },
   async find(id: string): Promise<SsoSession | undefined> {
     const row = await fastOf(db).get(sql.find, [id]);

@@ -186,7 +186,7 @@ export const tokenQueries = (db: Db) => {
   const fast = fastOf(db);
   return {
     async insertCode(row: NewCode): Promise<void> {
-      await fast.run(sql.insertCode, values(row, CODE_COLUMNS));
+      await fast.commit([{ stmt: sql.insertCode, params: values(row, CODE_COLUMNS) }]);
     },
 
     async findCode(codeHash: string): Promise<{ row: CodeRow; consumed: boolean } | undefined> {
@@ -206,17 +206,13 @@ export const tokenQueries = (db: Db) => {
      * with nothing written, when the code or token was already spent: a replay.
      */
     async insertTokens(access: NewAccessToken, refresh: NewRefreshToken | undefined, spend: Spend | undefined, now: number): Promise<boolean> {
-      if (!refresh && !spend) {
-        await fast.run(sql.insertAccess, values(access, ACCESS_COLUMNS));
-        return true;
-      }
       const steps: Step[] = [];
       if (spend) {
         steps.push('code' in spend ? { stmt: sql.spendCode, params: [now, spend.code], expect: 1 } : { stmt: sql.spendRefresh, params: [now, spend.refresh], expect: 1 });
       }
       steps.push({ stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) });
       if (refresh) steps.push({ stmt: sql.insertRefresh, params: values(refresh, REFRESH_COLUMNS) });
-      return (await fast.batch(steps)) !== null;
+      return (await fast.commit(steps)) !== null;
     },
 
     async findRefresh(tokenHash: string): Promise<RefreshRow | undefined> {
