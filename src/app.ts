@@ -18,7 +18,7 @@ import { paths } from './paths.ts';
  * The Express app. Each route carries only the middleware it needs: the token, me and userinfo paths
  * parse a form body and nothing else (no cookies, no sessions, no helmet), so they stay lean.
  */
-export function createApp(ctx: AppContext, admin?: { handlers: Array<RequestHandler | ErrorRequestHandler> }): Express {
+export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -64,7 +64,12 @@ export function createApp(ctx: AppContext, admin?: { handlers: Array<RequestHand
   app.get('/.well-known/oauth-authorization-server', discovery);
   app.get(paths.jwks, jwksHandler(ctx));
 
-  if (admin) app.use('/graphql', ...admin.handlers);
+  if (admin) {
+    const graphql = admin.then(({ handlers }) => express.Router().use(...handlers));
+    app.use('/graphql', (req, res, next) => {
+      graphql.then((router) => router(req, res, next), next);
+    });
+  }
 
   app.get('/healthz', healthHandler);
   app.get('/readyz', readyHandler(ctx));

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postForm } from './helpers/http.ts';
@@ -13,7 +13,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   let out = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['scripts/start.mjs'], {
     env: { PATH: process.env.PATH!, HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -70,5 +70,39 @@ describe('starting the server', () => {
     const broken = start({ LATCHKEY_CONFIG: file, PORT: String(await freePort()), DATABASE_URL: `sqlite:${join(dir, 'broken.db')}` });
     expect(await broken.exited).toBe(1);
     expect(broken.output()).toContain('identity backend \\"broken\\" (plugin \\"no-such-plugin\\")');
+  });
+
+  test('a TypeScript plugin under plugins/ loads into the bundled server, and its outages are outages', async () => {
+    // A third party's backend, as its author writes it: TypeScript importing the contract from src/.
+    const name = `readme-example-start-${process.pid}`;
+    const folder = join('plugins', name);
+    mkdirSync(folder);
+    try {
+      writeFileSync(join(folder, 'index.ts'), readFileSync('test/fixtures/static-plugin/index.ts', 'utf8').replace("'../../../src/", "'../../src/"));
+      const file = join(dir, 'plugin.yaml');
+      writeFileSync(
+        file,
+        [
+          'identity:',
+          '  backends:',
+          `    - { id: partners, plugin: ${name}, config: { users: { pat: { password: pat-password-1 } } } }`,
+          `    - { id: offline, plugin: ${name}, config: { down: true } }`,
+          '    - { id: local, plugin: database }',
+        ].join('\n'),
+      );
+      const port = await freePort();
+      const server = start({ LATCHKEY_CONFIG: file, PORT: String(port), DATABASE_URL: `sqlite:${join(dir, 'plugin.db')}`, LATCHKEY_ADMIN_PASSWORD: 'admin-password-1' });
+      await waitFor(() => server.output().includes('latchkey listening') || server.child.exitCode !== null);
+      const grant = (username: string, password: string) => postForm(`http://127.0.0.1:${port}/oauth/v20/token`, { grant_type: 'password', client_id: 'admin-cli', username, password });
+      expect((await grant('pat', 'pat-password-1')).status).toBe(200);
+      // Nobody answered for this name and one backend was down: an outage (503), never a failed login.
+      const unknown = await grant('nobody', 'some-password-1');
+      expect(unknown.status).toBe(503);
+      expect(((await unknown.json()) as { error: string }).error).toBe('temporarily_unavailable');
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
 import { ApolloServer } from '@apollo/server';
 import { expressMiddleware } from '@as-integrations/express5';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
+import { projectRoot } from '../root.ts';
 import { authenticateAdmin } from './auth.ts';
 import { adminContext, type AdminContext } from './context.ts';
 import { isDatabaseUnavailable } from '../db/outage.ts';
@@ -17,7 +17,7 @@ import { clientResolvers } from './resolvers/clients.ts';
 import { keyResolvers } from './resolvers/keys.ts';
 import { userResolvers } from './resolvers/users.ts';
 
-const schemaDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../graphql');
+const schemaDir = resolve(projectRoot, 'graphql');
 /** The SDL: every `graphql/*.graphql` file, in name order (as codegen reads them). */
 const typeDefs = readdirSync(schemaDir)
   .filter((f) => f.endsWith('.graphql'))

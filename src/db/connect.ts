@@ -1,14 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from 'pino';
+import { migrationSource } from './migrations.ts';
 import { pgFast, registerFast, SharedSqlite, sqliteFast, TransactionGate, type SqliteConnection } from './fast.ts';
 
 export type Db = Knex;
 
-const migrationsDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../migrations');
 
 /**
  * knex's own messages (one "Acquire connection error" per request while the database is down) go to
@@ -70,9 +69,9 @@ export function connect(databaseUrl: string, logger?: Logger): Db {
   return db;
 }
 
-/** Applies every pending migration in `migrations/`; the same files serve SQLite and PostgreSQL. */
+/** Applies every pending migration (src/db/migrations.ts lists them); the same files serve SQLite and PostgreSQL. */
 export async function migrate(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ directory: migrationsDir, loadExtensions: ['.ts'] })) as [
+  const [, applied] = (await db.migrate.latest({ migrationSource })) as [
     number,
     string[],
   ];

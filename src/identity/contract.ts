@@ -59,9 +59,22 @@ export interface IdentityPlugin<S extends z.ZodType = z.ZodType> {
 /** Declares a plugin; `satisfies`-style typing of its config from the schema. */
 export const defineIdentityPlugin = <S extends z.ZodType>(plugin: IdentityPlugin<S>): IdentityPlugin<S> => plugin;
 
+const UNAVAILABLE = Symbol.for('latchkey.BackendUnavailableError');
+
 export class BackendUnavailableError extends Error {
+  /** Marks the error across copies of this module (a TypeScript plugin beside the bundled server). */
+  readonly [UNAVAILABLE] = true;
+
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'BackendUnavailableError';
+  }
+
+  /**
+   * `instanceof` that also recognises the class of another copy of this module: a plugin loaded from
+   * its TypeScript source imports the contract from src/, while the server runs from dist/.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[UNAVAILABLE] === true;
   }
 }

@@ -1,19 +1,39 @@
 import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { BackendEntry } from '../config/schema.ts';
+import { projectRoot } from '../root.ts';
 import type { IdentityBackend, IdentityPlugin, PluginContext } from './contract.ts';
 
 export class PluginLoadError extends Error {}
 
-const pluginsDir = resolve(dirname(fileURLToPath(import.meta.url)), '../../plugins');
+const pluginsDir = resolve(projectRoot, 'plugins');
 
-/** Finds a plugin: a folder under `plugins/` (built-ins live there too), else an npm package. */
+/** The built-in backends, imported statically so that the bundle in dist/ carries them. */
+const builtIn: Record<string, () => Promise<unknown>> = {
+  database: () => import('../../plugins/database/index.ts'),
+  ldap: () => import('../../plugins/ldap/index.ts'),
+};
+
+/**
+ * A TypeScript plugin. Run from its TypeScript sources (tsx, jest), the server loads it as it loads
+ * itself; run from the bundle in dist/, it registers tsx first, once, and only when such a plugin is
+ * configured: the server pays for no compiler at start.
+ */
+let typescript: Promise<unknown> | undefined;
+async function importTypeScript(url: string): Promise<unknown> {
+  if (!import.meta.url.endsWith('.ts')) await (typescript ??= import('tsx/esm/api').then(({ register }) => register()));
+  return import(url);
+}
+
+/** Finds a plugin: a built-in, a folder under `plugins/`, else an npm package. */
 async function importPlugin(name: string): Promise<unknown> {
+  if (Object.hasOwn(builtIn, name)) return builtIn[name]!();
   if (/^[a-z0-9][a-z0-9_-]*$/i.test(name)) {
     for (const file of ['index.ts', 'index.js']) {
       const path = resolve(pluginsDir, name, file);
-      if (existsSync(path)) return import(pathToFileURL(path).href);
+      if (!existsSync(path)) continue;
+      return file.endsWith('.ts') ? importTypeScript(pathToFileURL(path).href) : import(pathToFileURL(path).href);
     }
   }
   return import(name);

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { freePort } from './ports.ts';
 import { ADMIN_PASSWORD } from './server.ts';
 
-/** Latchkey as its own OS process (`node --import tsx src/main.ts`, as `npm start` runs it). */
+/** Latchkey as its own OS process, started as `npm start` starts it (scripts/start.mjs, the bundle in dist/). */
 export interface LatchkeyProcess {
   url: string;
   pid: number;
@@ -20,7 +20,7 @@ export async function spawnLatchkey(env: { DATABASE_URL: string; LATCHKEY_SECRET
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let out = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: process.cwd(),
     env: {
       PATH: process.env.PATH!,

@@ -1,0 +1,34 @@
+import { readdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Knex } from 'knex';
+import { projectRoot } from '../root.ts';
+import * as m0 from '../../migrations/20261121000000_core.ts';
+import * as m1 from '../../migrations/20261122000000_oidc_keys_and_token_formats.ts';
+import * as m2 from '../../migrations/20261123000000_security_hardening.ts';
+import * as m3 from '../../migrations/20261123010000_indexes.ts';
+import * as m4 from '../../migrations/20261123020000_partial_token_indexes.ts';
+
+/**
+ * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
+ * always recorded (the file names, `.ts` included): a database migrated by an earlier version sees
+ * the same history. A new file in migrations/ goes here too (`npm test` checks it).
+ */
+const migrations: Record<string, Knex.Migration> = {
+  '20261121000000_core.ts': m0,
+  '20261122000000_oidc_keys_and_token_formats.ts': m1,
+  '20261123000000_security_hardening.ts': m2,
+  '20261123010000_indexes.ts': m3,
+  '20261123020000_partial_token_indexes.ts': m4,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations).sort(),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]!,
+};
+
+/** The files in migrations/ that this list lacks (checked by `npm test`, where the folder is there). */
+export function unlistedMigrations(): string[] {
+  const dir = resolve(projectRoot, 'migrations');
+  return readdirSync(dir).filter((f) => f.endsWith('.ts') && !Object.hasOwn(migrations, f));
+}
