@@ -1,0 +1,171 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { goals, type Goal, type PathKey } from './goals.ts';
+import { REPO } from './latchkey.ts';
+import { errorShare, MAX_ERROR_SHARE, type Measurement } from './measurement.ts';
+import type { BenchOptions } from './options.ts';
+
+export interface PathResult {
+  key: PathKey;
+  label: string;
+  unit: string;
+  /** How the load was made, one line (for the notes under the table). */
+  method: string;
+  latchkey: Measurement;
+  peer?: { name: string; measurement: Measurement; unit?: string };
+}
+
+export interface RunReport {
+  options: BenchOptions;
+  database: string;
+  paths: PathResult[];
+  startMs: number;
+  peakRssBytes: number;
+  /** The measured process, to show it was the server and not npm or a shell. */
+  serverCommand: string;
+  ldapStartMs?: number;
+  ldapPeakRssBytes?: number;
+  warnings: string[];
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+export function machine(): string {
+  let model = cpus()[0]?.model ?? '?';
+  try {
+    model = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.trim() ?? model;
+  } catch {
+    // not Linux: os.cpus() has it
+  }
+  return `${cpus().length} cores (${model}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB, Linux ${release()}, Node ${process.version}`;
+}
+
+function revision(): string {
+  try {
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO, encoding: 'utf8' }).trim();
+    return dirty ? `${head} + uncommitted changes` : head;
+  } catch {
+    return '(not a git checkout)';
+  }
+}
+
+const num = (n: number) => Math.round(n).toLocaleString('en-US');
+const ms = (n: number | null) => (n === null ? '—' : n >= 100 ? `${Math.round(n)} ms` : `${n.toFixed(1)} ms`);
+/** The server's CPU during the run, in % of one core (this machine has cpus().length cores). */
+const cpu = (m: Measurement) => (m.cpuPercent === undefined ? '—' : `${Math.round(m.cpuPercent)} %`);
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+
+function rateCell(m: Measurement, unit: string): string {
+  const flag = errorShare(m) > MAX_ERROR_SHARE ? ` (**${num(m.errors)} errors of ${num(m.requests)}: not valid**)` : '';
+  return `${num(m.rate)} ${unit}${flag}`;
+}
+
+function goalCell(goal: Goal | undefined, result: PathResult): string {
+  if (!goal) return '';
+  const parts: string[] = [];
+  let met = true;
+  const ratio = result.peer ? result.latchkey.rate / result.peer.measurement.rate : undefined;
+  if (goal.minRatio !== undefined) {
+    parts.push(`≥ ${goal.minRatio}×`);
+    met &&= ratio !== undefined && ratio >= goal.minRatio;
+  }
+  if (goal.minRate !== undefined) {
+    parts.push(`≥ ${num(goal.minRate)} ${result.unit}`);
+    met &&= result.latchkey.rate >= goal.minRate;
+  }
+  if (goal.maxP99Ms !== undefined) {
+    parts.push(`p99 ≤ ${goal.maxP99Ms} ms`);
+    met &&= result.latchkey.p99Ms !== null && result.latchkey.p99Ms <= goal.maxP99Ms;
+  }
+  met &&= errorShare(result.latchkey) <= MAX_ERROR_SHARE;
+  return `${parts.join(', ')}: ${met ? 'met' : '**missed**'}`;
+}
+
+/** What the failed requests of a run answered, under the table. */
+function errorNotes(paths: PathResult[]): string[] {
+  const notes: string[] = [];
+  for (const p of paths) {
+    for (const [who, m] of [['Latchkey', p.latchkey], [p.peer?.name, p.peer?.measurement]] as const) {
+      if (m && m.errors > 0) notes.push(`- ${p.label}, ${who}: ${num(m.errors)} errors of ${num(m.requests)}: ${(m.firstError ?? 'no detail').replace(/\|/g, '\\|')}`);
+    }
+  }
+  return notes.length ? ['', 'Errors during the counted runs:', '', ...notes] : [];
+}
+
+const limitCell = (limit: number | undefined, value: number, show: (n: number) => string) =>
+  limit === undefined ? '' : `≤ ${show(limit)}: ${value <= limit ? 'met' : '**missed**'}`;
+
+/** The figures as a Markdown section (also what is printed). */
+export function renderSection(r: RunReport): string {
+  const g = goals[r.options.database];
+  const rows = r.paths.map((p) => {
+    const peer = p.peer?.measurement;
+    const ratio = peer ? `${(p.latchkey.rate / peer.rate).toFixed(2)}×` : '—';
+    return `| ${p.label} | ${rateCell(p.latchkey, p.unit)} | ${ms(p.latchkey.p99Ms)} | ${cpu(p.latchkey)} | ${p.peer ? `${p.peer.name}: ${rateCell(peer!, p.peer.unit ?? p.unit)}` : '—'} | ${peer ? ms(peer.p99Ms) : '—'} | ${peer ? cpu(peer) : '—'} | ${ratio} | ${goalCell(g[p.key], p)} |`;
+  });
+  const s = (n: number) => `${(n / 1000).toFixed(2)} s`;
+  rows.push(`| start: spawn to the first 200 from /healthz (fresh database) | ${s(r.startMs)} | | | | | | | ${limitCell(g.startMs, r.startMs, s)} |`);
+  rows.push(`| peak RSS (VmHWM) of the server after all the runs above | ${mib(r.peakRssBytes)} | | | | | | | ${limitCell(g.peakRssBytes, r.peakRssBytes, mib)} |`);
+  if (r.ldapStartMs !== undefined && r.ldapPeakRssBytes !== undefined) {
+    rows.push(`| the LDAP-chain server: start; peak RSS | ${s(r.ldapStartMs)}; ${mib(r.ldapPeakRssBytes)} | | | | | | | |`);
+  }
+  const o = r.options;
+  const minutes = ((r.finishedAt.getTime() - r.startedAt.getTime()) / 60_000).toFixed(1);
+  return [
+    `## ${r.database.startsWith('PostgreSQL') ? 'PostgreSQL' : 'SQLite'}: ${r.startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC (${o.quick ? 'quick run' : 'full run'}, ${minutes} min)`,
+    '',
+    `- machine: ${machine()}`,
+    `- database: ${r.database}`,
+    `- Latchkey: ${revision()}, started as \`npm start\` runs it; measured process: \`${r.serverCommand}\``,
+    '- CPU: what the measured server process used during the counted run, in % of one core',
+    `- load: wrk -t${o.threads} -c${o.connections} -d${o.seconds}s after an uncounted ${o.warmupSeconds} s warm-up; Node drivers: ${o.connections} concurrent workers, same durations`,
+    ...r.warnings.map((w) => `- **warning**: ${w}`),
+    '',
+    '| Path | Latchkey | p99 | CPU | Peer (same run) | Peer p99 | Peer CPU | Ratio | Goal (issue 11) |',
+    '|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    ...errorNotes(r.paths),
+    '',
+    'How each path is driven:',
+    '',
+    ...r.paths.map((p) => `- ${p.label}: ${p.method}`),
+  ].join('\n');
+}
+
+const RESULTS = join(REPO, 'bench', 'RESULTS.md');
+
+const HEADER = `# Benchmark results
+
+Written by \`npm run bench\` (bench/run.ts); each run replaces the section of its database and keeps
+the other one. Reproduce on an otherwise idle machine (no test run at the same time):
+
+\`\`\`sh
+DEBIAN_FRONTEND=noninteractive apt-get install -y wrk slapd ldap-utils   # wrk drives the load; slapd: the throwaway directory
+npm ci
+npm run bench                 # SQLite, about 10 minutes
+npm run bench -- --postgres   # a fresh database on PostgreSQL at 127.0.0.1:5432 (BENCH_POSTGRES_URL)
+npm run bench -- --quick      # about 2 minutes, shorter runs: a first look, noisier figures
+\`\`\`
+
+Ratios compare Latchkey with its peer measured in the same run on the same machine; absolute figures
+from different machines or runs do not compare.
+`;
+
+const marker = (kind: string, end = false) => `<!-- ${end ? '/' : ''}bench:${kind} -->`;
+
+/** Rewrites bench/RESULTS.md: the fixed header, then one section per database, this run's replaced. */
+export function writeResults(r: RunReport): string {
+  const kinds = ['sqlite', 'postgres'] as const;
+  const previous = existsSync(RESULTS) ? readFileSync(RESULTS, 'utf8') : '';
+  const sections = kinds.map((kind) => {
+    if (kind === r.options.database) return `${marker(kind)}\n${renderSection(r)}\n${marker(kind, true)}`;
+    const start = previous.indexOf(marker(kind));
+    const end = previous.indexOf(marker(kind, true));
+    return start >= 0 && end > start ? previous.slice(start, end + marker(kind, true).length) : '';
+  });
+  writeFileSync(RESULTS, `${HEADER}\n${sections.filter(Boolean).join('\n\n')}\n`);
+  return RESULTS;
+}

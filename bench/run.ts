@@ -1,0 +1,117 @@
+/**
+ * `npm run bench`: Latchkey's hot paths against the servers a Node shop would pick instead, measured
+ * side by side in one run on this machine (SPEC section 10, issue 11). A benchmark, never a test.
+ *
+ *   npm run bench [-- --quick] [-- --postgres]
+ *
+ * What it does, in order:
+ *   1. starts Latchkey as `npm start` would, on a fresh database, and seeds it through its interfaces
+ *      (the operator CLI for clients, the GraphQL admin API for users, the endpoints for tokens);
+ *   2. starts the peers, each its own process: oidc-provider, an Express hello, an argon2id verifier;
+ *   3. drives each path with wrk (or a Node driver where one request depends on the last), after an
+ *      uncounted warm-up, Latchkey first, then its peer;
+ *   4. reads the server's peak RSS, stops it, and measures the LDAP password grant on a second
+ *      Latchkey next to a plain-bind loop against a throwaway slapd;
+ *   5. prints the table and writes it to bench/RESULTS.md.
+ * Whatever happens (a failure, Ctrl-C), every process it started and every temp database is removed.
+ * Typecheck: npx tsc --noEmit -p bench (bench/ is outside the project's tsconfig, hence not in npm test).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cleanupAll, installSignalHandlers, interruptedBy, onCleanup } from './cleanup.ts';
+import { freshDatabase } from './database.ts';
+import { closeHttp } from './http.ts';
+import { codeFlowPath, refreshPath } from './flows.ts';
+import { hotPaths } from './hot-paths.ts';
+import { startLatchkey } from './latchkey.ts';
+import { ldapPhase } from './ldap.ts';
+import type { BenchContext } from './measure.ts';
+import { parseOptions } from './options.ts';
+import { startPeers } from './peers.ts';
+import { commandLine, competingProcesses } from './processes.ts';
+import { renderSection, writeResults, type RunReport } from './report.ts';
+import { seed, signedInBrowsers, USER_PASSWORD } from './seed.ts';
+import { assertWrkInstalled } from './wrk.ts';
+
+async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> {
+  const { options: o } = ctx;
+  const startedAt = new Date();
+  const database = await freshDatabase(o.database, ctx.workDir, 'main');
+  ctx.log(`starting Latchkey on ${database.description}`);
+  const server = await startLatchkey({ name: 'main', workDir: ctx.workDir, database, config: {}, log: ctx.log });
+  const serverCommand = commandLine(server.serverPid);
+  ctx.log(`  /healthz answered 200 after ${Math.round(server.startMs)} ms (pid ${server.serverPid}: ${serverCommand})`);
+
+  ctx.log('seeding (operator CLI, admin API), starting the peers, signing in the browsers');
+  const seeded = await seed(server, o.connections);
+  const peers = await startPeers(ctx.workDir, seeded.service, USER_PASSWORD);
+  const cookies = await signedInBrowsers(server, seeded);
+
+  const paths = await hotPaths(ctx, server, peers, seeded);
+  paths.push(await refreshPath(ctx, server, seeded, cookies[0]!));
+  paths.push(await codeFlowPath(ctx, server, seeded, cookies));
+
+  // VmHWM is the peak over the process's life: read after every path has run against it.
+  const peakRssBytes = server.peakRss();
+  await Promise.all([server.stop(), peers.oidcProvider.process.stop(), peers.hello.process.stop(), peers.argon2.process.stop()]);
+
+  const ldap = await ldapPhase(ctx);
+  paths.push(ldap.result);
+  return {
+    options: o,
+    database: database.description,
+    paths,
+    startMs: server.startMs,
+    peakRssBytes,
+    serverCommand,
+    ldapStartMs: ldap.startMs,
+    ldapPeakRssBytes: ldap.peakRssBytes,
+    warnings,
+    startedAt,
+    finishedAt: new Date(),
+  };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  installSignalHandlers();
+  const t0 = performance.now();
+  const log = (message: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(3)} s] ${message}\n`);
+  const warnings: string[] = [];
+  const competing = competingProcesses();
+  if (competing.length > 0) {
+    const w = `other load was running when the bench started (the figures are not worth much): ${competing.join('; ')}`;
+    warnings.push(w);
+    log(`warning: ${w}`);
+  }
+  assertWrkInstalled();
+  const workDir = mkdtempSync(join(tmpdir(), 'latchkey-bench-'));
+  // Registered first, so it runs last: after every process writing into it has stopped.
+  onCleanup('remove the work dir', () => rmSync(workDir, { recursive: true, force: true }));
+  try {
+    const ctx: BenchContext = { options, workDir, log, disturbed: new Map() };
+    const report = await bench(ctx, warnings);
+    if (ctx.disturbed.size > 0) {
+      const what = new Set([...ctx.disturbed.values()].flatMap((s) => [...s]));
+      report.warnings.push(`other load ran during these counted runs, whose figures are worthless: ${[...ctx.disturbed.keys()].join(', ')} (${[...what].join('; ')})`);
+    }
+    const file = writeResults(report);
+    process.stdout.write(`\n${renderSection(report)}\n\nwritten to ${file}\n`);
+  } catch (err) {
+    // Once interrupted, every step fails as its processes go: that is not worth a stack trace.
+    if (interruptedBy()) return;
+    log(`failed: ${(err as Error).stack ?? err}`);
+    // The servers' own words (their logs are in the work dir, about to be removed).
+    for (const file of readdirSync(workDir).filter((f) => f.endsWith('.log'))) {
+      const tail = readFileSync(join(workDir, file), 'utf8').trim().split('\n').slice(-15).join('\n');
+      if (tail) process.stderr.write(`--- ${file} (last lines) ---\n${tail}\n`);
+    }
+    process.exitCode = 1;
+  } finally {
+    await cleanupAll();
+    closeHttp();
+  }
+}
+
+await main();
