@@ -241,7 +241,67 @@ export function pgFast(db: Knex): FastDb {
           throw err;
         }
       }),
-    commit: (steps: Step[]) => (steps.length === 1 && steps[0]!.expect === undefined ? fast.run(steps[0]!.stmt, steps[0]!.params).then((n) => [n]) : fast.batch(steps)),
+    commit: (steps: Step[]) =>
+      new Promise<number[] | null>((resolve, reject) => {
+        queue.push({ steps, resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(() => void flush());
+        }
+      }),
+  };
+
+  /**
+   * Group commit: the writes queued in one turn of the event loop go in one transaction, so one
+   * commit (one WAL flush) serves them all. Optimistic: if any job's guard fails or any statement
+   * errs, the group is rolled back and each job runs again alone, so every job still commits whole
+   * or not at all and is answered only after its own commit.
+   */
+  let queue: Job[] = [];
+  let scheduled = false;
+  const MAX_GROUP = 128;
+  async function flush(): Promise<void> {
+    scheduled = false;
+    const jobs = queue.splice(0, MAX_GROUP);
+    if (queue.length > 0) {
+      scheduled = true;
+      setImmediate(() => void flush());
+    }
+    if (jobs.length === 1) return settle(jobs[0]!);
+    let grouped: number[][] | undefined;
+    try {
+      grouped = await on(async (c) => {
+        await c.query('BEGIN');
+        try {
+          const all: number[][] = [];
+          for (const job of jobs) {
+            const counts: number[] = [];
+            for (const step of job.steps) {
+              const changed = (await exec(c, step.stmt, step.params)).rowCount ?? 0;
+              if (step.expect !== undefined && changed !== step.expect) throw new Abort();
+              counts.push(changed);
+            }
+            all.push(counts);
+          }
+          await c.query('COMMIT');
+          return all;
+        } catch (err) {
+          await c.query('ROLLBACK').catch(() => undefined);
+          if (err instanceof Abort) return undefined;
+          throw err;
+        }
+      });
+    } catch {
+      grouped = undefined;
+    }
+    if (grouped) grouped.forEach((counts, i) => jobs[i]!.resolve(counts));
+    else await Promise.all(jobs.map(settle));
+  }
+  /** One job in its own transaction (a single unguarded statement needs none: it commits by itself). */
+  const settle = (job: Job) => {
+    const [only] = job.steps;
+    const done = job.steps.length === 1 && only!.expect === undefined ? fast.run(only!.stmt, only!.params).then((n) => [n]) : fast.batch(job.steps);
+    return done.then(job.resolve, job.reject);
   };
   return fast;
 }
