@@ -6,10 +6,11 @@ import { hash, verify } from '@node-rs/argon2';
 const options = { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
 
 /**
- * At most one argon2 computation per core at a time. More would not finish sooner (each is pure CPU),
- * but each would hold its 19 MiB and a libuv pool thread that file and DNS work also need.
+ * At most one argon2 computation per core, plus one so that a core never idles while the event loop
+ * hands the next one over. More would not finish sooner (each is pure CPU), but each would hold its
+ * 19 MiB and a libuv pool thread that file and DNS work also need.
  */
-const slots = availableParallelism();
+const slots = availableParallelism() + 1;
 let running = 0;
 const waiting: Array<() => void> = [];
 
