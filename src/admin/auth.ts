@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { GraphQLError } from 'graphql';
 import type { AppContext } from '../context.ts';
 import { ADMIN_CLIENTS, ADMIN_SCOPE } from '../oauth/token/scopes.ts';
+import { clock } from '../clock.ts';
 
 /** Who is calling the admin API: an admin user, or a client (service account) with the admin role. */
 export interface Admin {
@@ -24,7 +25,7 @@ export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<
   const header = req.headers.authorization;
   if (!header || !/^bearer /i.test(header)) throw unauthenticated('an admin access token is required (Authorization: Bearer …)');
   const grant = await ctx.tokens.findAccess(header.slice(7).trim());
-  if (!grant || grant.expiresAt <= Date.now()) throw unauthenticated('the access token is invalid or expired');
+  if (!grant || grant.expiresAt <= clock.now()) throw unauthenticated('the access token is invalid or expired');
   const { clientId, user } = grant;
   if (!user) {
     if (!grant.client.roles.includes('admin')) throw forbidden('the admin role is required');

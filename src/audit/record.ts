@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DatabaseOutage } from '../db/outage.ts';
 import type { AuditEvent, AuditQueries } from './queries.ts';
+import { clock } from '../clock.ts';
 
 export type { AuditEvent } from './queries.ts';
 
@@ -25,7 +26,7 @@ export const SYSTEM_ACTOR: Actor = { userId: null, clientId: null, via: 'system'
 export const auditLog = (queries: AuditQueries, logger: Logger, outage: DatabaseOutage, strict = false) => ({
   async record(e: AuditEvent): Promise<void> {
     try {
-      await queries.insert(e, Date.now());
+      await queries.insert(e, clock.now());
     } catch (err) {
       if (strict) throw err;
       if (isDatabaseUnavailable(err)) return outage.report(err, e.requestId ?? undefined);

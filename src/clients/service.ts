@@ -4,6 +4,7 @@ import type { Actor } from '../audit/record.ts';
 import { InputError, NotFoundError } from '../service-errors.ts';
 import type { Transaction } from '../services.ts';
 import type { AccessTokenFormat, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
+import { clock } from '../clock.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -89,7 +90,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
     validate(input);
     const confidential = input.confidential ?? true;
     const clientSecret = confidential ? randomToken(32) : null;
-    const now = Date.now();
+    const now = clock.now();
     const client: Client = {
       clientId: input.clientId ?? randomUUID(),
       name: input.name.trim(),
@@ -126,7 +127,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
     return deps.transaction(async (tx) => {
       const client = await tx.queries.clients.find(clientId);
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
-      const next: Client = { ...client, updatedAt: Date.now() };
+      const next: Client = { ...client, updatedAt: clock.now() };
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
         if (value === null && key !== 'accessTokenTtl' && key !== 'refreshTokenTtl') continue;
@@ -146,7 +147,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
       if (!client.confidential) throw new InputError('clientId', 'a public client has no secret');
       const clientSecret = randomToken(32);
-      const next = { ...client, secretHash: hashToken(clientSecret), updatedAt: Date.now() };
+      const next = { ...client, secretHash: hashToken(clientSecret), updatedAt: clock.now() };
       await tx.queries.clients.update(next);
       await tx.audit.change('client.rotate_secret', actor, { clientId });
       return { client: next, clientSecret };
@@ -169,7 +170,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
    */
   async ensureBuiltin(): Promise<void> {
     if (await queries.find('admin-cli')) return;
-    const now = Date.now();
+    const now = clock.now();
     await queries.insert({
       clientId: 'admin-cli',
       name: 'Latchkey admin CLI',

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { User, UserQueries } from '../users/queries.ts';
 import { BackendUnavailableError, type Identity, type IdentityBackend } from './contract.ts';
+import { clock } from '../clock.ts';
 
 export interface ChainMember {
   id: string;
@@ -71,7 +72,7 @@ export class IdentityChain {
       const user = await this.users.find(identity.userId);
       if (user) return user;
     }
-    const now = Date.now();
+    const now = clock.now();
     const existing = await this.users.findByExternalId(backendId, identity.externalId);
     const fields = {
       username: identity.username,
@@ -123,7 +124,7 @@ export class IdentityChain {
     const holder = await this.users.findByUsername(backendId, identity.username);
     if (!holder || holder.externalId === identity.externalId) return;
     this.logger.warn({ backend: backendId, username: identity.username, staleUserId: holder.id }, 'username now belongs to another directory entry; retiring the old local record');
-    await this.users.update({ ...holder, username: `${holder.username}~${holder.id}`, disabled: true, updatedAt: Date.now() });
+    await this.users.update({ ...holder, username: `${holder.username}~${holder.id}`, disabled: true, updatedAt: clock.now() });
   }
 
   /**

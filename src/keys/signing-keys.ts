@@ -3,6 +3,7 @@ import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, importJWK
 import { decrypt, encrypt } from '../crypto/secrets.ts';
 import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/record.ts';
 import type { KeyQueries, StoredKey } from './key-queries.ts';
+import { clock } from '../clock.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
@@ -67,7 +68,7 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
   }
 
   async function reload(): Promise<void> {
-    keys = await Promise.all((await queries.published(Date.now() - policy.keepRetiredMs)).map(load));
+    keys = await Promise.all((await queries.published(clock.now() - policy.keepRetiredMs)).map(load));
     jwks = { keys: keys.map((k) => k.publicJwk) };
     localSet = createLocalJWKSet(jwks);
   }
@@ -80,14 +81,14 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
       alg,
       publicJwk: JSON.stringify({ ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }),
       privateJwkEnc: encrypt(encryptionKey, JSON.stringify(await exportJWK(privateKey))),
-      createdAt: Date.now(),
+      createdAt: clock.now(),
       activatesAt,
     });
     return kid;
   }
 
   /** The key that signs for `alg` now: the newest whose time has come and which is not retired. */
-  function signer(alg: SigningAlg, now = Date.now()): LoadedKey {
+  function signer(alg: SigningAlg, now = clock.now()): LoadedKey {
     const usable = keys.filter((k) => k.alg === alg && k.activatesAt <= now && (k.retiredAt === null || k.retiredAt > now));
     const key = usable.at(-1) ?? keys.find((k) => k.alg === alg && k.retiredAt === null);
     if (!key) throw new Error(`no ${alg} signing key`);
@@ -101,7 +102,7 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
   }
   // First start (or a new algorithm): a key for every algorithm, usable at once.
   const missing = SIGNING_ALGS.filter((alg) => !keys.some((k) => k.alg === alg && k.retiredAt === null));
-  for (const alg of missing) await insert(alg, Date.now());
+  for (const alg of missing) await insert(alg, clock.now());
   if (missing.length > 0) await reload();
 
   return {
@@ -127,7 +128,7 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
     },
 
     /** The published keys, for the admin API. */
-    list(now = Date.now()): PublishedKey[] {
+    list(now = clock.now()): PublishedKey[] {
       const signing = new Set(SIGNING_ALGS.map((alg) => signer(alg, now).kid));
       return keys.map(({ kid, alg, createdAt, activatesAt, retiredAt }) => ({ kid, alg, createdAt, activatesAt, retiredAt, signing: signing.has(kid) }));
     },
@@ -136,7 +137,7 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
      * Starts a rotation for each algorithm given: the new key is published now and signs from
      * `now + publishDelayMs`, when the key it replaces is retired. Returns the new keys.
      */
-    async rotate(algs: readonly SigningAlg[] = SIGNING_ALGS, actor: Actor = SYSTEM_ACTOR, now = Date.now()): Promise<PublishedKey[]> {
+    async rotate(algs: readonly SigningAlg[] = SIGNING_ALGS, actor: Actor = SYSTEM_ACTOR, now = clock.now()): Promise<PublishedKey[]> {
       const activatesAt = now + policy.publishDelayMs;
       const kids: string[] = [];
       for (const alg of algs) {
@@ -150,7 +151,7 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
     },
 
     /** Rotates each algorithm whose newest key is older than `maxAgeMs`; forgets keys past their keep time. */
-    async rotateIfDue(maxAgeMs: number, now = Date.now()): Promise<PublishedKey[]> {
+    async rotateIfDue(maxAgeMs: number, now = clock.now()): Promise<PublishedKey[]> {
       await queries.deleteRetiredBefore(now - policy.keepRetiredMs);
       await reload();
       const due = SIGNING_ALGS.filter((alg) => {

@@ -1,4 +1,5 @@
 import type { ConsentQueries } from './consent-queries.ts';
+import { clock } from '../clock.ts';
 
 /** Scopes a user granted a client, remembered so a subset is never asked again. */
 export const consentStore = (queries: ConsentQueries) => ({
@@ -8,7 +9,7 @@ export const consentStore = (queries: ConsentQueries) => ({
 
   async grant(userId: string, clientId: string, scopes: string[]): Promise<void> {
     const all = [...new Set([...(await queries.scopes(userId, clientId)), ...scopes])];
-    await queries.save(userId, clientId, all, Date.now());
+    await queries.save(userId, clientId, all, clock.now());
   },
 });
 

@@ -1,5 +1,6 @@
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { SessionQueries, SsoSession } from './session-queries.ts';
+import { clock } from '../clock.ts';
 
 export type { SsoSession } from './session-queries.ts';
 
@@ -7,7 +8,7 @@ export type { SsoSession } from './session-queries.ts';
 export const sessionStore = (queries: SessionQueries, ttlSeconds: number) => ({
   async create(userId: string): Promise<{ cookie: string; session: SsoSession }> {
     const cookie = randomToken();
-    const now = Date.now();
+    const now = clock.now();
     const session = { id: hashToken(cookie), userId, authTime: now, expiresAt: now + ttlSeconds * 1000 };
     await queries.insert(session, now);
     return { cookie, session };
@@ -16,7 +17,7 @@ export const sessionStore = (queries: SessionQueries, ttlSeconds: number) => ({
   async find(cookie: string | undefined): Promise<SsoSession | undefined> {
     if (!cookie) return undefined;
     const session = await queries.find(hashToken(cookie));
-    return session && session.expiresAt > Date.now() ? session : undefined;
+    return session && session.expiresAt > clock.now() ? session : undefined;
   },
 
   remove: queries.remove,

@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.ts';
 import type { Ladder, ThrottleQueries } from './throttle-queries.ts';
+import { clock } from '../clock.ts';
 
 type Policy = Config['throttle'];
 
@@ -51,7 +52,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
      * checked. `accountKey` is the keyed hash of the normalised name (see account-key.ts).
      */
     async reserve(accountKey: string, ip: string, device?: string): Promise<Reservation> {
-      const now = Date.now();
+      const now = clock.now();
       const addressKey = `a:${ip}`;
       const userKey = device ? `d:${device}` : `u:${accountKey}`;
       if (!(await queries.count(addressKey, address, now))) return { blocked: true, retryAfter: await retryAfter([addressKey], now) };

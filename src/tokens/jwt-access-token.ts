@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { SigningKeys } from '../keys/signing-keys.ts';
+import { clock } from '../clock.ts';
 
 /**
  * A JWT access token lives at most this long (seconds), whatever the client's lifetime: a resource
@@ -23,7 +24,7 @@ export interface JwtAccessTokenClaims {
  * opaque token's, so me, userinfo, introspection and revocation treat both alike.
  */
 export function signJwtAccessToken(keys: SigningKeys, c: JwtAccessTokenClaims): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
+  const now = Math.floor(clock.now() / 1000);
   return keys.sign(
     {
       iss: c.issuer,

@@ -8,6 +8,7 @@ import type { Actor } from '../audit/record.ts';
 import { InputError } from '../service-errors.ts';
 import type { Transaction } from '../services.ts';
 import type { CodeRow, RefreshRow, Spend, TokenQueries } from './queries.ts';
+import { clock } from '../clock.ts';
 
 export interface CodeRequest {
   client: Client;
@@ -48,7 +49,7 @@ export type RefreshOutcome =
 export const tokenService = (queries: TokenQueries, config: Config, keys: SigningKeys, deps: { transaction: Transaction }) => ({
   async issueCode(req: CodeRequest): Promise<string> {
     const code = randomToken();
-    const now = Date.now();
+    const now = clock.now();
     await queries.insertCode({
       code_hash: hashToken(code),
       client_id: req.client.clientId,
@@ -71,7 +72,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
    * transaction). A code already used is a replay: everything it issued is revoked (RFC 6749 §4.1.2).
    */
   async findCode(code: string): Promise<CodeRow | 'invalid' | 'replayed' | 'expired'> {
-    const now = Date.now();
+    const now = clock.now();
     const codeHash = hashToken(code);
     const found = await queries.findCode(codeHash);
     if (!found) return 'invalid';
@@ -84,7 +85,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
   },
 
   /** A failed exchange uses the code up all the same. */
-  burnCode: (code: string) => queries.burnCode(hashToken(code), Date.now()),
+  burnCode: (code: string) => queries.burnCode(hashToken(code), clock.now()),
 
   /**
    * Issues tokens; with `req.spend`, spends the code or refresh token they are issued for in the same
@@ -92,7 +93,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
    * after the winner's tokens were committed, so none survive (SPEC 7).
    */
   async issue(req: TokenRequest): Promise<IssuedTokens | 'replayed'> {
-    const now = Date.now();
+    const now = clock.now();
     const jwt = req.client.accessTokenFormat === 'jwt';
     const configuredTtl = req.client.accessTokenTtl ?? config.tokens.accessTokenTtl;
     const accessTtl = jwt ? Math.min(configuredTtl, JWT_ACCESS_TOKEN_MAX_TTL) : configuredTtl;
@@ -137,7 +138,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
    * A token already rotated is a reuse: its whole family is revoked.
    */
   async checkRefresh(token: string, client: Client): Promise<RefreshOutcome> {
-    const now = Date.now();
+    const now = clock.now();
     const row = await queries.findRefresh(hashToken(token));
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.clientId !== client.clientId) return { ok: false, reason: 'other_client' };
@@ -163,17 +164,17 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
     const access = await queries.findAccess(hash);
     if (access) {
       if (access.clientId !== clientId && !anyClient) return 'other_client';
-      await queries.revokeWhere({ token_hash: hash }, Date.now());
+      await queries.revokeWhere({ token_hash: hash }, clock.now());
       return 'revoked';
     }
     const refresh = await queries.findRefresh(hash);
     if (!refresh) return 'unknown';
     if (refresh.clientId !== clientId && !anyClient) return 'other_client';
-    await queries.revokeWhere({ family_id: refresh.familyId }, Date.now());
+    await queries.revokeWhere({ family_id: refresh.familyId }, clock.now());
     return 'revoked';
   },
 
-  revoke: (where: Record<string, string>) => queries.revokeWhere(where, Date.now()),
+  revoke: (where: Record<string, string>) => queries.revokeWhere(where, clock.now()),
 
   /** An administrator's revocation: every token of a user, of a client, or of both; audited. */
   async revokeFor(filter: { userId?: string | null; clientId?: string | null }, actor: Actor): Promise<number> {

@@ -5,6 +5,7 @@ import { SYSTEM_ACTOR, type Actor } from '../audit/record.ts';
 import { InputError, NotFoundError } from '../service-errors.ts';
 import type { Transaction } from '../services.ts';
 import type { User, UserQueries } from './queries.ts';
+import { clock } from '../clock.ts';
 
 export interface CreateUserInput {
   username: string;
@@ -71,7 +72,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
     checkPassword(input.password);
     checkEmail(input.email);
     const id = randomUUID();
-    const now = Date.now();
+    const now = clock.now();
     const user: User = {
       id,
       backend: localBackend,
@@ -100,7 +101,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       const user = await tx.queries.users.find(id);
       if (!user) throw new NotFoundError('id', `no user ${id}`);
       const local = user.backend === localBackend;
-      const next = { ...user, updatedAt: Date.now() };
+      const next = { ...user, updatedAt: clock.now() };
       for (const field of ['username', 'email', 'displayName'] as const) {
         if (input[field] !== undefined && !local) {
           throw new InputError(field, `is read-only: the user comes from backend "${user.backend}"`);
@@ -131,7 +132,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       const user = await tx.queries.users.find(id);
       if (!user) throw new NotFoundError('id', `no user ${id}`);
       if (user.backend !== localBackend) throw new InputError('password', `is read-only: the user comes from backend "${user.backend}"`);
-      await tx.queries.users.update({ ...user, passwordHash, updatedAt: Date.now() });
+      await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
       await tx.tokens.revoke({ user_id: id });
       await tx.audit.change('user.set_password', actor, { userId: id });
     });
@@ -159,7 +160,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
         ...existing,
         roles: [...new Set([...existing.roles, 'admin'])],
         passwordHash: await hashPassword(password ?? generated!),
-        updatedAt: Date.now(),
+        updatedAt: clock.now(),
       });
     } else {
       await this.create({ username, password: password ?? generated!, roles: ['admin'], displayName: 'Administrator' }, SYSTEM_ACTOR);

@@ -3,8 +3,8 @@ import { databaseKinds } from '../helpers/databases.ts';
 import { Browser, exchangeCode, obtainCode } from '../helpers/flow.ts';
 import { basic, get, locationQuery, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { advanceClock } from '../helpers/clock.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One test per code of the interface document (section 7.2), in its shape: page, redirect or JSON. */
 describe.each(databaseKinds)('the document error codes on %s', (kind) => {
@@ -145,7 +145,7 @@ describe.each(databaseKinds)('the document error codes on %s', (kind) => {
     const res = await postForm(tokenUrl, { grant_type: 'password', username: 'bob', password: 'bob-password-1' }, { authorization: basic(short.clientId, short.clientSecret!) });
     const { access_token, expires_in } = (await res.json()) as { access_token: string; expires_in: number };
     expect(expires_in).toBe(1);
-    await sleep(1100);
+    advanceClock(1100);
     const me = await get(`${server.url}/api/oauth/v20/me`, { access_token });
     await expectJsonError(me, 'access_token_exprise', 401);
     expect(me.headers.get('www-authenticate')).toMatch(/^Bearer .*error="access_token_exprise"/);
@@ -167,7 +167,7 @@ describe.each(databaseKinds)('the document error codes on %s', (kind) => {
     const auth = { authorization: basic(short.clientId, short.clientSecret!) };
     const res = await postForm(tokenUrl, { grant_type: 'password', username: 'bob', password: 'bob-password-1' }, auth);
     const { refresh_token } = (await res.json()) as { refresh_token: string };
-    await sleep(1100);
+    advanceClock(1100);
     await expectJsonError(await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token }, auth), 'refresh_token_exprise');
   });
 

@@ -3,6 +3,7 @@ import { CLI_ACTOR } from '../../src/audit/record.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { advanceClock } from '../helpers/clock.ts';
 
 interface TokenBody {
   access_token: string;
@@ -119,7 +120,7 @@ describe.each(databaseKinds)('password, refresh and client_credentials grants on
     expect(body.error).toBe('invalid_grant');
     expect(body.error_description).toMatch(/^too many failed attempts, retry after \d+ s$/);
 
-    await new Promise((r) => setTimeout(r, 1100));
+    advanceClock(1100);
     expect((await password('erin', 'erin-password-1')).status).toBe(200);
     // The count is reset: five more failures before any delay.
     for (let i = 0; i < 4; i++) expect((await password('erin', 'bad')).status).toBe(400);

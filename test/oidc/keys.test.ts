@@ -5,6 +5,7 @@ import { databaseKinds } from '../helpers/databases.ts';
 import { Browser } from '../helpers/flow.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { advanceClock, serverNow } from '../helpers/clock.ts';
 
 type Tokens = { access_token: string; refresh_token?: string; id_token?: string };
 type Key = { kid: string; algorithm: string; activatesAt: string; retiredAt: string | null; signing: boolean };
@@ -99,7 +100,7 @@ describe.each(databaseKinds)('signing keys and token formats on %s', (kind) => {
     const during = await passwordGrant(rs);
     expect(decodeProtectedHeader(during.id_token!).kid).toBe(oldKid);
 
-    await sleep(Date.parse(fresh.activatesAt) - Date.now() + 100);
+    advanceClock(Date.parse(fresh.activatesAt) - serverNow() + 100);
     const after = await passwordGrant(rs);
     expect(decodeProtectedHeader(after.id_token!).kid).toBe(fresh.kid);
 

@@ -3,8 +3,8 @@ import { decodeJwt } from 'jose';
 import { Browser, exchangeCode, obtainCode } from '../helpers/flow.ts';
 import { locationQuery } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { advanceClock } from '../helpers/clock.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** OIDC `max_age`: an SSO session older than it asks for the password again; auth_time tells when. */
 describe('max_age', () => {
@@ -23,7 +23,7 @@ describe('max_age', () => {
     const firstId = decodeJwt(((await (await exchangeCode(server, client, first.code!)).json()) as { id_token: string }).id_token);
     expect(Math.abs(Number(firstId.auth_time) - signedInAt)).toBeLessThanOrEqual(1);
 
-    await sleep(2100);
+    advanceClock(2100);
     const query = { client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 's' };
     // Within max_age: straight back to the client, and the id_token keeps the original auth_time.
     const recent = await browser.authorize({ ...query, max_age: '3600' });

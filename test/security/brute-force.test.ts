@@ -13,9 +13,9 @@ import {
   expectThrottledPage,
   passwordGrant,
   setCookieLine,
-  sleep,
   tally,
 } from '../helpers/throttle.ts';
+import { advanceClock, resetClock } from '../helpers/clock.ts';
 
 /**
  * Brute-force throttling (SPEC 7, "Brute-force throttling" and "Brute force: how it is counted"):
@@ -77,7 +77,7 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
     for (let i = 0; i < 5; i++) expectRefused(await answer(await passwordGrant(server.url, client, 'frank', `wrong-${i}`)));
     expectThrottled(await answer(await passwordGrant(server.url, client, 'frank', 'wrong-5')));
 
-    await sleep(2500);
+    advanceClock(2500);
     // The five failures are out of the window: four new ones are checked, none of them delayed …
     for (let i = 0; i < 4; i++) expectRefused(await answer(await passwordGrant(server.url, client, 'frank', `again-${i}`)));
     // … and the right password signs in.
@@ -87,6 +87,7 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
     // Within the window the policy holds as before: five failures, then a delay.
     for (let i = 0; i < 5; i++) expectRefused(await answer(await passwordGrant(server.url, client, 'frank', `later-${i}`)));
     expectThrottled(await answer(await passwordGrant(server.url, client, 'frank', PASSWORD)));
+    resetClock();
   });
 
   test("a browser holding the user's device cookie signs in while an attacker holds the user at the maximum delay", async () => {

@@ -12,6 +12,7 @@ import { OAuthError, oauthError } from '../errors.ts';
 import { grantableScopes } from '../token/scopes.ts';
 import { readParams } from '../params.ts';
 import { parseAuthorizeRequest, RedirectError, redirectWith, type AuthorizeRequest } from './request.ts';
+import { clock } from '../../clock.ts';
 
 interface SignedIn {
   session: SsoSession;
@@ -92,7 +93,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
         if (!signedIn) return;
         fresh = true;
       }
-      const tooOld = signedIn && parsed.maxAge !== undefined && Date.now() - signedIn.session.authTime > parsed.maxAge * 1000;
+      const tooOld = signedIn && parsed.maxAge !== undefined && clock.now() - signedIn.session.authTime > parsed.maxAge * 1000;
       if (!signedIn || (!fresh && (parsed.prompt.has('login') || tooOld))) {
         if (parsed.prompt.has('none')) throw fail('login_required', 'the user is not signed in');
         render(req, res, 200, 'login', parsed);

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.ts';
 import { oauthError } from '../errors.ts';
 import { param, readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
+import { clock } from '../../clock.ts';
 
 /**
  * RFC 7662 introspection for resource servers. The caller authenticates as a client and sees only
@@ -17,7 +18,7 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       const token = param(p, 'token');
       if (!token) throw oauthError('invalid_request', 'token is required');
       const mayRead = (clientId: string) => clientId === caller.clientId || caller.roles.includes('admin');
-      const now = Date.now();
+      const now = clock.now();
       const base = { iss: ctx.config.publicUrl, token_type: 'bearer' };
 
       const access = p.token_type_hint === 'refresh_token' ? undefined : await ctx.tokens.findAccess(token);

@@ -11,6 +11,7 @@ import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { passwordGrant } from './grants/password.ts';
 import { refreshTokenGrant } from './grants/refresh-token.ts';
+import { clock } from '../../clock.ts';
 
 const grants: Record<GrantType, Grant> = {
   authorization_code: authorizationCodeGrant,
@@ -75,7 +76,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       if (result.userId && result.scopes.includes('openid')) {
         const user = result.user ?? (await ctx.users.find(result.userId));
         if (user) {
-          const now = Math.floor(Date.now() / 1000);
+          const now = Math.floor(clock.now() / 1000);
           body.id_token = await ctx.keys.sign(
             {
               ...scopedClaims(user, result.scopes),

@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { scopedClaims, type ClaimsUser } from '../claims.ts';
 import { bearerError } from '../errors.ts';
+import { clock } from '../../clock.ts';
 
 /** The token from `Authorization: Bearer`, `access_token` or `token` (SPEC 2.3); exactly one of them. */
 function presentedToken(req: Request): string {
@@ -32,7 +33,7 @@ interface TokenUser {
 async function resolveToken(ctx: AppContext, req: Request): Promise<TokenUser> {
   const grant = await ctx.tokens.findAccess(presentedToken(req));
   if (!grant) throw bearerError('invalid_access_token', 'the access token is invalid or revoked');
-  if (grant.expiresAt <= Date.now()) throw bearerError('access_token_exprise', 'the access token has expired');
+  if (grant.expiresAt <= clock.now()) throw bearerError('access_token_exprise', 'the access token has expired');
   // A client_credentials token has no user: it is for resource servers (introspection), not here.
   if (!grant.user) throw bearerError('invalid_access_token', 'the access token was not issued for a user');
   if (grant.user.disabled) throw bearerError('invalid_access_token', 'the user is disabled');

@@ -2,6 +2,7 @@ import { backendUnavailable, oauthError, throttled } from '../../errors.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../scopes.ts';
+import { clock } from '../../../clock.ts';
 
 /** The end user's username and password, checked by the identity backend chain (SPEC 4). */
 export const passwordGrant: Grant = async (ctx, req, p, client) => {
@@ -24,5 +25,5 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
         throw oauthError('invalid_grant', 'invalid username or password');
     }
   }
-  return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: Date.now() };
+  return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: clock.now() };
 };
