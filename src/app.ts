@@ -66,6 +66,8 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
 
   if (admin) {
     const graphql = admin.then(({ handlers }) => express.Router().use(...handlers));
+    // A failed start is logged where it is started (server.ts); requests then get server_error.
+    graphql.catch(() => undefined);
     app.use('/graphql', (req, res, next) => {
       graphql.then((router) => router(req, res, next), next);
     });

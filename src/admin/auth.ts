@@ -27,6 +27,7 @@ export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<
   const grant = await ctx.tokens.findAccess(header.slice(7).trim());
   if (!grant || grant.expiresAt <= clock.now()) throw unauthenticated('the access token is invalid or expired');
   const { clientId, user } = grant;
+  if (grant.userId && !user) throw unauthenticated('the access token belongs to a user who no longer exists');
   if (!user) {
     if (!grant.client.roles.includes('admin')) throw forbidden('the admin role is required');
     return { userId: null, clientId };

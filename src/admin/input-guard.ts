@@ -1,5 +1,5 @@
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, Kind, visit, type DocumentNode } from 'graphql';
+import { GraphQLError, Kind, visit, type ASTNode, type DocumentNode } from 'graphql';
 
 const badInput = (field: string) =>
   new GraphQLError(`${field}: must not contain a NUL character`, { extensions: { code: 'BAD_USER_INPUT', field, http: { status: 400 } } });
@@ -45,19 +45,21 @@ function nulInVariables(document: DocumentNode, variables: Record<string, unknow
   return undefined;
 }
 
+/**
+ * A literal holding NUL anywhere in the document (arguments, input objects, variables' defaults), by
+ * the name of the argument, input field or variable it belongs to.
+ */
 function nulInDocument(document: DocumentNode): string | undefined {
   let hit: string | undefined;
   visit(document, {
-    Argument(node) {
-      if (hit) return;
-      visit(node.value, {
-        StringValue(s) {
-          if (!hit && s.value.includes('\0')) hit = node.name.value;
-        },
-      });
-    },
-    ObjectField(node) {
-      if (!hit && node.value.kind === Kind.STRING && node.value.value.includes('\0')) hit = node.name.value;
+    StringValue(node, _key, _parent, _path, ancestors) {
+      if (hit || !node.value.includes('\0')) return;
+      for (let i = ancestors.length - 1; i >= 0; i--) {
+        const a = ancestors[i] as ASTNode;
+        if (a.kind === Kind.ARGUMENT || a.kind === Kind.OBJECT_FIELD) return void (hit = a.name.value);
+        if (a.kind === Kind.VARIABLE_DEFINITION) return void (hit = a.variable.name.value);
+      }
+      hit = 'query';
     },
   });
   return hit;

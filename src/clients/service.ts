@@ -88,6 +88,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
   /** Registers a client; the secret is returned here only and stored as a hash. */
   async register(input: RegisterClientInput, actor: Actor): Promise<{ client: Client; clientSecret: string | null }> {
     validate(input);
+    if (input.clientId !== undefined && BUILT_IN.has(input.clientId)) throw new InputError('clientId', `${input.clientId} is reserved for a built-in client`);
     const confidential = input.confidential ?? true;
     const clientSecret = confidential ? randomToken(32) : null;
     const now = clock.now();

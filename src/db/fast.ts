@@ -43,6 +43,20 @@ export interface FastDb {
    * commit): all-or-nothing for its own steps, and resolved only once they are committed.
    */
   commit(steps: Step[]): Promise<number[] | null>;
+  /** Calls `fn` once, after the next statement that succeeds (the end of a database outage). */
+  onNextSuccess(fn: () => void): void;
+}
+
+/** One-shot listeners for the next successful statement; a no-op check on the hot path otherwise. */
+class SuccessWatch {
+  private waiting: Array<() => void> = [];
+  add(fn: () => void): void {
+    this.waiting.push(fn);
+  }
+  ok<T>(value: T): T {
+    if (this.waiting.length > 0) for (const fn of this.waiting.splice(0)) fn();
+    return value;
+  }
 }
 
 /** What better-sqlite3 offers that is used here (the package ships no types). */
@@ -51,6 +65,7 @@ export interface SqliteConnection {
   transaction<F extends (...a: never[]) => unknown>(fn: F): F;
   pragma(sql: string): unknown;
   close(): void;
+  readonly inTransaction: boolean;
 }
 
 /**
@@ -64,12 +79,18 @@ export class TransactionGate {
     return this.open !== undefined;
   }
 
+  /**
+   * Resolves when no transaction holds the gate. Another may take it before the caller resumes, so a
+   * caller loops (`while (gate.busy) await gate.wait()`) and then runs its statement at once, in the
+   * same synchronous stretch as the last check.
+   */
   async wait(): Promise<void> {
     while (this.open) await this.open;
   }
 
   async hold<T>(work: () => Promise<T>): Promise<T> {
-    await this.wait();
+    // Checked and claimed in one synchronous stretch: two callers can never both get past here.
+    while (this.open) await this.open;
     let release!: () => void;
     this.open = new Promise((r) => (release = r));
     try {
@@ -108,6 +129,13 @@ const bindable = (params: unknown[]) => params.map((p) => (p === true ? 1 : p ==
 
 class Abort extends Error {}
 
+/** A COMMIT that failed: the outcome is unknown, so nothing may be retried. */
+class CommitUnknown extends Error {
+  constructor(cause: unknown) {
+    super('the commit failed; its outcome is unknown', { cause });
+  }
+}
+
 interface Job {
   steps: Step[];
   resolve(counts: number[] | null): void;
@@ -115,6 +143,7 @@ interface Job {
 }
 
 export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb {
+  const watch = new SuccessWatch();
   let prepared = new Map<Statement, ReturnType<SqliteConnection['prepare']>>();
   let generation = -1;
   let transaction: (steps: Step[]) => number[];
@@ -139,6 +168,9 @@ export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb 
           try {
             return transaction(job.steps);
           } catch (err) {
+            // SQLite rolled the whole transaction back (disk full, I/O error): nothing of the group
+            // may commit, so the group fails whole rather than committing later jobs on their own.
+            if (!conn.inTransaction) throw err;
             return err instanceof Abort ? null : { error: err };
           }
         }),
@@ -149,7 +181,7 @@ export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb 
   let queue: Job[] = [];
   /** Writes everything queued in this turn of the event loop in one transaction: one commit for all. */
   async function flush(): Promise<void> {
-    if (gate.busy) await gate.wait();
+    while (gate.busy) await gate.wait();
     const jobs = queue;
     queue = [];
     let results;
@@ -160,6 +192,7 @@ export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb 
       for (const job of jobs) job.reject(err);
       return;
     }
+    watch.ok(undefined);
     results.forEach((r, i) => (r !== null && !Array.isArray(r) ? jobs[i]!.reject(r.error) : jobs[i]!.resolve(r)));
   }
   const prep = (s: Statement) => {
@@ -170,23 +203,23 @@ export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb 
   };
   return {
     async get<T>(s: Statement, params: unknown[] = []) {
-      if (gate.busy) await gate.wait();
-      return prep(s).get(...bindable(params)) as T | undefined;
+      while (gate.busy) await gate.wait();
+      return watch.ok(prep(s).get(...bindable(params)) as T | undefined);
     },
     async all<T>(s: Statement, params: unknown[] = []) {
-      if (gate.busy) await gate.wait();
-      return prep(s).all(...bindable(params)) as T[];
+      while (gate.busy) await gate.wait();
+      return watch.ok(prep(s).all(...bindable(params)) as T[]);
     },
     async run(s: Statement, params: unknown[] = []) {
-      if (gate.busy) await gate.wait();
+      while (gate.busy) await gate.wait();
       const p = prep(s);
-      return p.reader ? p.all(...bindable(params)).length : p.run(...bindable(params)).changes;
+      return watch.ok(p.reader ? p.all(...bindable(params)).length : p.run(...bindable(params)).changes);
     },
     async batch(steps: Step[]) {
-      if (gate.busy) await gate.wait();
+      while (gate.busy) await gate.wait();
       try {
         connection();
-        return transaction(steps);
+        return watch.ok(transaction(steps));
       } catch (err) {
         if (err instanceof Abort) return null;
         throw err;
@@ -198,6 +231,7 @@ export function sqliteFast(shared: SharedSqlite, gate: TransactionGate): FastDb 
         if (queue.length === 1) setImmediate(() => void flush());
       });
     },
+    onNextSuccess: (fn) => watch.add(fn),
   };
 }
 
@@ -208,10 +242,11 @@ interface PgConnection {
 /** PostgreSQL: named prepared statements on connections from knex's own pool. */
 export function pgFast(db: Knex): FastDb {
   const pool = db.client as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<void> };
+  const watch = new SuccessWatch();
   async function on<T>(work: (c: PgConnection) => Promise<T>): Promise<T> {
     const conn = await pool.acquireConnection();
     try {
-      return await work(conn);
+      return watch.ok(await work(conn));
     } finally {
       await pool.releaseConnection(conn);
     }
@@ -249,6 +284,7 @@ export function pgFast(db: Knex): FastDb {
           setImmediate(() => void flush());
         }
       }),
+    onNextSuccess: (fn) => watch.add(fn),
   };
 
   /**
@@ -272,8 +308,9 @@ export function pgFast(db: Knex): FastDb {
     try {
       grouped = await on(async (c) => {
         await c.query('BEGIN');
+        let all: number[][];
         try {
-          const all: number[][] = [];
+          all = [];
           for (const job of jobs) {
             const counts: number[] = [];
             for (const step of job.steps) {
@@ -283,15 +320,25 @@ export function pgFast(db: Knex): FastDb {
             }
             all.push(counts);
           }
-          await c.query('COMMIT');
-          return all;
         } catch (err) {
           await c.query('ROLLBACK').catch(() => undefined);
           if (err instanceof Abort) return undefined;
           throw err;
         }
+        try {
+          await c.query('COMMIT');
+        } catch (err) {
+          // Whether a failed COMMIT committed cannot be known: retrying could apply a job twice (a
+          // spend would then look like a replay), so every job of the group fails instead.
+          throw new CommitUnknown(err);
+        }
+        return all;
       });
-    } catch {
+    } catch (err) {
+      if (err instanceof CommitUnknown) {
+        for (const job of jobs) job.reject(err.cause);
+        return;
+      }
       grouped = undefined;
     }
     if (grouped) grouped.forEach((counts, i) => jobs[i]!.resolve(counts));
@@ -312,7 +359,7 @@ export function knexFast(trx: Knex): FastDb {
   const changes = (result: unknown): number =>
     Array.isArray(result) ? result.length : ((result as { rowCount?: number; changes?: number }).rowCount ?? (result as { changes?: number }).changes ?? 0);
   const raw = (s: Statement, params: unknown[]) => trx.raw(s.sql, params as Knex.RawBinding[]);
-  const fast: Omit<FastDb, 'commit'> = {
+  const fast: Omit<FastDb, 'commit' | 'onNextSuccess'> = {
     get: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(s, params))[0] as T | undefined,
     all: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(s, params)) as T[],
     run: async (s: Statement, params: unknown[] = []) => changes(await raw(s, params)),
@@ -332,7 +379,8 @@ export function knexFast(trx: Knex): FastDb {
           throw err;
         }),
   };
-  return { ...fast, commit: fast.batch };
+  // Inside a transaction: its statements succeed only if the database is there; knex reports them.
+  return { ...fast, commit: fast.batch, onNextSuccess: () => undefined };
 }
 
 const registry = new WeakMap<Knex, FastDb>();

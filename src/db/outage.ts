@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Db } from './connect.ts';
+import { fastOf } from './fast.ts';
 
 /** Socket-level failures: the database server is not there (or went away mid-query). */
 const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -27,13 +28,18 @@ export class DatabaseOutage {
   private since: number | undefined;
   private failures = 0;
 
-  constructor(db: Db, private readonly logger: Logger) {
-    db.on('query-response', () => {
-      if (this.since === undefined) return;
-      this.logger.warn({ downForMs: Date.now() - this.since, failedRequests: this.failures }, 'database reachable again');
-      this.since = undefined;
-      this.failures = 0;
-    });
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {
+    db.on('query-response', () => this.recovered());
+  }
+
+  private recovered(): void {
+    if (this.since === undefined) return;
+    this.logger.warn({ downForMs: Date.now() - this.since, failedRequests: this.failures }, 'database reachable again');
+    this.since = undefined;
+    this.failures = 0;
   }
 
   /** Notes a failure that `isDatabaseUnavailable` recognised. */
@@ -41,6 +47,8 @@ export class DatabaseOutage {
     this.failures++;
     if (this.since !== undefined) return;
     this.since = Date.now();
+    // The hot paths run outside knex: their first success ends the outage as well.
+    fastOf(this.db).onNextSuccess(() => this.recovered());
     const e = err as { code?: string; message?: string };
     this.logger.error({ code: e.code, reason: e.message, requestId }, 'database unreachable: answering 503 until it is back');
   }

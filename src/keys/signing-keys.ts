@@ -117,10 +117,14 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
       return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ }).sign(key.privateKey);
     },
 
-    /** Checks a token this server signed, expired or not (an id_token_hint may be old). */
-    async verifyOwn(jwt: string): Promise<JWTPayload | undefined> {
+    /**
+     * Checks an id_token this server signed, expired or not (an id_token_hint may be old). A JWT access
+     * token (`typ: at+jwt`) is not an id_token and is refused.
+     */
+    async verifyOwnIdToken(jwt: string): Promise<JWTPayload | undefined> {
       try {
-        const { payload } = await compactVerify(jwt, localSet);
+        const { payload, protectedHeader } = await compactVerify(jwt, localSet);
+        if (protectedHeader.typ === 'at+jwt') return undefined;
         return JSON.parse(new TextDecoder().decode(payload)) as JWTPayload;
       } catch {
         return undefined;

@@ -79,6 +79,8 @@ export type Spend = { code: string } | { refresh: string };
 /** An access token as the resources see it: its scope, its client, and its user (none for client_credentials). */
 export interface AccessGrant {
   clientId: string;
+  /** The user the token was issued for (null for client_credentials), even when the user is gone. */
+  userId: string | null;
   scopes: string[];
   expiresAt: number;
   createdAt: number;
@@ -88,6 +90,7 @@ export interface AccessGrant {
 
 const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({
   clientId: String(r.client_id),
+  userId: r.user_id == null ? null : String(r.user_id),
   scopes: String(r.scope).split(' ').filter(Boolean),
   expiresAt: num(r.expires_at),
   createdAt: num(r.created_at),
@@ -147,7 +150,7 @@ const insertSql = (table: string, columns: readonly string[]) => statement(`inse
 const sql = {
   insertCode: insertSql('auth_codes', CODE_COLUMNS),
   findCode: statement('select * from auth_codes where code_hash = ?'),
-  burnCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null'),
+  /** Marks a code used: alone for a failed exchange, or as the guard of its tokens' issue. */
   spendCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null'),
   spendRefresh: statement('update refresh_tokens set rotated_at = ? where token_hash = ? and rotated_at is null and revoked_at is null'),
   insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
@@ -196,7 +199,7 @@ export const tokenQueries = (db: Db) => {
 
     /** Marks a code used without issuing anything (a failed exchange still uses the code up). */
     async burnCode(codeHash: string, now: number): Promise<void> {
-      await fast.run(sql.burnCode, [now, codeHash]);
+      await fast.run(sql.spendCode, [now, codeHash]);
     },
 
     /**
@@ -226,7 +229,6 @@ export const tokenQueries = (db: Db) => {
       return row ? toAccessGrant(row) : undefined;
     },
 
-    /** Revokes by columns of both token tables (family, code, session, user, client): one transaction. */
     /** Revokes by columns of both token tables, in one transaction; how many tokens it stopped. */
     async revokeWhere(where: Record<string, string>, now: number): Promise<number> {
       const columns = Object.keys(where).sort();

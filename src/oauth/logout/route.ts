@@ -24,15 +24,16 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
     try {
       const p = readParams(req);
       const hint = param(p, 'id_token_hint');
-      const claims = hint ? await ctx.keys.verifyOwn(hint) : undefined;
+      const claims = hint ? await ctx.keys.verifyOwnIdToken(hint) : undefined;
       if (hint && !claims) throw oauthError('invalid_request', 'id_token_hint is not a token of this server');
       const audience = typeof claims?.aud === 'string' ? claims.aud : undefined;
       const clientId = param(p, 'client_id') ?? audience;
       if (audience && clientId !== audience) throw oauthError('invalid_request', 'client_id differs from the id_token_hint audience');
 
+      const client = clientId ? await ctx.clients.find(clientId) : undefined;
+      if (clientId && !client) throw oauthError('invalid_request', 'client_id is not a registered client');
       const target = param(p, 'post_logout_redirect_uri');
       if (target) {
-        const client = clientId ? await ctx.clients.find(clientId) : undefined;
         if (!client) throw oauthError('invalid_request', 'post_logout_redirect_uri needs client_id or id_token_hint');
         if (!client.postLogoutRedirectUris.includes(target) && !client.redirectUris.includes(target)) {
           throw oauthError('invalid_request', 'post_logout_redirect_uri is not registered for this client');
@@ -41,7 +42,8 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
 
       const session = await ctx.sessions.find(readCookie(req, SSO_COOKIE));
       if (session) {
-        const hinted = claims?.sub === session.userId;
+        // The hint must be an id_token of this very session's user (and of this session, when it says).
+        const hinted = claims?.sub === session.userId && (claims.sid === undefined || claims.sid === session.id);
         const confirmed = req.method === 'POST' && p._action === 'logout' && checkCsrfToken(req, ctx.csrfKey, p.csrf_token);
         if (!hinted && !confirmed) {
           const user = await ctx.users.find(session.userId);
