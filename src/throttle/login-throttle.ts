@@ -64,8 +64,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
         blocked: false,
         release: {
           async succeeded() {
-            await queries.clear([`u:${accountKey}`, userKey]);
-            await queries.uncount(addressKey, address);
+            await queries.settleSuccess([`u:${accountKey}`, userKey], addressKey, address);
           },
           async failed() {},
           async refund() {

@@ -87,8 +87,15 @@ export const throttleQueries = (db: Db) => {
       await fast.run(sql.uncount, [l.free, key]);
     },
 
-    async clear(keys: string[]): Promise<void> {
-      await fast.run(forKeys('clear', keys.length), keys);
+    /**
+     * A success: the account's (and device's) keys cleared and the address given its attempt back, in
+     * one write that shares the group commit of concurrent requests.
+     */
+    async settleSuccess(clearKeys: string[], addressKey: string, address: Ladder): Promise<void> {
+      await fast.commit([
+        { stmt: forKeys('clear', clearKeys.length), params: clearKeys },
+        { stmt: sql.uncount, params: [address.free, addressKey] },
+      ]);
     },
   };
 };
