@@ -4,7 +4,10 @@ import { createRequire } from 'node:module';
 import knexFactory, { type Knex } from 'knex';
 import type { Logger } from 'pino';
 import { migrationSource } from './migrations.ts';
-import { pgFast, registerFast, SharedSqlite, sqliteFast, TransactionGate, type SqliteConnection } from './fast.ts';
+import { registerFast } from './fast.ts';
+import { pgFast } from './fast-postgres.ts';
+import { sqliteFast, type SqliteConnection } from './fast-sqlite.ts';
+import { TransactionGate } from './transaction-gate.ts';
 
 export type Db = Knex;
 
@@ -31,14 +34,11 @@ export const gateOf = (db: Db): TransactionGate | undefined => gates.get(db);
 function openSqlite(file: string, logger?: Logger): Db {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const Database = require('better-sqlite3') as new (file: string) => SqliteConnection;
-  const shared = new SharedSqlite(() => {
-    const conn = new Database(file);
-    conn.pragma('journal_mode = WAL');
-    conn.pragma('synchronous = NORMAL');
-    conn.pragma('foreign_keys = ON');
-    conn.pragma('busy_timeout = 5000');
-    return conn;
-  });
+  const conn = new Database(file);
+  conn.pragma('journal_mode = WAL');
+  conn.pragma('synchronous = NORMAL');
+  conn.pragma('foreign_keys = ON');
+  conn.pragma('busy_timeout = 5000');
   const db = knexFactory({
     client: 'better-sqlite3',
     connection: { filename: file },
@@ -46,13 +46,14 @@ function openSqlite(file: string, logger?: Logger): Db {
     log: knexLog(logger),
     pool: { min: 1, max: 1 },
   });
-  // knex's one pooled connection is the shared one; when knex lets it go (at destroy), it is closed.
+  // knex's one pooled connection is this one (the pool keeps its minimum of one, so it is let go only
+  // at destroy, and then closed).
   const client = db.client as { acquireRawConnection(): Promise<unknown>; destroyRawConnection(c: unknown): Promise<void> };
-  client.acquireRawConnection = async () => shared.connection();
-  client.destroyRawConnection = async () => shared.close();
+  client.acquireRawConnection = async () => conn;
+  client.destroyRawConnection = async () => conn.close();
   const gate = new TransactionGate();
   gates.set(db, gate);
-  registerFast(db, sqliteFast(shared, gate));
+  registerFast(db, sqliteFast(conn, gate));
   return db;
 }
 

@@ -1,5 +1,5 @@
 import { expect, test } from '@jest/globals';
-import { TransactionGate } from '../../src/db/fast.ts';
+import { TransactionGate } from '../../src/db/transaction-gate.ts';
 
 test('the gate admits one transaction at a time, and is busy for as long as any is inside', async () => {
   const gate = new TransactionGate();

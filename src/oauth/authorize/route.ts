@@ -26,7 +26,7 @@ interface SignedIn {
  */
 export function authorizeHandler(ctx: AppContext): RequestHandler {
   const secure = ctx.config.publicUrl.startsWith('https:');
-  const authenticate = passwordAuthenticator(ctx.signIn, (req) => String(readParams(req).client_id ?? ''));
+  const authenticate = passwordAuthenticator(ctx.signIn);
 
   const render = (req: Request, res: Response, status: number, page: 'login' | 'consent', a: AuthorizeRequest, extra: { error?: string; user?: User; username?: string } = {}) => {
     const form = {
@@ -59,7 +59,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       render(req, res, 403, 'login', a, { error: 'The sign-in form expired. Please try again.', username });
       return undefined;
     }
-    const outcome = await authenticate(req, res);
+    const outcome = await authenticate(req, res, a.client.clientId);
     if (!outcome.ok) {
       if (outcome.reason === 'throttled') {
         res.setHeader('Retry-After', String(outcome.retryAfter));

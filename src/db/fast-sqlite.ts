@@ -1,0 +1,82 @@
+import { Abort, checked, CommitQueue, SuccessWatch, type FastDb, type Job, type Statement, type Step } from './statements.ts';
+import type { TransactionGate } from './transaction-gate.ts';
+
+/** What better-sqlite3 offers that is used here (the package ships no types). */
+export interface SqliteConnection {
+  prepare(sql: string): { get(...p: unknown[]): unknown; all(...p: unknown[]): unknown[]; run(...p: unknown[]): { changes: number }; reader: boolean };
+  transaction<F extends (...a: never[]) => unknown>(fn: F): F;
+  pragma(sql: string): unknown;
+  close(): void;
+  readonly inTransaction: boolean;
+}
+
+/** better-sqlite3 binds no booleans: 1 and 0, as knex stores them. */
+const bindable = (params: unknown[]) => params.map((p) => (p === true ? 1 : p === false ? 0 : p));
+
+/**
+ * SQLite: statements prepared once on the process's one connection and run synchronously, each after
+ * any knex transaction holding the gate has ended.
+ */
+export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastDb {
+  const watch = new SuccessWatch();
+  const prepared = new Map<Statement, ReturnType<SqliteConnection['prepare']>>();
+  const prep = (s: Statement) => {
+    let p = prepared.get(s);
+    if (!p) prepared.set(s, (p = conn.prepare(s.sql)));
+    return p;
+  };
+  const transaction = conn.transaction((steps: Step[]) => steps.map((step) => checked(step, prep(step.stmt).run(...bindable(step.params)).changes)));
+  // Each job in a savepoint of the shared transaction (better-sqlite3 nests transactions so): a job
+  // that fails is rolled back alone, and the others still commit.
+  const group = conn.transaction((jobs: Job[]) =>
+    jobs.map((job) => {
+      try {
+        return transaction(job.steps);
+      } catch (err) {
+        // SQLite rolled the whole transaction back (disk full, I/O error): nothing of the group may
+        // commit, so the group fails whole rather than committing later jobs on their own.
+        if (!conn.inTransaction) throw err;
+        return err instanceof Abort ? null : { error: err };
+      }
+    }),
+  );
+  const queue = new CommitQueue(async (jobs) => {
+    while (gate.busy) await gate.wait();
+    let results;
+    try {
+      results = group(jobs);
+    } catch (err) {
+      for (const job of jobs) job.reject(err);
+      return;
+    }
+    watch.ok(undefined);
+    results.forEach((r, i) => (r !== null && !Array.isArray(r) ? jobs[i]!.reject(r.error) : jobs[i]!.resolve(r)));
+  });
+
+  return {
+    async get<T>(s: Statement, params: unknown[] = []) {
+      while (gate.busy) await gate.wait();
+      return watch.ok(prep(s).get(...bindable(params)) as T | undefined);
+    },
+    async all<T>(s: Statement, params: unknown[] = []) {
+      while (gate.busy) await gate.wait();
+      return watch.ok(prep(s).all(...bindable(params)) as T[]);
+    },
+    async run(s: Statement, params: unknown[] = []) {
+      while (gate.busy) await gate.wait();
+      const p = prep(s);
+      return watch.ok(p.reader ? p.all(...bindable(params)).length : p.run(...bindable(params)).changes);
+    },
+    async batch(steps: Step[]) {
+      while (gate.busy) await gate.wait();
+      try {
+        return watch.ok(transaction(steps));
+      } catch (err) {
+        if (err instanceof Abort) return null;
+        throw err;
+      }
+    },
+    commit: (steps: Step[]) => queue.add(steps),
+    onNextSuccess: (fn) => watch.add(fn),
+  };
+}
