@@ -11,6 +11,8 @@ import { revokeHandler } from './oauth/revoke/route.ts';
 import { tokenHandler } from './oauth/token/route.ts';
 import { meHandler, userinfoHandler } from './oauth/userinfo/route.ts';
 import { discoveryHandler, jwksHandler } from './oidc/discovery.ts';
+import { recordRequests, routeLabel } from './metrics/http.ts';
+import { metricsHandler } from './metrics/route.ts';
 import { healthHandler, readyHandler } from './ops/health.ts';
 import { paths } from './paths.ts';
 
@@ -26,6 +28,7 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
     const v = ctx.config.trustProxy;
     app.set('trust proxy', v === 'true' ? true : /^\d+$/.test(v) ? Number(v) : v);
   }
+  app.use(recordRequests(ctx.metrics));
   app.use(requestId);
 
   // SPEC 7: forms above 64 KiB are refused with 413.
@@ -68,13 +71,14 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
     const graphql = admin.then(({ handlers }) => express.Router().use(...handlers));
     // A failed start is logged where it is started (server.ts); requests then get server_error.
     graphql.catch(() => undefined);
-    app.use('/graphql', (req, res, next) => {
+    app.use('/graphql', routeLabel('/graphql'), (req, res, next) => {
       graphql.then((router) => router(req, res, next), next);
     });
   }
 
   app.get('/healthz', healthHandler);
   app.get('/readyz', readyHandler(ctx));
+  app.get('/metrics', metricsHandler(ctx));
 
   app.use(notFound);
   app.use(errorHandler(ctx.logger, ctx.dbOutage));

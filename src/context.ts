@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { auditQueries } from './audit/queries.ts';
 import { auditLog, type AuditLog } from './audit/record.ts';
+import { GRANT_TYPES } from './clients/queries.ts';
 import type { ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
 import { deriveKey, DEVELOPMENT_SECRET } from './crypto/secrets.ts';
@@ -17,6 +18,9 @@ import { signInService, type SignInService } from './login/sign-in.ts';
 import { createServices } from './services.ts';
 import { throttleQueries } from './throttle/throttle-queries.ts';
 import { loginThrottle } from './throttle/login-throttle.ts';
+import { createMetrics, type Metrics } from './metrics/registry.ts';
+import { PURGED_TABLES, purgeQueries } from './retention/purge-queries.ts';
+import { retention, type Retention } from './retention/purge.ts';
 import { JWT_ACCESS_TOKEN_MAX_TTL } from './tokens/jwt-access-token.ts';
 import type { TokenService } from './tokens/service.ts';
 import type { UserService } from './users/service.ts';
@@ -46,6 +50,10 @@ export interface AppContext {
   deviceKey: Buffer;
   /** Notes database outages: one log line per outage, not one per request. */
   dbOutage: DatabaseOutage;
+  /** What `/metrics` shows (SPEC 6). */
+  metrics: Metrics;
+  /** Deletes expired rows (SPEC 6); scheduled by the server, run once by `latchkey purge`. */
+  retention: Retention;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */
@@ -79,6 +87,10 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
   const identity = new IdentityChain(members, services.queries.users, logger);
   const deviceKey = deriveKey(secret, 'device-cookie');
   const { clients, users, tokens, sessions, consents, audit } = services;
+  const metrics = createMetrics({
+    backendStates: () => identity.health(),
+    known: { backends: members.map((m) => m.id), grants: GRANT_TYPES, tables: PURGED_TABLES },
+  });
   return {
     config,
     logger,
@@ -89,11 +101,13 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     consents,
     audit,
     identity,
-    signIn: signInService({ identity, throttle: loginThrottle(throttleQueries(db), config.throttle), audit, accountKeyKey: deriveKey(secret, 'throttle-account'), deviceKey }),
+    signIn: signInService({ identity, throttle: loginThrottle(throttleQueries(db), config.throttle), audit, metrics, accountKeyKey: deriveKey(secret, 'throttle-account'), deviceKey }),
     keys,
     ping: () => ping(db),
     csrfKey: deriveKey(secret, 'csrf'),
     deviceKey,
     dbOutage,
+    metrics,
+    retention: retention(purgeQueries(db), config, metrics, logger),
   };
 }

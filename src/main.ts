@@ -1,6 +1,16 @@
+import cluster from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { runPrimary } from './cluster/primary.ts';
+import { shareMetrics } from './cluster/worker-metrics.ts';
 import { ConfigError, loadConfig } from './config/load.ts';
+import type { Config } from './config/schema.ts';
 import { PluginLoadError } from './identity/loader.ts';
-import { createLogger, startServer } from './server.ts';
+import { createLogger, ListenError, openDeployment, startServer } from './server.ts';
+
+const workerCount = (workers: Config['workers']): number => (workers === 'auto' ? availableParallelism() : workers);
+
+/** A failure the operator can act on from its message alone; anything else is logged with its stack. */
+const explained = (err: unknown): err is Error => err instanceof PluginLoadError || err instanceof ListenError;
 
 async function main(): Promise<void> {
   let config;
@@ -13,11 +23,37 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger(config);
+  const root = createLogger(config);
+  const logger = cluster.isWorker ? root.child({ worker: cluster.worker!.id }) : root;
+  if (cluster.isPrimary && process.env.REDIS_URL) {
+    logger.warn('REDIS_URL is set but not used: Latchkey keeps its shared state (brute-force counters included) in the database');
+  }
+  const fail = (err: unknown) => {
+    if (explained(err)) {
+      logger.fatal(err.message);
+      process.stderr.write(`latchkey: ${err.message}\n`);
+    } else logger.fatal({ err }, 'latchkey failed to start');
+    process.exit(1);
+  };
+
+  const workers = workerCount(config.workers);
+  if (workers > 1 && cluster.isPrimary) {
+    // Migrations, the first admin and the first keys once, before any worker starts.
+    try {
+      const { ctx, db } = await openDeployment(config, logger);
+      await ctx.identity.close();
+      await db.destroy();
+    } catch (err) {
+      fail(err);
+    }
+    runPrimary(workers, logger);
+    return;
+  }
+
   try {
     const running = await startServer(config, logger);
-    const stop = (signal: string) => {
-      logger.info({ signal }, 'shutting down');
+    const stop = (reason: string) => {
+      logger.info({ reason }, 'shutting down');
       running.close().then(
         () => process.exit(0),
         (err) => {
@@ -26,12 +62,17 @@ async function main(): Promise<void> {
         },
       );
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    // `on`, not `once`: a second signal (Ctrl-C reaches a worker and then its primary's SIGTERM) must
+    // not fall back to the default of dying on the spot; close() runs once however often it is asked.
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    // A worker whose primary is gone has nobody to replace or stop it: it stops too.
+    if (cluster.isWorker) {
+      shareMetrics(running.ctx.metrics.registry);
+      process.on('disconnect', () => stop('the primary is gone'));
+    }
   } catch (err) {
-    if (err instanceof PluginLoadError) logger.fatal(err.message);
-    else logger.fatal({ err }, 'latchkey failed to start');
-    process.exit(1);
+    fail(err);
   }
 }
 

@@ -35,8 +35,33 @@ async function scheduleKeyRotation(ctx: AppContext): Promise<NodeJS.Timeout> {
   return setInterval(check, ctx.config.keys.reloadInterval * 1000).unref();
 }
 
-/** Migrates, wires the context, bootstraps the first admin and listens. */
-export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
+/** The address is taken, or may not be bound: a message for the operator, not a stack trace. */
+export class ListenError extends Error {}
+
+/**
+ * Listens on the configured address. Express 5 hands a listen error to the callback (it used to be
+ * only an 'error' event), so the callback checks for one.
+ */
+function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+  return new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, config.host, (err?: Error) => {
+      if (!err) return resolve(s);
+      const code = (err as NodeJS.ErrnoException).code;
+      const where = `${config.host}:${config.port}`;
+      if (code === 'EADDRINUSE') reject(new ListenError(`${where} is already in use: stop what listens there, or set PORT (or HOST) to a free address`));
+      else if (code === 'EACCES') reject(new ListenError(`${where} may not be bound by this user: choose a port above 1023, or grant the capability to bind it`));
+      else if (code === 'EADDRNOTAVAIL') reject(new ListenError(`${where}: no interface of this machine has that address; check HOST`));
+      else reject(err);
+    });
+  });
+}
+
+/**
+ * Migrates, wires the context, makes the first admin and the built-in clients (and, in the context,
+ * the first signing keys). In cluster mode the primary does this once before it starts the workers,
+ * so that they do not race to make them; in a worker it then finds everything in place.
+ */
+export async function openDeployment(config: Config, logger: Logger): Promise<{ ctx: AppContext; db: Db }> {
   const db = connect(config.databaseUrl, logger);
   try {
     const applied = await migrate(db);
@@ -54,22 +79,31 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     }
 
     await ctx.clients.ensureBuiltin();
+    return { ctx, db };
+  } catch (err) {
+    await db.destroy().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Opens the deployment, schedules its periodic jobs and listens. */
+export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
+  const { ctx, db } = await openDeployment(config, logger);
+  try {
     const keyCheck = await scheduleKeyRotation(ctx);
     // The admin API (Apollo, graphql) loads after the server listens: a quarter of a second of start-up
     // that sign-ins never wait for. Requests to /graphql meanwhile wait for it.
     const adminApiServer = import('./admin/server.ts').then(({ adminApi }) => adminApi(ctx));
     adminApiServer.catch((err: Error) => logger.error({ err: err.message }, 'the admin API failed to start'));
     const app = createApp(ctx, adminApiServer);
-    const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.port, config.host, () => resolve(s));
-      s.once('error', reject);
-    });
+    const server = await listen(app, config);
     server.keepAliveTimeout = 65_000;
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     logger.info({ url, publicUrl: config.publicUrl, database: config.databaseUrl.split(':')[0] }, 'latchkey listening');
 
+    const stopPurge = ctx.retention.schedule();
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
@@ -80,12 +114,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
           setTimeout(() => server.closeAllConnections(), 5000).unref();
         });
         clearInterval(keyCheck);
+        await stopPurge();
         await (await adminApiServer.catch(() => undefined))?.stop();
         await ctx.identity.close();
         await db.destroy();
       })());
     return { ctx, server, url, sql: db, close };
   } catch (err) {
+    await ctx.identity.close().catch(() => undefined);
     await db.destroy().catch(() => undefined);
     throw err;
   }

@@ -3,7 +3,7 @@ import pino from 'pino';
 import type { GrantType } from '../clients/queries.ts';
 import { CLI_ACTOR } from '../audit/record.ts';
 import { loadConfig } from '../config/load.ts';
-import { createContext } from '../context.ts';
+import { createContext, type AppContext } from '../context.ts';
 import { connect, migrate } from '../db/connect.ts';
 import { InputError, NotFoundError } from '../service-errors.ts';
 
@@ -14,6 +14,8 @@ const usage = `usage: npm run latchkey -- <command> [options]
   client list
   client delete --client-id ID
   user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
+  purge        deletes expired codes, tokens, sessions, throttle rows and old audit events now
+               (one pass of the periodic retention purge) and prints the rows deleted per table
 
 Prints JSON. A client's secret is shown once, at creation.`;
 
@@ -37,7 +39,7 @@ const { positionals, values } = parseArgs({
 });
 
 const [noun, verb] = positionals;
-if (values.help || !noun || !verb) {
+if (values.help || !noun || (!verb && noun !== 'purge')) {
   process.stdout.write(`${usage}\n`);
   process.exit(values.help ? 0 : 2);
 }
@@ -47,11 +49,14 @@ const logger = pino({ level: 'error' });
 const db = connect(config.databaseUrl);
 const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
+let ctx: AppContext | undefined;
 try {
   await migrate(db);
-  const ctx = await createContext(config, db, logger);
-  const command = `${noun} ${verb}`;
-  if (command === 'client create') {
+  ctx = await createContext(config, db, logger);
+  const command = verb ? `${noun} ${verb}` : noun;
+  if (command === 'purge') {
+    print({ deleted: await ctx.retention.purgeNow() });
+  } else if (command === 'client create') {
     const { client, clientSecret } = await ctx.clients.register({
       name: values.name ?? '',
       redirectUris: values['redirect-uri'] ?? [],
@@ -88,5 +93,6 @@ try {
     process.exitCode = 2;
   } else throw err;
 } finally {
+  await ctx?.identity.close();
   await db.destroy();
 }

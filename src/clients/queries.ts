@@ -3,7 +3,8 @@ import { fastOf, statement } from '../db/fast.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 
-export type GrantType = 'authorization_code' | 'password' | 'refresh_token' | 'client_credentials';
+export const GRANT_TYPES = ['authorization_code', 'password', 'refresh_token', 'client_credentials'] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
 export type IdTokenAlg = 'RS256' | 'ES256';
 /** Opaque (the default) or signed JWTs per RFC 9068, for resource servers that validate locally. */
 export type AccessTokenFormat = 'opaque' | 'jwt';

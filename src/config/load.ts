@@ -10,10 +10,11 @@ const envKeys: Array<[string, string[]]> = [
   ['HOST', ['host']],
   ['PUBLIC_URL', ['publicUrl']],
   ['DATABASE_URL', ['databaseUrl']],
-  ['REDIS_URL', ['redisUrl']],
   ['LATCHKEY_SECRET', ['secret']],
   ['LOG_LEVEL', ['logLevel']],
   ['TRUST_PROXY', ['trustProxy']],
+  ['WORKERS', ['workers']],
+  ['METRICS_TOKEN', ['metrics', 'token']],
   ['LATCHKEY_ADMIN_USERNAME', ['admin', 'username']],
   ['LATCHKEY_ADMIN_PASSWORD', ['admin', 'password']],
 ];

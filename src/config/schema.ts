@@ -21,8 +21,13 @@ export const configSchema = z.object({
     .string()
     .regex(/^(postgres(ql)?:\/\/|sqlite:)/, 'must start with postgres:// or sqlite:')
     .default('sqlite:./data/latchkey.db'),
-  /** Optional Redis for counters shared between processes (brute-force throttling). */
-  redisUrl: z.string().regex(/^rediss?:\/\//, 'must start with redis://').optional(),
+  /**
+   * Worker processes on one port (node:cluster): a number, or `auto` for one per core. @default 1
+   * (no cluster: the server runs in the one process).
+   */
+  workers: z
+    .union([z.literal('auto'), z.coerce.number().int().min(1).max(64)])
+    .default(1),
   /**
    * Master secret: encrypts signing keys at rest and keys the CSRF tokens. Every process of one
    * deployment needs the same value. @default a built-in development value (a warning is logged)
@@ -80,6 +85,22 @@ export const configSchema = z.object({
       addressWindow: seconds(600),
       /** @default 600 */
       addressBlock: seconds(600),
+    })
+    .prefault({}),
+  metrics: z
+    .object({
+      /** When set, `/metrics` needs `Authorization: Bearer <token>`. */
+      token: z.string().min(16, 'must be at least 16 characters').optional(),
+    })
+    .prefault({}),
+  retention: z
+    .object({
+      /** Seconds between purges of expired rows. @default 300 */
+      interval: seconds(300),
+      /** Audit events older than this many days are purged; 0 keeps them forever. @default 90 */
+      auditDays: z.coerce.number().int().min(0).default(90),
+      /** The most rows one purge statement deletes (batches are sized by time, up to this). @default 1000 */
+      batchSize: z.coerce.number().int().min(1).max(100_000).default(1000),
     })
     .prefault({}),
   identity: z

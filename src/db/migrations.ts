@@ -7,6 +7,7 @@ import * as m1 from '../../migrations/20261122000000_oidc_keys_and_token_formats
 import * as m2 from '../../migrations/20261123000000_security_hardening.ts';
 import * as m3 from '../../migrations/20261123010000_indexes.ts';
 import * as m4 from '../../migrations/20261123020000_partial_token_indexes.ts';
+import * as m5 from '../../migrations/20261124000000_retention.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -19,6 +20,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123000000_security_hardening.ts': m2,
   '20261123010000_indexes.ts': m3,
   '20261123020000_partial_token_indexes.ts': m4,
+  '20261124000000_retention.ts': m5,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -12,7 +12,8 @@ export interface ChainMember {
 
 export type SignInResult =
   | { ok: true; user: User }
-  | { ok: false; reason: 'invalid_credentials' | 'disabled'; user?: User }
+  /** `backend`: the backend that owns the account, when one does. */
+  | { ok: false; reason: 'invalid_credentials' | 'disabled'; user?: User; backend?: string }
   | { ok: false; reason: 'unavailable'; backends: string[] };
 
 const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
@@ -56,10 +57,10 @@ export class IdentityChain {
         continue;
       }
       if (!check.identity) continue;
-      if (!check.validPassword) return { ok: false, reason: 'invalid_credentials' };
+      if (!check.validPassword) return { ok: false, reason: 'invalid_credentials', backend: member.id };
       const user = await this.provision(member.id, check.identity);
       // Refused if the backend says the account is disabled, or an administrator disabled it here.
-      if (user.disabled || check.identity.disabled) return { ok: false, reason: 'disabled', user };
+      if (user.disabled || check.identity.disabled) return { ok: false, reason: 'disabled', user, backend: member.id };
       return { ok: true, user };
     }
     if (down.length > 0) return { ok: false, reason: 'unavailable', backends: down };

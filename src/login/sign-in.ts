@@ -1,5 +1,6 @@
 import type { AuditLog } from '../audit/record.ts';
 import type { IdentityChain } from '../identity/chain.ts';
+import { NO_BACKEND, type Metrics } from '../metrics/registry.ts';
 import { accountKey } from '../throttle/account-key.ts';
 import { deviceFor, issueDeviceCookie } from '../throttle/device-cookie.ts';
 import type { LoginThrottle } from '../throttle/login-throttle.ts';
@@ -29,13 +30,21 @@ export type SignInOutcome =
  * audit. The typed name is never recorded: it may be a password typed into the wrong field; a known
  * account is recorded by its user id.
  */
-export const signInService = (deps: { identity: IdentityChain; throttle: LoginThrottle; audit: AuditLog; accountKeyKey: Buffer; deviceKey: Buffer }) => ({
+export const signInService = (deps: {
+  identity: IdentityChain;
+  throttle: LoginThrottle;
+  audit: AuditLog;
+  metrics: Pick<Metrics, 'login'>;
+  accountKeyKey: Buffer;
+  deviceKey: Buffer;
+}) => ({
   async signIn(a: SignInAttempt): Promise<SignInOutcome> {
     const account = accountKey(deps.accountKeyKey, a.username);
     const device = deviceFor(deps.deviceKey, a.deviceCookie, account);
     const event = { clientId: a.clientId, ip: a.ip, requestId: a.requestId };
     const reservation = await deps.throttle.reserve(account, a.ip, device);
     if (reservation.blocked) {
+      deps.metrics.login(NO_BACKEND, 'throttled');
       await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
       return { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter };
     }
@@ -49,13 +58,16 @@ export const signInService = (deps: { identity: IdentityChain; throttle: LoginTh
     }
     if (!result.ok) {
       if (result.reason === 'unavailable') {
+        deps.metrics.login(result.backends[0] ?? NO_BACKEND, 'unavailable');
         await release.refund();
         return { ok: false, reason: 'unavailable' };
       }
+      deps.metrics.login(result.backend ?? NO_BACKEND, 'failure');
       await release.failed();
       await deps.audit.record({ kind: 'login.failure', userId: result.user?.id, ...event, details: { reason: result.reason } });
       return { ok: false, reason: result.reason };
     }
+    deps.metrics.login(result.user.backend, 'success');
     await release.succeeded();
     await deps.audit.record({ kind: 'login.success', userId: result.user.id, ...event, ...(a.grant ? { details: { grant: a.grant } } : {}) });
     return { ok: true, user: result.user, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };

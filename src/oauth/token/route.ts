@@ -64,6 +64,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
         await ctx.audit.record({ kind: 'token.reuse_detected', clientId: client.clientId, ip: req.ip, requestId: req.id });
         throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
       }
+      ctx.metrics.tokenIssued(grantType);
 
       const body: Record<string, unknown> = {
         access_token: issued.accessToken,

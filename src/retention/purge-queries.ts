@@ -1,0 +1,59 @@
+import type { Db } from '../db/connect.ts';
+
+/** Each table the purge keeps small, with the primary key a batch is chosen by. */
+export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events'] as const;
+export type PurgedTable = (typeof PURGED_TABLES)[number];
+
+/** What makes a row of each table dead, as of `now` (ms). */
+export interface Cutoffs {
+  now: number;
+  /** Throttle rows whose window started before this and that block nobody count for nothing. */
+  throttleWindowStart: number;
+  /** Audit events before this go; undefined keeps them all. */
+  auditBefore?: number;
+}
+
+const keyOf: Record<PurgedTable, string> = {
+  auth_codes: 'code_hash',
+  access_tokens: 'token_hash',
+  refresh_tokens: 'token_hash',
+  sso_sessions: 'id_hash',
+  login_throttle: 'key',
+  audit_events: 'id',
+};
+
+/**
+ * Expired codes, tokens (a revoked refresh family's too: once expired it can no longer be replayed)
+ * and sessions; throttle rows that block nobody and whose window has passed; old audit events. Every
+ * condition is on an indexed column, so a batch is an index range read.
+ */
+function dead(db: Db, table: PurgedTable, c: Cutoffs) {
+  const q = db(table).select(keyOf[table]);
+  if (table === 'login_throttle') return q.where('window_start', '<', c.throttleWindowStart).andWhere('blocked_until', '<=', c.now);
+  if (table === 'audit_events') return q.where('at', '<', c.auditBefore!);
+  return q.where('expires_at', '<', c.now);
+}
+
+export const purgeQueries = (db: Db) => ({
+  /** Deletes at most `limit` dead rows of `table`; how many it deleted. */
+  async deleteBatch(table: PurgedTable, c: Cutoffs, limit: number): Promise<number> {
+    return db(table).whereIn(keyOf[table], dead(db, table, c).limit(limit)).delete();
+  },
+
+  /**
+   * Takes the lease `name` until `until` if nobody holds it (or `holder` does already): one atomic
+   * upsert, so of several processes asking at once exactly one gets it.
+   */
+  async takeLease(name: string, holder: string, now: number, until: number): Promise<boolean> {
+    const rows = (await db('maintenance_leases')
+      .insert({ name, holder, expires_at: until })
+      .onConflict('name')
+      .merge(['holder', 'expires_at'])
+      .where('maintenance_leases.expires_at', '<=', now)
+      .orWhere('maintenance_leases.holder', holder)
+      .returning('holder')) as unknown[];
+    return rows.length > 0;
+  },
+});
+
+export type PurgeQueries = ReturnType<typeof purgeQueries>;

@@ -1,0 +1,97 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Metrics } from '../metrics/registry.ts';
+import { PURGED_TABLES, type PurgedTable, type PurgeQueries } from './purge-queries.ts';
+
+export type PurgeCounts = Record<PurgedTable, number>;
+
+const LEASE = 'retention.purge';
+const DAY_MS = 24 * 3600 * 1000;
+
+/**
+ * How long one batch may take. SQLite runs in this process: a batch holds the event loop, so it must
+ * stay short next to a request. PostgreSQL works on its own side and a batch only waits.
+ */
+const BATCH_TARGET_MS = { sqlite: 2, postgres: 20 };
+/** The purge works at most a fifth of the time (it rests four times as long as a batch took): requests keep most of the machine. */
+const REST_FACTOR = 4;
+
+/**
+ * The retention purge (SPEC 6). It deletes in batches sized to take about `BATCH_TARGET_MS` (never
+ * more than `retention.batchSize` rows) and rests between them, so no request waits behind more than one short batch and the hot paths
+ * keep most of their throughput while a backlog is cleared.
+ */
+export function retention(queries: PurgeQueries, config: Config, metrics: Pick<Metrics, 'purged'>, logger: Logger) {
+  const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const throttleWindowMs = Math.max(config.throttle.userWindow, config.throttle.addressWindow) * 1000;
+  const targetMs = config.databaseUrl.startsWith('sqlite:') ? BATCH_TARGET_MS.sqlite : BATCH_TARGET_MS.postgres;
+  const maxBatch = config.retention.batchSize;
+  let stopping = false;
+  let running: Promise<PurgeCounts> | undefined;
+
+  async function pass(): Promise<PurgeCounts> {
+    const counts = Object.fromEntries(PURGED_TABLES.map((t) => [t, 0])) as PurgeCounts;
+    const now = clock.now();
+    const cutoffs = {
+      now,
+      throttleWindowStart: now - throttleWindowMs,
+      auditBefore: config.retention.auditDays > 0 ? now - config.retention.auditDays * DAY_MS : undefined,
+    };
+    let size = Math.min(50, maxBatch);
+    for (const table of PURGED_TABLES) {
+      if (table === 'audit_events' && cutoffs.auditBefore === undefined) continue;
+      for (;;) {
+        if (stopping) return counts;
+        const started = performance.now();
+        const deleted = await queries.deleteBatch(table, cutoffs, size);
+        const took = performance.now() - started;
+        counts[table] += deleted;
+        metrics.purged(table, deleted);
+        if (deleted < size) break;
+        // Toward the size that takes the target time; one slow batch (a WAL checkpoint) halves it at most.
+        size = Math.max(1, Math.min(maxBatch, Math.round(size * Math.min(2, Math.max(0.5, targetMs / Math.max(took, 0.01))))));
+        await new Promise((resolve) => setTimeout(resolve, Math.max(1, took * REST_FACTOR)));
+      }
+    }
+    return counts;
+  }
+
+  /** One pass, and only one at a time in this process. */
+  const purgeNow = (): Promise<PurgeCounts> => (running ??= pass().finally(() => (running = undefined)));
+
+  return {
+    purgeNow,
+
+    /**
+     * Every `retention.interval` seconds, a pass by whichever process of the deployment takes the
+     * lease first; the others skip that round. Returns the function that stops it (and waits for a
+     * pass under way to stop between two batches).
+     */
+    schedule(): () => Promise<void> {
+      const intervalMs = config.retention.interval * 1000;
+      const tick = async () => {
+        try {
+          const now = clock.now();
+          // Held for a little under one interval, so the holder can take it again at its next tick.
+          if (!(await queries.takeLease(LEASE, holder, now, now + Math.max(intervalMs - 1000, intervalMs / 2)))) return;
+          const counts = await purgeNow();
+          const total = Object.values(counts).reduce((a, b) => a + b, 0);
+          if (total > 0) logger.info({ purged: counts }, 'expired rows purged');
+        } catch (err) {
+          logger.warn({ err: (err as Error).message }, 'retention purge failed; it runs again at the next interval');
+        }
+      };
+      const timer = setInterval(() => void tick(), intervalMs).unref();
+      return async () => {
+        clearInterval(timer);
+        stopping = true;
+        await running?.catch(() => undefined);
+      };
+    },
+  };
+}
+
+export type Retention = ReturnType<typeof retention>;

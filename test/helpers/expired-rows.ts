@@ -1,0 +1,46 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+
+/** Rows of every purged table, by table. */
+export type RowCounts = Record<'auth_codes' | 'access_tokens' | 'refresh_tokens' | 'sso_sessions' | 'login_throttle' | 'audit_events', number>;
+
+const hex = () => randomBytes(32).toString('hex');
+
+/**
+ * Writes `n` dead rows (expired, or for throttle rows and audit events, old) spread over the purged
+ * tables, in chunks, as a long-running deployment accumulates them: most are access tokens.
+ * `expiredAt` is a time in the past (ms). Returns how many went into each table.
+ */
+export async function seedDeadRows(sql: Knex, n: number, o: { clientId: string; userId: string; expiredAt: number; chunk?: number }): Promise<RowCounts> {
+  const share = { access_tokens: 0.6, refresh_tokens: 0.15, auth_codes: 0.1, sso_sessions: 0.05, login_throttle: 0.05, audit_events: 0.05 };
+  const counts = {} as RowCounts;
+  const chunk = o.chunk ?? 500;
+  const at = o.expiredAt;
+  const make: Record<keyof RowCounts, () => Record<string, unknown>> = {
+    access_tokens: () => ({ token_hash: hex(), client_id: o.clientId, user_id: o.userId, scope: 'openid', expires_at: at, created_at: at - 3600_000 }),
+    refresh_tokens: () => ({ token_hash: hex(), family_id: randomUUID(), client_id: o.clientId, user_id: o.userId, scope: 'openid', expires_at: at, created_at: at - 3600_000, revoked_at: at - 60_000 }),
+    auth_codes: () => ({ code_hash: hex(), client_id: o.clientId, user_id: o.userId, redirect_uri: 'http://localhost/cb', scope: 'openid', auth_time: at, expires_at: at, created_at: at - 60_000, consumed_at: at - 30_000 }),
+    sso_sessions: () => ({ id_hash: hex(), user_id: o.userId, auth_time: at - 8 * 3600_000, expires_at: at, created_at: at - 8 * 3600_000 }),
+    login_throttle: () => ({ key: hex(), failures: 3, window_start: at - 24 * 3600_000, blocked_until: 0 }),
+    audit_events: () => ({ at: at - 200 * 24 * 3600_000, kind: 'login.failure', client_id: o.clientId }),
+  };
+  for (const [table, part] of Object.entries(share) as Array<[keyof RowCounts, number]>) {
+    const total = Math.round(n * part);
+    counts[table] = total;
+    for (let done = 0; done < total; done += chunk) {
+      const rows = Array.from({ length: Math.min(chunk, total - done) }, make[table]);
+      await sql.batchInsert(table, rows, Math.floor(chunk / 2));
+    }
+  }
+  return counts;
+}
+
+/** How many rows each purged table holds. */
+export async function countRows(sql: Knex): Promise<RowCounts> {
+  const counts = {} as RowCounts;
+  for (const table of ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events'] as const) {
+    const [row] = await sql(table).count({ n: '*' });
+    counts[table] = Number(row!.n);
+  }
+  return counts;
+}
