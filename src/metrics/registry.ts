@@ -68,10 +68,10 @@ export function createMetrics(o: {
     },
   });
 
-  for (const grant of o.known.grants) tokens.labels({ grant });
-  for (const table of o.known.tables) purged.labels({ table });
+  for (const grant of o.known.grants) tokens.inc({ grant }, 0);
+  for (const table of o.known.tables) purged.inc({ table }, 0);
   for (const backend of [...o.known.backends, NO_BACKEND]) {
-    for (const result of ['success', 'failure', 'unavailable', 'throttled'] as const) logins.labels({ backend, result });
+    for (const result of ['success', 'failure', 'unavailable', 'throttled'] as const) logins.inc({ backend, result }, 0);
   }
 
   type RequestChild = { count: Counter.Internal; time: Histogram.Internal<'route' | 'method' | 'status'> };

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import parsePrometheus from 'parse-prometheus-text-format';
 import { databaseKinds } from '../helpers/databases.ts';
 import { countRows, seedDeadRows, type RowCounts } from '../helpers/expired-rows.ts';
 import { get } from '../helpers/http.ts';
+import { scrape } from '../helpers/metrics.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { passwordGrant, sleep } from '../helpers/throttle.ts';
 
@@ -30,7 +30,7 @@ async function purgeCli(server: TestServer, config = ''): Promise<{ deleted: Row
 
 /** A counter's value per label set, from /metrics parsed as Prometheus text. */
 async function purgedTotals(url: string): Promise<Record<string, number>> {
-  const families = parsePrometheus(await (await get(`${url}/metrics`)).text());
+  const families = await scrape(url);
   const family = families.find((f) => f.name === 'latchkey_purged_rows_total');
   return Object.fromEntries((family?.metrics ?? []).map((m) => [m.labels!.table!, Number(m.value)]));
 }
