@@ -1,9 +1,12 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
+import { adminConsole } from './admin-console/route.ts';
 import type { AppContext } from './context.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { requestId } from './http/request-id.ts';
 import { styleHash } from './login/pages.ts';
+import { accountHandlers } from './account/route.ts';
+import { passkeyOptionsHandler, passkeyScriptHandler } from './login/passkey-route.ts';
 import { authorizeHandler } from './oauth/authorize/route.ts';
 import { introspectHandler } from './oauth/introspect/route.ts';
 import { logoutHandler } from './oauth/logout/route.ts';
@@ -39,6 +42,9 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
       directives: {
         defaultSrc: ["'none'"],
         styleSrc: [styleHash],
+        // The one script (passkeys) is a file from this origin, and it talks only to this origin.
+        scriptSrc: ["'self'"],
+        connectSrc: ["'self'"],
         imgSrc: ["'self'", 'data:'],
         baseUri: ["'none'"],
         frameAncestors: ["'none'"],
@@ -59,6 +65,11 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
 
   app.post(paths.introspect, form, introspectHandler(ctx));
   app.post(paths.revoke, form, revokeHandler(ctx));
+  app.get('/assets/passkey.js', passkeyScriptHandler);
+  app.post('/passkey/options', form, passkeyOptionsHandler(ctx));
+  const account = accountHandlers(ctx);
+  app.route('/account').get(htmlHeaders, account.account).post(htmlHeaders, form, account.account);
+  app.route('/account/mfa/totp').get(htmlHeaders, account.totp).post(htmlHeaders, form, account.totp);
   const logout = logoutHandler(ctx);
   app.route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
 
@@ -75,6 +86,8 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
       graphql.then((router) => router(req, res, next), next);
     });
   }
+
+  app.use('/admin', routeLabel('/admin'), adminConsole(ctx));
 
   app.get('/healthz', healthHandler);
   app.get('/readyz', readyHandler(ctx));

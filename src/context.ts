@@ -19,6 +19,8 @@ import { createServices } from './services.ts';
 import { throttleQueries } from './throttle/throttle-queries.ts';
 import { loginThrottle } from './throttle/login-throttle.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
+import { mfaQueries } from './mfa/mfa-queries.ts';
+import { mfaService, type MfaService } from './mfa/service.ts';
 import { PURGED_TABLES, purgeQueries } from './retention/purge-queries.ts';
 import { retention, type Retention } from './retention/purge.ts';
 import { JWT_ACCESS_TOKEN_MAX_TTL } from './tokens/jwt-access-token.ts';
@@ -54,6 +56,8 @@ export interface AppContext {
   metrics: Metrics;
   /** Deletes expired rows (SPEC 6); scheduled by the server, run once by `latchkey purge`. */
   retention: Retention;
+  /** Second factors: TOTP and recovery codes (SPEC 8). */
+  mfa: MfaService;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */
@@ -86,6 +90,14 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
   }
   const identity = new IdentityChain(members, services.queries.users, logger);
   const deviceKey = deriveKey(secret, 'device-cookie');
+  const mfa = mfaService(mfaQueries(db), {
+    secretKey: deriveKey(secret, 'totp-secrets'),
+    codeKey: deriveKey(secret, 'recovery-codes'),
+    sealKey: deriveKey(secret, 'webauthn-challenges'),
+    audit: services.audit,
+    issuer: new URL(config.publicUrl).host,
+    publicUrl: config.publicUrl,
+  });
   const { clients, users, tokens, sessions, consents, audit } = services;
   const metrics = createMetrics({
     backendStates: () => identity.health(),
@@ -101,7 +113,7 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     consents,
     audit,
     identity,
-    signIn: signInService({ identity, throttle: loginThrottle(throttleQueries(db), config.throttle), audit, metrics, accountKeyKey: deriveKey(secret, 'throttle-account'), deviceKey }),
+    signIn: signInService({ identity, findUser: users.find, throttle: loginThrottle(throttleQueries(db), config.throttle), audit, metrics, mfa, accountKeyKey: deriveKey(secret, 'throttle-account'), deviceKey }),
     keys,
     ping: () => ping(db),
     csrfKey: deriveKey(secret, 'csrf'),
@@ -109,5 +121,6 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     dbOutage,
     metrics,
     retention: retention(purgeQueries(db), config, metrics, logger),
+    mfa,
   };
 }

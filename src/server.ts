@@ -78,7 +78,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<{ 
       logger.info({ username: config.admin.username }, 'first admin user created');
     }
 
-    await ctx.clients.ensureBuiltin();
+    await ctx.clients.ensureBuiltin(config.publicUrl);
     return { ctx, db };
   } catch (err) {
     await db.destroy().catch(() => undefined);

@@ -1,4 +1,5 @@
 import type { Entry } from 'ldapts';
+import type { AccountRefusal } from '../../src/identity/contract.ts';
 
 type Value = Entry[string];
 
@@ -72,12 +73,26 @@ export function isDisabled(entry: Entry): boolean {
   return Number.isInteger(uac) && (uac & ACCOUNTDISABLE) !== 0;
 }
 
+/** AD's bind refusals (result 49, "…, data 533, …") that it sends only when the password was right. */
+const REFUSALS = new Map<string, AccountRefusal>([
+  ['533', 'disabled'],
+  ['701', 'account_expired'],
+  ['532', 'password_expired'],
+  ['773', 'password_must_change'],
+]);
+
 /**
- * AD refuses a bind with result 49 and a sub-code in the message ("…, data 533, …"). Codes other than
- * 52e (bad password) and 525 (no such user) are only sent when the password was right: the account is
- * disabled (533), expired (701), locked (775), or its password expired (532) or must change (773).
+ * What an AD bind refusal says: a reason to tell the user, or `wrong` (52e bad password, 525 no such
+ * user, anything unknown). 775 (locked) is `wrong` on purpose: AD sends it for a locked account
+ * whatever the password, so telling it would confirm to a wrong guess that the account exists and is
+ * locked, and nothing else in AD's answer says whether the password was right.
  */
-export function adBindRefusal(message: string): 'disabled' | 'wrong' {
-  const code = /\bdata ([0-9a-f]{3,4})\b/i.exec(message)?.[1]?.toLowerCase();
-  return code && ['533', '701', '775', '532', '773'].includes(code) ? 'disabled' : 'wrong';
+export function adBindRefusal(message: string): AccountRefusal | 'wrong' {
+  const code = adBindCode(message);
+  return (code && REFUSALS.get(code)) || 'wrong';
 }
+
+/** AD's 775: the account is locked out. For the operator's log only, never for the user. */
+export const isAdLockout = (message: string): boolean => adBindCode(message) === '775';
+
+const adBindCode = (message: string) => /\bdata ([0-9a-f]{3,4})\b/i.exec(message)?.[1]?.toLowerCase();

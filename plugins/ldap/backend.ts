@@ -1,7 +1,7 @@
 import { InvalidCredentialsError, type Entry } from 'ldapts';
 import type { Logger } from 'pino';
-import { BackendUnavailableError, type Identity, type IdentityBackend, type PasswordCheck } from '../../src/identity/contract.ts';
-import { adBindRefusal, externalId, first, isBinaryId, isDisabled, strings } from './attributes.ts';
+import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type PasswordCheck } from '../../src/identity/contract.ts';
+import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, isDisabled, strings } from './attributes.ts';
 import { servicePassword, type LdapConfig } from './config.ts';
 import { fillFilter } from './filter.ts';
 import { resolveGroups, rolesFor } from './groups.ts';
@@ -45,7 +45,10 @@ export class LdapBackend implements IdentityBackend {
     if (verdict === 'wrong') return { validPassword: false, identity: this.identity(entry, [], username) };
     const groups = await this.searches.use((s) => resolveGroups(s, this.config, entry));
     const identity = this.identity(entry, groups, username);
-    if (verdict === 'disabled') identity.disabled = true;
+    if (verdict !== 'ok') {
+      identity.disabled = true;
+      identity.refusal = verdict;
+    }
     return { validPassword: true, identity };
   }
 
@@ -103,12 +106,16 @@ export class LdapBackend implements IdentityBackend {
     return completeRanges(entry, async (attr) => (await s.search(entry.dn, { scope: 'base', attributes: [attr] })).searchEntries[0]);
   }
 
-  private async bindAs(dn: string, password: string): Promise<'ok' | 'wrong' | 'disabled'> {
+  private async bindAs(dn: string, password: string): Promise<'ok' | 'wrong' | AccountRefusal> {
     try {
       await this.binds.use((s) => s.bind(dn, password));
       return 'ok';
     } catch (err) {
-      if (err instanceof InvalidCredentialsError) return adBindRefusal(err.message);
+      if (err instanceof InvalidCredentialsError) {
+        // The user hears "wrong password" (see adBindRefusal); whoever answers their call may know more.
+        if (isAdLockout(err.message)) this.logger.info({ dn }, 'AD answered 775 (account locked out); refused as a wrong password');
+        return adBindRefusal(err.message);
+      }
       if (err instanceof BackendUnavailableError) throw err;
       // Any other answer from the server (unwilling to perform, inappropriate auth, …) is not a yes.
       this.logger.warn({ dn, err: (err as Error).message }, 'LDAP bind refused');

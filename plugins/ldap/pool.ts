@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, ResultCodeError, type SearchOptions, type SearchResult } from 'ldapts';
 import type { Logger } from 'pino';
@@ -31,8 +32,19 @@ interface Conn {
   prepared: boolean;
   /** Has carried an operation: from then on a dropped socket must not be silently reopened. */
   used: boolean;
+  /** With StartTLS: the plain socket the TLS one runs over (see `isAlive`). */
+  carrier?: Duplex;
   session: LdapSession;
 }
+
+/**
+ * Whether the server still holds the connection. ldapts's `isConnected` is enough for ldap:// and
+ * ldaps://, but at StartTLS it swaps in a TLS socket without watching that one's close, and ignores
+ * the close of the plain socket it replaced: after the server hangs up, `isConnected` stays true and
+ * the next request waits out the whole `timeoutMs` on a dead socket (at every outage, and again at the
+ * first sign-in after one). The plain socket is destroyed with the TLS one, so its state tells.
+ */
+const isAlive = (conn: Conn): boolean => conn.client.isConnected && !conn.carrier?.destroyed;
 
 /** A connection to a fallback server is closed after this long, so that a recovered primary is used again. */
 const FAILBACK_AFTER_MS = 60_000;
@@ -110,7 +122,7 @@ export class ConnectionPool {
       if (this.closed) throw new BackendUnavailableError('LDAP backend is shutting down');
       const conn = this.idle.pop();
       if (conn) {
-        if (conn.client.isConnected && !this.o.servers.avoid(conn.url)) return conn;
+        if (isAlive(conn) && !this.o.servers.avoid(conn.url)) return conn;
         // Dropped while idle (server restart, idle timeout), or its server failed another pool's
         // operation just now: never reuse it.
         this.destroy(conn);
@@ -154,7 +166,7 @@ export class ConnectionPool {
     // ldapts reconnects silently when an operation finds its socket closed; the new socket would have
     // lost StartTLS and the service bind. So once a connection has been used, a dropped one is refused.
     const run = async <T>(op: () => Promise<T>): Promise<T> => {
-      if (conn.used && !client.isConnected) throw new ConnectionLost(`connection to ${url} was lost`);
+      if (conn.used && !isAlive(conn)) throw new ConnectionLost(`connection to ${url} was lost`);
       try {
         return await op();
       } finally {
@@ -172,7 +184,10 @@ export class ConnectionPool {
 
   private async prepare(conn: Conn): Promise<void> {
     if (this.o.startTLS) {
-      await withTimeout(conn.client.startTLS(this.o.tls), this.o.timeoutMs, `StartTLS with ${conn.url}`);
+      // Options of its own for each connection: ldapts writes the plain socket it wraps into them.
+      const options: ConnectionOptions = { ...this.o.tls };
+      await withTimeout(conn.client.startTLS(options), this.o.timeoutMs, `StartTLS with ${conn.url}`);
+      conn.carrier = options.socket;
       conn.used = true;
     }
     try {

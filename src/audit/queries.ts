@@ -13,7 +13,16 @@ export type AuditKind =
   | 'code.replayed'
   | 'consent.granted'
   | 'logout'
-  | 'admin.change';
+  | 'admin.change'
+  | 'mfa.totp_enrolled'
+  | 'mfa.totp_removed'
+  | 'mfa.passkey_added'
+  | 'mfa.passkey_removed'
+  | 'mfa.recovery_code_used'
+  | 'mfa.recovery_codes_renewed'
+  | 'mfa.failure'
+  | 'account.password_changed'
+  | 'account.signed_out_everywhere';
 
 export interface AuditEvent {
   kind: AuditKind;

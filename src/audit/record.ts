@@ -9,7 +9,8 @@ export type { AuditEvent } from './queries.ts';
 export interface Actor {
   userId: string | null;
   clientId: string | null;
-  via: 'graphql' | 'cli' | 'system';
+  /** `account`: users changing their own account at /account. */
+  via: 'graphql' | 'cli' | 'system' | 'account';
   ip?: string | null;
   requestId?: string | null;
 }

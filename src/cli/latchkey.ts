@@ -10,7 +10,7 @@ import { InputError, NotFoundError } from '../service-errors.ts';
 const usage = `usage: npm run latchkey -- <command> [options]
 
   client create --name NAME --redirect-uri URI [--redirect-uri URI…] [--grant authorization_code|password|refresh_token|client_credentials …]
-                [--scope SCOPE …] [--public] [--require-consent] [--role ROLE …] [--client-id ID]
+                [--scope SCOPE …] [--public] [--require-consent] [--require-mfa] [--role ROLE …] [--client-id ID]
   client list
   client delete --client-id ID
   user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
@@ -29,6 +29,7 @@ const { positionals, values } = parseArgs({
     role: { type: 'string', multiple: true },
     public: { type: 'boolean' },
     'require-consent': { type: 'boolean' },
+    'require-mfa': { type: 'boolean' },
     'client-id': { type: 'string' },
     username: { type: 'string' },
     password: { type: 'string' },
@@ -65,6 +66,7 @@ try {
       roles: values.role,
       confidential: !values.public,
       requireConsent: values['require-consent'] ?? false,
+      requireMfa: values['require-mfa'] ?? false,
       clientId: values['client-id'],
     }, CLI_ACTOR);
     const { secretHash: _hidden, ...shown } = client;

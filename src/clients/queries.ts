@@ -20,6 +20,8 @@ export interface Client {
   scopes: string[];
   roles: string[];
   requireConsent: boolean;
+  /** Sign-ins for this client need a second factor (SPEC 8), whatever `mfa.required` says. */
+  requireMfa: boolean;
   ssoEnabled: boolean;
   oauthEnabled: boolean;
   accessTokenTtl: number | null;
@@ -44,6 +46,7 @@ function toClient(r: Row): Client {
     scopes: json(r.scopes, []),
     roles: json(r.roles, []),
     requireConsent: bool(r.require_consent),
+    requireMfa: bool(r.require_mfa),
     ssoEnabled: bool(r.sso_enabled),
     oauthEnabled: bool(r.oauth_enabled),
     accessTokenTtl: numOrNull(r.access_token_ttl),
@@ -67,6 +70,7 @@ function toRow(c: Client): Row {
     scopes: JSON.stringify(c.scopes),
     roles: JSON.stringify(c.roles),
     require_consent: c.requireConsent,
+    require_mfa: c.requireMfa,
     sso_enabled: c.ssoEnabled,
     oauth_enabled: c.oauthEnabled,
     access_token_ttl: c.accessTokenTtl,

@@ -15,6 +15,7 @@ export interface RegisterClientInput {
   roles?: string[];
   confidential?: boolean;
   requireConsent?: boolean;
+  requireMfa?: boolean;
   ssoEnabled?: boolean;
   oauthEnabled?: boolean;
   accessTokenTtl?: number | null;
@@ -103,6 +104,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       scopes: input.scopes ?? ['openid', 'profile', 'email'],
       roles: input.roles ?? [],
       requireConsent: input.requireConsent ?? false,
+      requireMfa: input.requireMfa ?? false,
       ssoEnabled: input.ssoEnabled ?? true,
       oauthEnabled: input.oauthEnabled ?? true,
       accessTokenTtl: input.accessTokenTtl ?? null,
@@ -166,15 +168,19 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
   },
 
   /**
-   * The built-in public client `admin-cli` (SPEC 3): the password grant with no secret, so curl alone
-   * can get a token. Any user may get one; only admins get anything from the admin API with it.
+   * The built-in public clients, made on start when missing (SPEC 3, 9). `admin-cli`: the password
+   * grant with no secret, so curl alone can get a token. `admin-console`: the web console at /admin,
+   * signing in with the code flow and PKCE. Any user may get a token from either; only admins get
+   * anything from the admin API with it.
+   *
+   * The console's redirect URIs follow `publicUrl` on every start, replacing the previous ones: a
+   * host name the deployment has left must not keep receiving admin sign-ins.
    */
-  async ensureBuiltin(): Promise<void> {
-    if (await queries.find('admin-cli')) return;
+  async ensureBuiltin(publicUrl: string): Promise<void> {
     const now = clock.now();
-    await queries.insert({
-      clientId: 'admin-cli',
-      name: 'Latchkey admin CLI',
+    const builtin = (clientId: string, name: string, fields: Partial<Client>): Client => ({
+      clientId,
+      name,
       secretHash: null,
       confidential: false,
       redirectUris: [],
@@ -184,6 +190,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       scopes: ['openid', 'profile', 'email', 'admin'],
       roles: [],
       requireConsent: false,
+      requireMfa: false,
       ssoEnabled: false,
       oauthEnabled: true,
       accessTokenTtl: null,
@@ -192,7 +199,33 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       accessTokenFormat: 'opaque',
       createdAt: now,
       updatedAt: now,
+      ...fields,
     });
+    // Two servers starting at once on one database may both find a client missing: the loser of the
+    // insert finds the winner's row and goes on.
+    const insertIfAbsent = (client: Client) =>
+      queries.insert(client).catch(async (err: unknown) => {
+        if (!(await queries.find(client.clientId))) throw err;
+      });
+    if (!(await queries.find('admin-cli'))) await insertIfAbsent(builtin('admin-cli', 'Latchkey admin CLI', {}));
+
+    const consoleUris = { redirectUris: [`${publicUrl}/admin/callback`], postLogoutRedirectUris: [`${publicUrl}/admin/signed-out`] };
+    const existing = await queries.find('admin-console');
+    if (!existing) {
+      await insertIfAbsent(
+        builtin('admin-console', 'Latchkey admin console', {
+          ...consoleUris,
+          grantTypes: ['authorization_code', 'refresh_token'],
+          ssoEnabled: true,
+          // Short-lived access tokens, renewed with the refresh token, which lasts a working day:
+          // both live only in the console's memory, and a closed tab leaves nothing behind.
+          accessTokenTtl: 900,
+          refreshTokenTtl: 8 * 3600,
+        }),
+      );
+    } else if (JSON.stringify([existing.redirectUris, existing.postLogoutRedirectUris]) !== JSON.stringify([consoleUris.redirectUris, consoleUris.postLogoutRedirectUris])) {
+      await queries.update({ ...existing, ...consoleUris, updatedAt: now });
+    }
   },
 
   /** Constant-time check of a presented secret against the stored hash. */

@@ -87,6 +87,12 @@ export const configSchema = z.object({
       addressBlock: seconds(600),
     })
     .prefault({}),
+  mfa: z
+    .object({
+      /** Every user needs a second factor; one without is taken through TOTP enrolment at sign-in. @default false */
+      required: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
+    })
+    .prefault({}),
   metrics: z
     .object({
       /** When set, `/metrics` needs `Authorization: Bearer <token>`. */

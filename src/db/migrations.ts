@@ -8,6 +8,7 @@ import * as m2 from '../../migrations/20261123000000_security_hardening.ts';
 import * as m3 from '../../migrations/20261123010000_indexes.ts';
 import * as m4 from '../../migrations/20261123020000_partial_token_indexes.ts';
 import * as m5 from '../../migrations/20261124000000_retention.ts';
+import * as m6 from '../../migrations/20261125000000_mfa.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -21,6 +22,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123010000_indexes.ts': m3,
   '20261123020000_partial_token_indexes.ts': m4,
   '20261124000000_retention.ts': m5,
+  '20261125000000_mfa.ts': m6,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { User, UserQueries } from '../users/queries.ts';
-import { BackendUnavailableError, type Identity, type IdentityBackend } from './contract.ts';
+import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend } from './contract.ts';
 import { clock } from '../clock.ts';
 
 export interface ChainMember {
@@ -13,7 +13,7 @@ export interface ChainMember {
 export type SignInResult =
   | { ok: true; user: User }
   /** `backend`: the backend that owns the account, when one does. */
-  | { ok: false; reason: 'invalid_credentials' | 'disabled'; user?: User; backend?: string }
+  | { ok: false; reason: 'invalid_credentials' | AccountRefusal; user?: User; backend?: string }
   | { ok: false; reason: 'unavailable'; backends: string[] };
 
 const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
@@ -59,8 +59,9 @@ export class IdentityChain {
       if (!check.identity) continue;
       if (!check.validPassword) return { ok: false, reason: 'invalid_credentials', backend: member.id };
       const user = await this.provision(member.id, check.identity);
-      // Refused if the backend says the account is disabled, or an administrator disabled it here.
-      if (user.disabled || check.identity.disabled) return { ok: false, reason: 'disabled', user, backend: member.id };
+      // Refused if an administrator disabled the account here, or the backend refuses it (and says why).
+      if (user.disabled) return { ok: false, reason: 'disabled', user, backend: member.id };
+      if (check.identity.disabled) return { ok: false, reason: check.identity.refusal ?? 'disabled', user, backend: member.id };
       return { ok: true, user };
     }
     if (down.length > 0) return { ok: false, reason: 'unavailable', backends: down };

@@ -7,6 +7,12 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Db } from '../db/connect.ts';
 
+/**
+ * Why an account whose password was right is refused; each is told to the user as such. A backend
+ * sets one only when it knows the password was right: it is a fact about the account.
+ */
+export type AccountRefusal = 'disabled' | 'account_expired' | 'password_expired' | 'password_must_change';
+
 /** A user as a backend knows them. */
 export interface Identity {
   /** Stable id within the backend (LDAP entryUUID / AD objectGUID; the database user's id). */
@@ -19,6 +25,8 @@ export interface Identity {
   roles?: string[];
   /** A disabled account: a correct password still does not sign in. */
   disabled?: boolean;
+  /** With `disabled`: the reason, when the backend knows a more precise one than `disabled`. */
+  refusal?: AccountRefusal;
   /** Set by the built-in database backend: the local user record already exists under this id. */
   userId?: string;
 }

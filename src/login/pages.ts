@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-const escapeHtml = (s: string): string =>
+export const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 // One inline stylesheet, allowed by its hash in the CSP: no third-party or external assets at all.
@@ -15,23 +15,27 @@ input:focus{outline:2px solid #2563eb;border-color:#2563eb}
 button{width:100%;margin-top:1.5rem;padding:.7rem;font-size:1rem;font-weight:600;border:0;border-radius:.5rem;background:#2563eb;color:#fff;cursor:pointer}
 button.secondary{background:#e5e7eb;color:#111827;margin-top:.5rem}
 .error{background:#fef2f2;color:#991b1b;border:1px solid #fecaca;padding:.6rem .75rem;border-radius:.5rem}
-ul.scopes{padding-left:1.25rem}code{background:#f3f4f6;padding:.1rem .3rem;border-radius:.25rem}`;
+ul.scopes{padding-left:1.25rem}code{background:#f3f4f6;padding:.1rem .3rem;border-radius:.25rem}
+.qr svg{display:block;width:12rem;height:12rem;margin:1rem auto}.secret{word-break:break-all;font-size:1.05rem}
+ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:repeat(2,1fr);gap:.4rem}ul.codes code{font-size:1.05rem}
+table.factors{width:100%;border-collapse:collapse}table.factors td{padding:.4rem 0;border-bottom:1px solid #e5e7eb}
+section{margin-top:1.5rem}h2{font-size:1.1rem;margin:0 0 .5rem}a{color:#1d4ed8}`;
 
 export const styleHash = `'sha256-${createHash('sha256').update(css).digest('base64')}'`;
 
-function layout(title: string, body: string): string {
+export function layout(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer">
 <title>${escapeHtml(title)} · Latchkey</title><style>${css}</style></head>
 <body><main>${body}</main></body></html>`;
 }
 
-const hidden = (fields: Record<string, string>): string =>
+export const hidden = (fields: Record<string, string>): string =>
   Object.entries(fields)
     .map(([k, v]) => `<input type="hidden" name="${escapeHtml(k)}" value="${escapeHtml(v)}">`)
     .join('');
 
-const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
+export const errorBox = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
 
 export interface FormPage {
   action: string;
@@ -42,7 +46,8 @@ export interface FormPage {
   error?: string;
 }
 
-export function loginPage(p: FormPage & { username?: string }): string {
+/** The login form; `extra`: more ways to sign in below it (the passkey button). */
+export function loginPage(p: FormPage & { username?: string; extra?: string }): string {
   return layout(
     'Sign in',
     `<h1>Sign in</h1><p class="sub">to continue to <strong>${escapeHtml(p.clientName)}</strong></p>
@@ -54,7 +59,7 @@ ${hidden({ ...p.request, _action: 'login', csrf_token: p.csrfToken })}
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
-</form>`,
+</form>${p.extra ?? ''}`,
   );
 }
 
@@ -82,10 +87,11 @@ ${hidden({ ...p.request, _action: 'consent', csrf_token: p.csrfToken })}
   );
 }
 
-export function errorPage(error: string, description: string): string {
+/** The page of a request that cannot go on: a sign-in (authorize) or a sign-out (logout) request. */
+export function errorPage(error: string, description: string, request: 'sign-in' | 'sign-out' = 'sign-in'): string {
   return layout(
-    'Sign-in error',
-    `<h1>This sign-in request cannot be completed</h1>
+    request === 'sign-in' ? 'Sign-in error' : 'Sign-out error',
+    `<h1>This ${request} request cannot be completed</h1>
 <p class="error" role="alert"><code id="error">${escapeHtml(error)}</code>: <span id="error_description">${escapeHtml(description)}</span></p>
 <p class="sub">Go back to the application and try again. If this keeps happening, tell its administrator.</p>`,
   );

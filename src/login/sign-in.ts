@@ -1,6 +1,8 @@
 import type { AuditLog } from '../audit/record.ts';
 import type { IdentityChain } from '../identity/chain.ts';
+import type { AccountRefusal } from '../identity/contract.ts';
 import { NO_BACKEND, type Metrics } from '../metrics/registry.ts';
+import { withMfa, type Amr, type MfaService } from '../mfa/service.ts';
 import { accountKey } from '../throttle/account-key.ts';
 import { deviceFor, issueDeviceCookie } from '../throttle/device-cookie.ts';
 import type { LoginThrottle } from '../throttle/login-throttle.ts';
@@ -16,25 +18,60 @@ export interface SignInAttempt {
   deviceCookie?: string;
   /** Recorded with the success event: `password` for the password grant. */
   grant?: string;
+  /** A second factor sent with the password (the password grant's `otp`). */
+  otp?: string;
 }
 
 export type SignInOutcome =
-  | { ok: true; user: User; deviceCookie: string }
+  | { ok: true; user: User; deviceCookie: string; amr: Amr[] }
+  /** The password was right and the user has a second factor, not given: ask for it (the login page's second step). */
+  | { ok: false; reason: 'second_factor'; user: User }
   | { ok: false; reason: 'throttled'; retryAfter: number }
   | { ok: false; reason: 'unavailable' }
-  | { ok: false; reason: 'invalid_credentials' | 'disabled' };
+  /** `invalid_code`: a wrong second factor (after a right password, or at the second step). */
+  | { ok: false; reason: 'invalid_credentials' | 'invalid_code' | AccountRefusal };
+
+/** The second step of a sign-in: the user is known (a right password, or an SSO session); a code decides. */
+export interface SecondStepAttempt {
+  user: User;
+  code: string;
+  /** The factors already used: a password, or a session's. */
+  amr: Amr[];
+  ip: string;
+  clientId: string;
+  requestId: string;
+  deviceCookie?: string;
+}
 
 /**
  * The one sign-in sequence, for the login page and the password grant alike: count the attempt
- * (brute-force policy, before any password is checked), ask the identity chain, settle the count,
- * audit. The typed name is never recorded: it may be a password typed into the wrong field; a known
- * account is recorded by its user id.
+ * (brute-force policy, before any password or code is checked), ask the identity chain and then the
+ * second factor, settle the count, audit. A right password of a user with a second factor settles
+ * nothing until the factor is checked: otherwise each right password would reset the count and let
+ * codes be guessed without end. The typed name is never recorded (it may be a password typed into the
+ * wrong field); a known account is recorded by its user id.
  */
+/** A passkey assertion from the login page: alone (no username typed), after a password, or on a session. */
+export interface PasskeyAttempt {
+  /** The signed challenge the page was given, and the authenticator's answer (JSON). */
+  state?: string;
+  response?: string;
+  /** The user already known (a password step, or a session), or none for a sign-in by passkey alone. */
+  user?: User;
+  amr: Amr[];
+  ip: string;
+  clientId: string;
+  requestId: string;
+  deviceCookie?: string;
+}
+
 export const signInService = (deps: {
   identity: IdentityChain;
+  findUser: (id: string) => Promise<User | undefined>;
   throttle: LoginThrottle;
   audit: AuditLog;
   metrics: Pick<Metrics, 'login'>;
+  mfa: MfaService;
   accountKeyKey: Buffer;
   deviceKey: Buffer;
 }) => ({
@@ -67,10 +104,89 @@ export const signInService = (deps: {
       await deps.audit.record({ kind: 'login.failure', userId: result.user?.id, ...event, details: { reason: result.reason } });
       return { ok: false, reason: result.reason };
     }
-    deps.metrics.login(result.user.backend, 'success');
+    const { user } = result;
+    let amr: Amr[] = ['pwd'];
+    if (await deps.mfa.hasFactor(user.id)) {
+      if (a.otp === undefined) {
+        // Not a failure, not a success yet: the attempt is given back and the second step counts its own.
+        await release.refund();
+        return { ok: false, reason: 'second_factor', user };
+      }
+      if (!(await deps.mfa.verify(user.id, a.otp, event))) {
+        deps.metrics.login(user.backend, 'failure');
+        await release.failed();
+        await deps.audit.record({ kind: 'login.failure', userId: user.id, ...event, details: { reason: 'invalid_code' } });
+        return { ok: false, reason: 'invalid_code' };
+      }
+      amr = withMfa(['pwd', 'otp']);
+    }
+    deps.metrics.login(user.backend, 'success');
     await release.succeeded();
-    await deps.audit.record({ kind: 'login.success', userId: result.user.id, ...event, ...(a.grant ? { details: { grant: a.grant } } : {}) });
-    return { ok: true, user: result.user, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+    await deps.audit.record({ kind: 'login.success', userId: user.id, ...event, details: { amr, ...(a.grant ? { grant: a.grant } : {}) } });
+    return { ok: true, user, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+  },
+
+  /**
+   * A code (TOTP or recovery) for a known user, counted by the same policy as passwords: a wrong code
+   * is a failed attempt of the account, a throttled account gets no check at all.
+   */
+  async secondStep(a: SecondStepAttempt): Promise<SignInOutcome> {
+    const account = accountKey(deps.accountKeyKey, a.user.username);
+    const device = deviceFor(deps.deviceKey, a.deviceCookie, account);
+    const event = { clientId: a.clientId, ip: a.ip, requestId: a.requestId, userId: a.user.id };
+    const reservation = await deps.throttle.reserve(account, a.ip, device);
+    if (reservation.blocked) {
+      deps.metrics.login(NO_BACKEND, 'throttled');
+      await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
+      return { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter };
+    }
+    const { release } = reservation;
+    if (!(await deps.mfa.verify(a.user.id, a.code, event))) {
+      deps.metrics.login(a.user.backend, 'failure');
+      await release.failed();
+      await deps.audit.record({ kind: 'login.failure', ...event, details: { reason: 'invalid_code' } });
+      return { ok: false, reason: 'invalid_code' };
+    }
+    const amr = withMfa([...a.amr, 'otp']);
+    deps.metrics.login(a.user.backend, 'success');
+    await release.succeeded();
+    await deps.audit.record({ kind: 'login.success', ...event, details: { amr } });
+    return { ok: true, user: a.user, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+  },
+
+  /**
+   * A passkey, counted by the brute-force policy on the account that owns the credential (an unknown
+   * credential proves nothing and counts against nobody). A user-verified passkey is two factors in
+   * one (RFC 8176 `mfa`).
+   */
+  async passkeyStep(a: PasskeyAttempt): Promise<SignInOutcome> {
+    const ownerId = a.user?.id ?? (await deps.mfa.passkeys.ownerOf(a.response));
+    const user = a.user ?? (ownerId ? await deps.findUser(ownerId) : undefined);
+    if (!user) return { ok: false, reason: 'invalid_code' };
+    if (user.disabled) return { ok: false, reason: 'disabled' };
+    const account = accountKey(deps.accountKeyKey, user.username);
+    const device = deviceFor(deps.deviceKey, a.deviceCookie, account);
+    const event = { clientId: a.clientId, ip: a.ip, requestId: a.requestId, userId: user.id };
+    const reservation = await deps.throttle.reserve(account, a.ip, device);
+    if (reservation.blocked) {
+      deps.metrics.login(NO_BACKEND, 'throttled');
+      await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
+      return { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter };
+    }
+    const { release } = reservation;
+    const use = await deps.mfa.passkeys.authenticate(a.state, a.response);
+    if (!use || use.user !== user.id) {
+      deps.metrics.login(user.backend, 'failure');
+      await release.failed();
+      await deps.audit.record({ kind: 'login.failure', ...event, details: { reason: 'invalid_passkey' } });
+      return { ok: false, reason: 'invalid_code' };
+    }
+    const amr = withMfa([...a.amr, 'hwk']);
+    if (use.userVerified && !amr.includes('mfa')) amr.push('mfa');
+    deps.metrics.login(user.backend, 'success');
+    await release.succeeded();
+    await deps.audit.record({ kind: 'login.success', ...event, details: { amr } });
+    return { ok: true, user, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
   },
 });
 

@@ -34,6 +34,8 @@ export const standardCodes = [
   'consent_required',
   'invalid_token',
   'unsupported_token_type',
+  // SPEC 8: the password grant of a user who signs in with a second factor, sent without it.
+  'mfa_required',
 ] as const;
 
 export type OAuthErrorCode = (typeof documentCodes)[number] | (typeof standardCodes)[number];

@@ -1,6 +1,7 @@
 import type { Db } from '../db/connect.ts';
 import { fastOf, statement, type Statement, type Step } from '../db/fast.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
+import type { Amr } from '../mfa/service.ts';
 
 export interface CodeRow {
   codeHash: string;
@@ -13,6 +14,8 @@ export interface CodeRow {
   codeChallenge: string | null;
   codeChallengeMethod: string | null;
   authTime: number;
+  /** How the user signed in (RFC 8176), for the id_token; null for codes issued before it was kept. */
+  amr: Amr[] | null;
   expiresAt: number;
 }
 
@@ -25,6 +28,7 @@ export interface RefreshRow {
   sessionId: string | null;
   codeHash: string | null;
   authTime: number | null;
+  amr: Amr[] | null;
   expiresAt: number;
   rotatedAt: number | null;
   revokedAt: number | null;
@@ -41,6 +45,7 @@ const toCode = (r: Record<string, unknown>): CodeRow => ({
   codeChallenge: (r.code_challenge as string | null) ?? null,
   codeChallengeMethod: (r.code_challenge_method as string | null) ?? null,
   authTime: num(r.auth_time),
+  amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
   expiresAt: num(r.expires_at),
 });
 
@@ -53,6 +58,7 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
   sessionId: (r.session_id as string | null) ?? null,
   codeHash: (r.code_hash as string | null) ?? null,
   authTime: numOrNull(r.auth_time),
+  amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
   expiresAt: num(r.expires_at),
   rotatedAt: numOrNull(r.rotated_at),
   revokedAt: numOrNull(r.revoked_at),
@@ -69,6 +75,8 @@ export interface NewCode {
   code_challenge: string | null;
   code_challenge_method: string | null;
   auth_time: number;
+  /** JSON of the sign-in's `amr`. */
+  amr: string | null;
   expires_at: number;
   created_at: number;
 }
@@ -126,10 +134,11 @@ export type NewRefreshToken = Omit<NewAccessToken, 'user_id' | 'family_id'> & {
   user_id: string;
   family_id: string;
   auth_time: number | null;
+  amr: string | null;
 };
 
 const ACCESS_COLUMNS = ['token_hash', 'client_id', 'user_id', 'scope', 'family_id', 'code_hash', 'session_id', 'expires_at', 'created_at'] as const;
-const REFRESH_COLUMNS = ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'session_id', 'code_hash', 'auth_time', 'expires_at', 'created_at'] as const;
+const REFRESH_COLUMNS = ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'session_id', 'code_hash', 'auth_time', 'amr', 'expires_at', 'created_at'] as const;
 const CODE_COLUMNS = [
   'code_hash',
   'client_id',
@@ -141,6 +150,7 @@ const CODE_COLUMNS = [
   'code_challenge',
   'code_challenge_method',
   'auth_time',
+  'amr',
   'expires_at',
   'created_at',
 ] as const;

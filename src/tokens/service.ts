@@ -8,6 +8,7 @@ import type { Actor } from '../audit/record.ts';
 import { InputError } from '../service-errors.ts';
 import type { Transaction } from '../services.ts';
 import type { CodeRow, RefreshRow, Spend, TokenQueries } from './queries.ts';
+import type { Amr } from '../mfa/service.ts';
 import { clock } from '../clock.ts';
 
 export interface CodeRequest {
@@ -20,6 +21,7 @@ export interface CodeRequest {
   codeChallenge: string | null;
   codeChallengeMethod: string | null;
   authTime: number;
+  amr: Amr[];
 }
 
 export interface TokenRequest {
@@ -31,6 +33,8 @@ export interface TokenRequest {
   codeHash?: string | null;
   sessionId?: string | null;
   authTime?: number | null;
+  /** How the user signed in, kept with the refresh token for the id_tokens of its refreshes. */
+  amr?: Amr[] | null;
   withRefresh: boolean;
   /** The code or refresh token these tokens are issued for, spent in the same transaction. */
   spend?: Spend;
@@ -61,6 +65,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
       code_challenge: req.codeChallenge,
       code_challenge_method: req.codeChallengeMethod,
       auth_time: req.authTime,
+      amr: JSON.stringify(req.amr),
       expires_at: now + config.tokens.codeTtl * 1000,
       created_at: now,
     });
@@ -119,6 +124,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
             user_id: req.userId!,
             family_id: familyId!,
             auth_time: req.authTime ?? null,
+            amr: req.amr ? JSON.stringify(req.amr) : null,
             expires_at: now + refreshTtl * 1000,
           }
         : undefined,

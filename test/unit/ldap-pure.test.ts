@@ -50,11 +50,12 @@ describe('Active Directory values', () => {
     expect(isDisabled({ dn: 'x' })).toBe(false);
   });
 
-  test('bind refusals: sub-codes sent only for a right password mean disabled; 52e is a wrong password', () => {
+  test('bind refusals: each sub-code sent only for a right password has its reason; 52e, and 775 (sent for any password), read as wrong', () => {
     const msg = (code: string) => `80090308: LdapErr: DSID-0C09042A, comment: AcceptSecurityContext error, data ${code}, v3839`;
     expect(adBindRefusal(msg('52e'))).toBe('wrong');
     expect(adBindRefusal(msg('525'))).toBe('wrong');
-    for (const code of ['533', '701', '775', '532', '773']) expect(adBindRefusal(msg(code))).toBe('disabled');
+    expect(adBindRefusal(msg('775'))).toBe('wrong');
+    expect(['533', '701', '532', '773'].map((code) => adBindRefusal(msg(code)))).toEqual(['disabled', 'account_expired', 'password_expired', 'password_must_change']);
     expect(adBindRefusal('Invalid credentials')).toBe('wrong');
   });
 

@@ -122,6 +122,8 @@ export type Mutation = {
   deleteUser: Scalars['Boolean']['output'];
   /** Revokes the access and refresh tokens of a user, of a client, or of both together; returns how many. */
   revokeTokens: Scalars['Int']['output'];
+  /** Removes every second factor of a user (a lost phone): TOTP, passkeys and recovery codes. Audited. */
+  resetUserMfa: User;
   /**
    * Starts a rotation of the signing keys (every algorithm when `algorithms` is left out). The new key is
    * published at once and signs from `activatesAt` (now + `keys.publishDelay`); the key it replaces is
@@ -180,6 +182,11 @@ export type MutationRevokeTokensArgs = {
 };
 
 
+export type MutationResetUserMfaArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
 export type MutationRotateSigningKeysArgs = {
   algorithms?: InputMaybe<Array<SigningAlgorithm>>;
 };
@@ -205,6 +212,8 @@ export type RegisterClientInput = {
   confidential?: InputMaybe<Scalars['Boolean']['input']>;
   /** Ask each user's consent once per scope set. Default false. */
   requireConsent?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Sign-ins for this client need a second factor (TOTP or a recovery code), whatever the server's mfa.required. */
+  requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the browser sign-on flow. Default true. */
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the OAuth endpoints at all. Default true. */
@@ -229,6 +238,8 @@ export type UpdateClientInput = {
   grantTypes?: InputMaybe<Array<GrantType>>;
   scopes?: InputMaybe<Array<Scalars['String']['input']>>;
   requireConsent?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Sign-ins for this client need a second factor (TOTP or a recovery code), whatever the server's mfa.required. */
+  requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   oauthEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   accessTokenTtl?: InputMaybe<Scalars['Int']['input']>;
@@ -250,6 +261,7 @@ export type Client = {
   /** False for a public client (PKCE, no secret). */
   confidential: Scalars['Boolean']['output'];
   requireConsent: Scalars['Boolean']['output'];
+  requireMfa: Scalars['Boolean']['output'];
   ssoEnabled: Scalars['Boolean']['output'];
   oauthEnabled: Scalars['Boolean']['output'];
   /** Seconds; null means the server default. */
@@ -313,6 +325,19 @@ export type User = {
   disabled: Scalars['Boolean']['output'];
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
+  /** The user's second factors. */
+  mfa: UserMfa;
+};
+
+/** A user's second factors (they live on the local record, whatever the backend). */
+export type UserMfa = {
+  __typename?: 'UserMfa';
+  /** An authenticator app (TOTP) is enrolled and confirmed. */
+  totp: Scalars['Boolean']['output'];
+  /** Registered passkeys. */
+  passkeys: Scalars['Int']['output'];
+  /** Unused recovery codes. */
+  recoveryCodesLeft: Scalars['Int']['output'];
 };
 
 /** An identity backend of the chain. */
@@ -489,6 +514,7 @@ export type ResolversTypes = {
   CreateUserInput: CreateUserInput;
   UpdateUserInput: UpdateUserInput;
   User: ResolverTypeWrapper<UserModel>;
+  UserMfa: ResolverTypeWrapper<UserMfa>;
   IdentityBackend: ResolverTypeWrapper<IdentityBackend>;
   AuditEvent: ResolverTypeWrapper<AuditEvent>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
@@ -516,6 +542,7 @@ export type ResolversParentTypes = {
   CreateUserInput: CreateUserInput;
   UpdateUserInput: UpdateUserInput;
   User: UserModel;
+  UserMfa: UserMfa;
   IdentityBackend: IdentityBackend;
   AuditEvent: AuditEvent;
   PageInfo: PageInfo;
@@ -560,6 +587,7 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
   setUserPassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationSetUserPasswordArgs, 'id' | 'password'>>;
   deleteUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'id'>>;
   revokeTokens?: Resolver<ResolversTypes['Int'], ParentType, ContextType, Partial<MutationRevokeTokensArgs>>;
+  resetUserMfa?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationResetUserMfaArgs, 'id'>>;
   rotateSigningKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType, Partial<MutationRotateSigningKeysArgs>>;
 };
 
@@ -573,6 +601,7 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   scopes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   confidential?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   requireConsent?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  requireMfa?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   ssoEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   oauthEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   accessTokenTtl?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
@@ -601,6 +630,13 @@ export type UserResolvers<ContextType = AdminContext, ParentType extends Resolve
   readOnly?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   disabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  mfa?: Resolver<ResolversTypes['UserMfa'], ParentType, ContextType>;
+};
+
+export type UserMfaResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['UserMfa'] = ResolversParentTypes['UserMfa']> = {
+  totp?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  passkeys?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  recoveryCodesLeft?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
 export type IdentityBackendResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['IdentityBackend'] = ResolversParentTypes['IdentityBackend']> = {
@@ -671,6 +707,7 @@ export type Resolvers<ContextType = AdminContext> = {
   Client?: ClientResolvers<ContextType>;
   ClientRegistration?: ClientRegistrationResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
+  UserMfa?: UserMfaResolvers<ContextType>;
   IdentityBackend?: IdentityBackendResolvers<ContextType>;
   AuditEvent?: AuditEventResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;

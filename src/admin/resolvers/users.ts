@@ -1,3 +1,4 @@
+import { NotFoundError } from '../../service-errors.ts';
 import type { Resolvers } from '../generated/graphql.ts';
 
 /** Users and their tokens: every rule and audit event is the services'; the resolvers only translate. */
@@ -17,10 +18,17 @@ export const userResolvers: Resolvers = {
     },
     deleteUser: (_p, { id }, { app, actor }) => app.users.remove(id, actor),
     revokeTokens: (_p, { userId, clientId }, { app, actor }) => app.tokens.revokeFor({ userId, clientId }, actor),
+    resetUserMfa: async (_p, { id }, { app, actor }) => {
+      const user = await app.users.find(id);
+      if (!user) throw new NotFoundError('id', `no user ${id}`);
+      await app.mfa.reset(id, actor);
+      return user;
+    },
   },
 
   User: {
     readOnly: (u, _a, { app }) => u.backend !== app.users.localBackend,
     createdAt: (u) => new Date(u.createdAt).toISOString(),
+    mfa: (u, _a, { app }) => app.mfa.status(u.id),
   },
 };

@@ -1,23 +1,26 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { cookieOptions, readCookie, SSO_COOKIE } from '../../login/cookies.ts';
 import { checkCsrfToken, issueCsrfToken } from '../../login/csrf.ts';
 import { sendPageError } from '../../http/page-errors.ts';
 import { consentPage, loginPage } from '../../login/pages.ts';
 import { passwordAuthenticator } from '../../login/passport.ts';
-import type { SsoSession } from '../../login/sessions.ts';
-import { DEVICE_COOKIE, deviceCookieOptions } from '../../throttle/device-cookie.ts';
 import type { User } from '../../users/queries.ts';
 import { OAuthError, oauthError } from '../errors.ts';
 import { grantableScopes } from '../token/scopes.ts';
 import { readParams } from '../params.ts';
 import { parseAuthorizeRequest, RedirectError, redirectWith, type AuthorizeRequest } from './request.ts';
+import { secondFactorSteps } from './second-factor.ts';
+import { currentSession, type SignedIn } from '../../login/current-session.ts';
 import { clock } from '../../clock.ts';
+import type { AccountRefusal } from '../../identity/contract.ts';
 
-interface SignedIn {
-  session: SsoSession;
-  user: User;
-}
+/** The login page's words for a right password that the account's state refuses. */
+const refusedPage: Record<AccountRefusal, string> = {
+  disabled: 'This account is disabled.',
+  account_expired: 'This account has expired.',
+  password_expired: 'Your password has expired. Change it, then sign in again.',
+  password_must_change: 'Your password must be changed before you can sign in.',
+};
 
 /**
  * `/oauth/v20/authorize`: validate the whole request, then sign in (login page), then consent when the
@@ -27,6 +30,7 @@ interface SignedIn {
 export function authorizeHandler(ctx: AppContext): RequestHandler {
   const secure = ctx.config.publicUrl.startsWith('https:');
   const authenticate = passwordAuthenticator(ctx.signIn);
+  const mfa = secondFactorSteps(ctx);
 
   const render = (req: Request, res: Response, status: number, page: 'login' | 'consent', a: AuthorizeRequest, extra: { error?: string; user?: User; username?: string } = {}) => {
     const form = {
@@ -38,19 +42,12 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
     };
     const html =
       page === 'login'
-        ? loginPage({ ...form, username: extra.username })
+        ? loginPage({ ...form, username: extra.username, extra: mfa.loginPasskeyButton({ action: form.action, fields: form.request, csrfToken: form.csrfToken }) })
         : consentPage({ ...form, scopes: a.scopes, username: extra.user?.username ?? '' });
     res.status(status).type('html').send(html);
   };
 
   const redirect = (req: Request, res: Response, uri: string) => res.redirect(req.method === 'POST' ? 303 : 302, uri);
-
-  async function currentSession(req: Request): Promise<SignedIn | undefined> {
-    const session = await ctx.sessions.find(readCookie(req, SSO_COOKIE));
-    if (!session) return undefined;
-    const user = await ctx.users.find(session.userId);
-    return user && !user.disabled ? { session, user } : undefined;
-  }
 
   /** The login form's POST. Answers with a page itself unless the user is now signed in. */
   async function submitLogin(req: Request, res: Response, a: AuthorizeRequest, form: Record<string, string>): Promise<SignedIn | undefined> {
@@ -61,21 +58,20 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
     }
     const outcome = await authenticate(req, res, a.client.clientId);
     if (!outcome.ok) {
-      if (outcome.reason === 'throttled') {
+      if (outcome.reason === 'second_factor') {
+        await mfa.secondStepAfterPassword(req, res, a, outcome.user);
+      } else if (outcome.reason === 'throttled') {
         res.setHeader('Retry-After', String(outcome.retryAfter));
         render(req, res, 429, 'login', a, { error: `too many failed attempts, retry after ${outcome.retryAfter} s`, username });
       } else if (outcome.reason === 'unavailable') {
         render(req, res, 503, 'login', a, { error: 'The directory is unreachable right now. Please try again shortly.', username });
       } else {
-        const error = outcome.reason === 'disabled' ? 'This account is disabled.' : 'Invalid username or password.';
+        const error = outcome.reason === 'invalid_credentials' || outcome.reason === 'invalid_code' ? 'Invalid username or password.' : refusedPage[outcome.reason];
         render(req, res, 401, 'login', a, { error, username });
       }
       return undefined;
     }
-    const { cookie, session } = await ctx.sessions.create(outcome.user.id);
-    res.cookie(SSO_COOKIE, cookie, cookieOptions(secure));
-    res.cookie(DEVICE_COOKIE, outcome.deviceCookie, deviceCookieOptions(secure));
-    return { session, user: outcome.user };
+    return mfa.startSession(res, outcome.user, outcome.amr, outcome.deviceCookie);
   }
 
   return async (req, res) => {
@@ -86,18 +82,41 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       const action = req.method === 'POST' ? p._action : undefined;
       const fail = (error: OAuthError['error'], description: string) => new RedirectError(oauthError(error, description), parsed.redirectUri, parsed.state);
 
-      let signedIn = await currentSession(req);
+      let signedIn = await currentSession(ctx, req);
       let fresh = false;
       if (action === 'login') {
         signedIn = await submitLogin(req, res, parsed, p);
         if (!signedIn) return;
         fresh = true;
+      } else if (action === 'mfa') {
+        const stepped = await mfa.submitCode(req, res, parsed, p, signedIn);
+        if (!stepped) {
+          if (!res.headersSent) render(req, res, 403, 'login', parsed, { error: 'The sign-in form expired. Please sign in again.' });
+          return;
+        }
+        ({ signedIn, fresh } = stepped);
+      } else if (action === 'passkey') {
+        const stepped = await mfa.submitPasskey(req, res, parsed, p, signedIn);
+        if (!stepped) return;
+        if ('error' in stepped) {
+          render(req, res, stepped.status, 'login', parsed, { error: stepped.error });
+          return;
+        }
+        ({ signedIn, fresh } = stepped);
+      } else if (action === 'enrol' && signedIn) {
+        await mfa.submitEnrolment(req, res, parsed, p, signedIn);
+        return;
       }
       const tooOld = signedIn && parsed.maxAge !== undefined && clock.now() - signedIn.session.authTime > parsed.maxAge * 1000;
       if (!signedIn || (!fresh && (parsed.prompt.has('login') || tooOld))) {
         if (parsed.prompt.has('none')) throw fail('login_required', 'the user is not signed in');
         render(req, res, 200, 'login', parsed);
         return;
+      }
+      // SPEC 8: a client (or server) that needs a second factor, and a session that has not used one.
+      if (!signedIn.session.amr.includes('mfa') && (ctx.config.mfa.required || parsed.client.requireMfa)) {
+        if (parsed.prompt.has('none')) throw fail('login_required', 'this application needs a second factor');
+        if (await mfa.demand(req, res, parsed, signedIn)) return;
       }
       const { session, user } = signedIn;
       // The admin scope is never granted to a user without the admin role (SPEC 3).
@@ -132,6 +151,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
         codeChallenge: a.codeChallenge ?? null,
         codeChallengeMethod: a.codeChallengeMethod ?? null,
         authTime: session.authTime,
+        amr: session.amr,
       });
       // The document names the code both `code` and `tokencode`: send both.
       // RFC 9207: `iss` tells the client which server answered (mix-up attacks).

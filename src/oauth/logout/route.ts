@@ -59,10 +59,11 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
         await ctx.audit.record({ kind: 'logout', userId: session.userId, clientId, ip: req.ip, requestId: req.id });
       }
       res.clearCookie(SSO_COOKIE, cookieOptions(secure));
-      if (target) res.redirect(req.method === 'POST' ? 303 : 302, redirectWith(target, { state: p.state }));
+      // An empty state is no state: nothing to hand back, so nothing appended (not even `?state=`).
+      if (target) res.redirect(req.method === 'POST' ? 303 : 302, redirectWith(target, { state: param(p, 'state') }));
       else res.status(200).type('html').send(signedOutPage());
     } catch (err) {
-      sendPageError(ctx, req, res, err);
+      sendPageError(ctx, req, res, err, 'sign-out');
     }
   };
 }

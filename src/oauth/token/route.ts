@@ -52,6 +52,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
         codeHash: result.codeHash,
         sessionId: result.sessionId,
         authTime: result.authTime,
+        amr: result.amr,
         withRefresh: client.grantTypes.includes('refresh_token'),
         spend: result.spend,
       });
@@ -87,6 +88,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
               iat: now,
               exp: now + ctx.config.tokens.idTokenTtl,
               auth_time: result.authTime ? Math.floor(result.authTime / 1000) : now,
+              ...(result.amr?.length ? { amr: result.amr } : {}),
               at_hash: atHash(issued.accessToken),
               ...(result.nonce ? { nonce: result.nonce } : {}),
               ...(result.sessionId ? { sid: result.sessionId } : {}),

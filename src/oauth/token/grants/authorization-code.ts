@@ -56,6 +56,7 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
     spend: { code: codeHash },
     sessionId: row.sessionId,
     authTime: row.authTime,
+    amr: row.amr,
     nonce: row.nonce,
   };
 };

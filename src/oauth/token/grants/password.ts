@@ -3,8 +3,20 @@ import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../scopes.ts';
 import { clock } from '../../../clock.ts';
+import type { AccountRefusal } from '../../../identity/contract.ts';
 
-/** The end user's username and password, checked by the identity backend chain (SPEC 4). */
+/** A right password that the account's state refuses: `invalid_grant`, saying why. */
+const refused: Record<AccountRefusal, string> = {
+  disabled: 'the account is disabled',
+  account_expired: 'the account has expired',
+  password_expired: 'the password has expired; change it, then sign in again',
+  password_must_change: 'the password must be changed before signing in',
+};
+
+/**
+ * The end user's username and password, checked by the identity backend chain (SPEC 4), and the
+ * second factor in `otp` for a user who has one (SPEC 8).
+ */
 export const passwordGrant: Grant = async (ctx, req, p, client) => {
   const username = param(p, 'username');
   const password = param(p, 'password');
@@ -12,18 +24,27 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   if (!password) throw oauthError('invalid_request', 'password is required');
   const scopes = requestedScopes(param(p, 'scope'), client.scopes, client.scopes);
 
-  const outcome = await ctx.signIn.signIn({ username, password, ip: req.ip ?? 'unknown', clientId: client.clientId, requestId: req.id, grant: 'password' });
+  const otp = param(p, 'otp') || undefined;
+  const outcome = await ctx.signIn.signIn({ username, password, otp, ip: req.ip ?? 'unknown', clientId: client.clientId, requestId: req.id, grant: 'password' });
   if (!outcome.ok) {
     switch (outcome.reason) {
       case 'throttled':
         throw throttled(outcome.retryAfter);
       case 'unavailable':
         throw backendUnavailable();
-      case 'disabled':
-        throw oauthError('invalid_grant', 'the account is disabled');
-      default:
+      case 'invalid_credentials':
         throw oauthError('invalid_grant', 'invalid username or password');
+      case 'second_factor':
+        throw oauthError('mfa_required', 'this account signs in with a second factor: send a one-time or recovery code in otp');
+      case 'invalid_code':
+        throw oauthError('invalid_grant', 'invalid one-time code');
+      default:
+        throw oauthError('invalid_grant', refused[outcome.reason]);
     }
   }
-  return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: clock.now() };
+  // A client or server that needs a second factor, and a user who has none yet: enrolment is a page.
+  if ((ctx.config.mfa.required || client.requireMfa) && !outcome.amr.includes('mfa')) {
+    throw oauthError('mfa_required', `a second factor is required: enrol one at ${ctx.config.publicUrl}/account, then send its code in otp`);
+  }
+  return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: clock.now(), amr: outcome.amr };
 };

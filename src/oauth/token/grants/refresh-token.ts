@@ -45,5 +45,6 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     spend: { refresh: row.tokenHash },
     sessionId: row.sessionId,
     authTime: row.authTime,
+    amr: row.amr,
   };
 };

@@ -1,0 +1,134 @@
+/** The audit trail, newest first, filtered by kind, user and client (the filters live in the URL). */
+import { useEffect, useState } from 'preact/hooks';
+import { request } from '../api/graphql.ts';
+import { AuditEventsQuery } from '../api/generated.ts';
+import { ErrorNote, Loading, Pager, useCursorPages, useLoad, when } from '../ui/kit.tsx';
+import { href, navigate, route } from '../ui/router.ts';
+import { Named } from './names.tsx';
+
+const PAGE = 25;
+const KINDS = ['admin.change', 'login.success', 'login.failure', 'login.throttled', 'token.issued', 'token.revoked', 'token.reuse_detected', 'code.replayed', 'consent.granted', 'logout'];
+
+/** The interesting part of an event's JSON details: the admin action first, then the rest. */
+function describe(details: string | null | undefined): { action?: string; rest: string } {
+  if (!details) return { rest: '' };
+  try {
+    const { action, via, ...rest } = JSON.parse(details) as Record<string, unknown>;
+    const text = Object.entries(rest).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+    if (via) text.push(`via ${String(via)}`);
+    return { action: typeof action === 'string' ? action : undefined, rest: text.join(', ') };
+  } catch {
+    return { rest: details };
+  }
+}
+
+export function AuditSection() {
+  const { query } = route.use();
+  const filters = { kind: query.get('kind') ?? '', userId: query.get('userId') ?? '', clientId: query.get('clientId') ?? '' };
+  const [draft, setDraft] = useState(filters);
+  useEffect(() => setDraft(filters), [filters.kind, filters.userId, filters.clientId]);
+  const pages = useCursorPages([filters.kind, filters.userId, filters.clientId]);
+  const list = useLoad(
+    () => request(AuditEventsQuery, { first: PAGE, after: pages.after, kind: filters.kind || null, userId: filters.userId || null, clientId: filters.clientId || null }),
+    [pages.after, filters.kind, filters.userId, filters.clientId],
+  );
+  const apply = (f: typeof filters) => navigate(href('audit', { kind: f.kind.trim(), userId: f.userId.trim(), clientId: f.clientId.trim() }));
+  const input = (name: keyof typeof filters, label: string, extra: Record<string, string> = {}) => (
+    <div class="field">
+      <label for={`audit-${name}`}>{label}</label>
+      <input id={`audit-${name}`} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} autoComplete="off" {...extra} />
+    </div>
+  );
+  const conn = list.data?.auditEvents;
+  return (
+    <>
+      <form
+        class="filters panel"
+        aria-label="Filter audit events"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply(draft);
+        }}
+      >
+        <div class="grid three">
+          {input('kind', 'Kind', { list: 'audit-kinds' })}
+          {input('userId', 'User ID')}
+          {input('clientId', 'Client ID')}
+        </div>
+        <datalist id="audit-kinds">
+          {KINDS.map((k) => (
+            <option key={k} value={k} />
+          ))}
+        </datalist>
+        <div class="actions">
+          <button type="submit">Filter</button>
+          <button type="button" class="secondary" onClick={() => apply({ kind: '', userId: '', clientId: '' })}>
+            Clear filters
+          </button>
+        </div>
+      </form>
+      <section aria-labelledby="audit-list-title" aria-busy={list.loading}>
+        <h2 id="audit-list-title" class="visually-hidden">
+          Events
+        </h2>
+        <ErrorNote error={list.error} labels={{ userId: 'User ID', clientId: 'Client ID', kind: 'Kind' }} />
+        {list.loading && !conn ? <Loading>Loading events…</Loading> : null}
+        {conn ? (
+          conn.edges.length === 0 ? (
+            <p class="empty">No events match.</p>
+          ) : (
+            <table class="list audit">
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">User</th>
+                  <th scope="col">Client</th>
+                  <th scope="col">By</th>
+                  <th scope="col">Details</th>
+                </tr>
+              </thead>
+              <tbody>
+                {conn.edges.map(({ node: e }) => {
+                  const d = describe(e.details);
+                  return (
+                    <tr key={e.id}>
+                      <td data-label="When">
+                        <time dateTime={e.at}>{when(e.at)}</time>
+                      </td>
+                      <th scope="row" data-label="Event">
+                        {e.kind}
+                        {d.action ? <span class="action">{d.action}</span> : null}
+                      </th>
+                      <td data-label="User">{e.userId ? <Named kind="user" id={e.userId} /> : '—'}</td>
+                      <td data-label="Client">{e.clientId ? <Named kind="client" id={e.clientId} /> : '—'}</td>
+                      <td data-label="By">
+                        {e.actorUserId ? <Named kind="user" id={e.actorUserId} /> : e.actorClientId ? <Named kind="client" id={e.actorClientId} /> : '—'}
+                        {e.ip ? <span class="hint"> from {e.ip}</span> : null}
+                      </td>
+                      <td data-label="Details" class="details">
+                        {d.rest || '—'}
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          )
+        ) : null}
+        {conn && conn.totalCount > 0 ? (
+          <Pager
+            label="Audit events"
+            index={pages.index}
+            size={PAGE}
+            shown={conn.edges.length}
+            total={conn.totalCount}
+            hasNext={conn.pageInfo.hasNextPage}
+            onPrevious={pages.previous}
+            onNext={() => pages.next(conn.pageInfo.endCursor)}
+          />
+        ) : null}
+      </section>
+    </>
+  );
+}

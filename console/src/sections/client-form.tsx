@@ -1,0 +1,161 @@
+/** Registering a client, or changing one: every field of RegisterClientInput / UpdateClientInput. */
+import { useState } from 'preact/hooks';
+import { request } from '../api/graphql.ts';
+import {
+  RegisterClientMutation,
+  UpdateClientMutation,
+  type AccessTokenFormat,
+  type ClientFieldsFragment,
+  type GrantType,
+  type SigningAlgorithm,
+} from '../api/generated.ts';
+import { Checkbox, ErrorNote, Field, useAction, words } from '../ui/kit.tsx';
+
+export const clientLabels: Record<string, string> = {
+  name: 'Name',
+  clientId: 'Client',
+  redirectUris: 'Redirect URIs',
+  postLogoutRedirectUris: 'Post-logout redirect URIs',
+  grantTypes: 'Grant types',
+  scopes: 'Scopes',
+  roles: 'Roles',
+  accessTokenTtl: 'Access token lifetime',
+  refreshTokenTtl: 'Refresh token lifetime',
+  confidential: 'Client type',
+};
+
+const GRANTS: Array<[GrantType, string]> = [
+  ['AUTHORIZATION_CODE', 'Authorization code (browser sign-in)'],
+  ['REFRESH_TOKEN', 'Refresh token'],
+  ['PASSWORD', 'Password'],
+  ['CLIENT_CREDENTIALS', 'Client credentials (service account)'],
+];
+
+const ttl = (text: string): number | null => (text.trim() === '' ? null : Number(text.trim()));
+
+export function ClientForm(p: {
+  client?: ClientFieldsFragment;
+  onDone: (result: { client: ClientFieldsFragment; secret?: string | null }) => void;
+  onCancel: () => void;
+}) {
+  const c = p.client;
+  const [name, setName] = useState(c?.name ?? '');
+  const [confidential, setConfidential] = useState(c?.confidential ?? true);
+  const [redirectUris, setRedirectUris] = useState((c?.redirectUris ?? []).join('\n'));
+  const [logoutUris, setLogoutUris] = useState((c?.postLogoutRedirectUris ?? []).join('\n'));
+  const [grants, setGrants] = useState<GrantType[]>(c?.grantTypes ?? ['AUTHORIZATION_CODE', 'REFRESH_TOKEN']);
+  const [scopes, setScopes] = useState((c?.scopes ?? ['openid', 'profile', 'email']).join(' '));
+  const [roles, setRoles] = useState((c?.roles ?? []).join(' '));
+  const [requireConsent, setRequireConsent] = useState(c?.requireConsent ?? false);
+  const [ssoEnabled, setSsoEnabled] = useState(c?.ssoEnabled ?? true);
+  const [oauthEnabled, setOauthEnabled] = useState(c?.oauthEnabled ?? true);
+  const [accessTtl, setAccessTtl] = useState(c?.accessTokenTtl?.toString() ?? '');
+  const [refreshTtl, setRefreshTtl] = useState(c?.refreshTokenTtl?.toString() ?? '');
+  const [idTokenAlg, setIdTokenAlg] = useState<SigningAlgorithm>(c?.idTokenAlg ?? 'RS256');
+  const [format, setFormat] = useState<AccessTokenFormat>(c?.accessTokenFormat ?? 'OPAQUE');
+  const save = useAction();
+  const id = (field: string) => `client-${field}`;
+  const err = save.error;
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    const fields = {
+      name,
+      redirectUris: words(redirectUris),
+      postLogoutRedirectUris: words(logoutUris),
+      grantTypes: grants,
+      scopes: words(scopes),
+      roles: words(roles),
+      requireConsent,
+      ssoEnabled,
+      oauthEnabled,
+      accessTokenTtl: ttl(accessTtl),
+      refreshTokenTtl: ttl(refreshTtl),
+      idTokenAlg,
+      accessTokenFormat: format,
+    };
+    const result = await save.run(async () => {
+      if (c) return { client: (await request(UpdateClientMutation, { clientId: c.clientId, input: fields })).updateClient };
+      const r = (await request(RegisterClientMutation, { input: { ...fields, confidential } })).registerClient;
+      return { client: r.client, secret: r.clientSecret };
+    });
+    if (result) p.onDone(result);
+    else (document.querySelector('#client-form [aria-invalid="true"]') as HTMLElement | null)?.focus();
+  }
+
+  return (
+    <form id="client-form" class="panel" onSubmit={submit} aria-labelledby="client-form-title" aria-busy={save.busy} noValidate>
+      <h2 id="client-form-title" tabIndex={-1}>
+        {c ? `Edit ${c.name}` : 'Register a client'}
+      </h2>
+      <div class="grid">
+        <Field id={id('name')} name="name" label="Name" value={name} onInput={setName} error={err} required hint="Shown on the sign-in and consent pages." />
+        {c ? null : (
+          <fieldset class="field">
+            <legend>Client type</legend>
+            <div class="check">
+              <input type="radio" id="client-confidential" name="confidential" checked={confidential} onChange={() => setConfidential(true)} />
+              <label for="client-confidential">Confidential: a server-side application with a secret</label>
+            </div>
+            <div class="check">
+              <input type="radio" id="client-public" name="confidential" checked={!confidential} onChange={() => setConfidential(false)} />
+              <label for="client-public">Public: a browser or mobile app, PKCE and no secret</label>
+            </div>
+          </fieldset>
+        )}
+        <Field id={id('redirect-uris')} name="redirectUris" label="Redirect URIs" value={redirectUris} onInput={setRedirectUris} error={err} multiline hint="One per line; https, or http for localhost only." />
+        <Field id={id('logout-uris')} name="postLogoutRedirectUris" label="Post-logout redirect URIs" value={logoutUris} onInput={setLogoutUris} error={err} multiline hint="Where sign-out may send the browser back to. One per line." />
+        <fieldset class={`field${err?.field === 'grantTypes' ? ' invalid' : ''}`} aria-describedby={err?.field === 'grantTypes' ? 'client-grants-error' : undefined}>
+          <legend>Grant types</legend>
+          {GRANTS.map(([grant, label]) => (
+            <Checkbox
+              key={grant}
+              id={`client-grant-${grant.toLowerCase()}`}
+              label={label}
+              checked={grants.includes(grant)}
+              onChange={(on) => setGrants((g) => (on ? [...g, grant] : g.filter((x) => x !== grant)))}
+            />
+          ))}
+          {err?.field === 'grantTypes' ? (
+            <p class="field-error" id="client-grants-error">
+              {err.message}
+            </p>
+          ) : null}
+        </fieldset>
+        <Field id={id('scopes')} name="scopes" label="Scopes" value={scopes} onInput={setScopes} error={err} hint="Separated by spaces." />
+        <Field id={id('roles')} name="roles" label="Roles" value={roles} onInput={setRoles} error={err} hint="The client's own roles; admin makes a client-credentials service account of the admin API." />
+        <fieldset class="field">
+          <legend>Options</legend>
+          <Checkbox id="client-consent" label="Ask each user's consent" checked={requireConsent} onChange={setRequireConsent} />
+          <Checkbox id="client-sso" label="Browser sign-on enabled" checked={ssoEnabled} onChange={setSsoEnabled} />
+          <Checkbox id="client-oauth" label="OAuth endpoints enabled" checked={oauthEnabled} onChange={setOauthEnabled} />
+        </fieldset>
+        <Field id={id('access-ttl')} name="accessTokenTtl" label="Access token lifetime (seconds)" value={accessTtl} onInput={setAccessTtl} error={err} inputMode="numeric" hint="Empty: the server's default." />
+        <Field id={id('refresh-ttl')} name="refreshTokenTtl" label="Refresh token lifetime (seconds)" value={refreshTtl} onInput={setRefreshTtl} error={err} inputMode="numeric" hint="Empty: the server's default." />
+        <div class="field">
+          <label for="client-id-token-alg">id_token signing algorithm</label>
+          <select id="client-id-token-alg" value={idTokenAlg} onChange={(e) => setIdTokenAlg(e.currentTarget.value as SigningAlgorithm)}>
+            <option value="RS256">RS256</option>
+            <option value="ES256">ES256</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="client-token-format">Access token format</label>
+          <select id="client-token-format" value={format} onChange={(e) => setFormat(e.currentTarget.value as AccessTokenFormat)}>
+            <option value="OPAQUE">Opaque (checked by the server)</option>
+            <option value="JWT">JWT (RFC 9068, checked with the JWKS)</option>
+          </select>
+        </div>
+      </div>
+      <ErrorNote error={err} labels={clientLabels} />
+      <div class="actions">
+        <button type="submit" disabled={save.busy}>
+          {save.busy ? 'Saving…' : c ? 'Save changes' : 'Register client'}
+        </button>
+        <button type="button" class="secondary" onClick={p.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}

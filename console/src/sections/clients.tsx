@@ -1,0 +1,197 @@
+/** Clients: list, search, pages; register (the secret shown once), edit, rotate the secret, delete. */
+import { useEffect, useState } from 'preact/hooks';
+import { request } from '../api/graphql.ts';
+import { ClientsQuery, DeleteClientMutation, RotateClientSecretMutation, type ClientFieldsFragment } from '../api/generated.ts';
+import { CopyButton, Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad } from '../ui/kit.tsx';
+import { follow, href } from '../ui/router.ts';
+import { ClientForm, clientLabels } from './client-form.tsx';
+
+const PAGE = 20;
+const BUILT_IN = new Set(['admin-cli', 'admin-console']);
+const grantNames: Record<string, string> = { AUTHORIZATION_CODE: 'code', REFRESH_TOKEN: 'refresh', PASSWORD: 'password', CLIENT_CREDENTIALS: 'client credentials' };
+
+/** A new secret, on screen once: it is stored only as a hash. */
+function SecretPanel({ name, clientId, secret, onClose }: { name: string; clientId: string; secret: string; onClose: () => void }) {
+  useEffect(() => document.getElementById('secret-title')?.focus(), [secret]);
+  return (
+    <section class="panel secret" aria-labelledby="secret-title">
+      <h2 id="secret-title" tabIndex={-1}>
+        The secret of {name}
+      </h2>
+      <p>Store it now: it is shown only this once. Lost, it can only be replaced (rotate the secret).</p>
+      <dl class="pairs">
+        <dt>Client ID</dt>
+        <dd>
+          <code id="new-client-id">{clientId}</code> <CopyButton text={clientId} label="Copy client ID" />
+        </dd>
+        <dt>Client secret</dt>
+        <dd>
+          <code id="new-client-secret">{secret}</code> <CopyButton text={secret} label="Copy client secret" />
+        </dd>
+      </dl>
+      <button type="button" onClick={onClose}>
+        I have stored it
+      </button>
+    </section>
+  );
+}
+
+type Confirm = { kind: 'delete' | 'rotate'; client: ClientFieldsFragment };
+
+export function ClientsSection() {
+  const [search, setSearch] = useState('');
+  const pages = useCursorPages([search]);
+  const list = useLoad(() => request(ClientsQuery, { first: PAGE, after: pages.after, search: search || null }), [pages.after, search]);
+  const [form, setForm] = useState<{ client?: ClientFieldsFragment }>();
+  const [secret, setSecret] = useState<{ name: string; clientId: string; secret: string }>();
+  const [confirm, setConfirm] = useState<Confirm>();
+  const [notice, setNotice] = useState<string>();
+  const action = useAction();
+
+  useEffect(() => {
+    if (form) document.getElementById('client-form-title')?.focus();
+  }, [form]);
+
+  async function confirmed() {
+    if (!confirm) return;
+    const { kind, client } = confirm;
+    const done = await action.run(async () => {
+      if (kind === 'delete') {
+        await request(DeleteClientMutation, { clientId: client.clientId });
+        setNotice(`${client.name} is deleted; its tokens no longer work.`);
+      } else {
+        const r = (await request(RotateClientSecretMutation, { clientId: client.clientId })).rotateClientSecret;
+        setSecret({ name: r.client.name, clientId: r.client.clientId, secret: r.clientSecret ?? '' });
+        setNotice(`${client.name} has a new secret; the old one no longer works.`);
+      }
+      return true;
+    });
+    if (done) {
+      setConfirm(undefined);
+      list.reload();
+    }
+  }
+
+  const conn = list.data?.clients;
+  return (
+    <>
+      <div class="toolbar">
+        <SearchBox id="client-search" label="Search clients by name or ID" value={search} onSearch={setSearch} />
+        <button type="button" onClick={() => (setForm({}), setSecret(undefined))} aria-expanded={!!form && !form.client}>
+          Register a client
+        </button>
+      </div>
+      {notice ? (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      ) : null}
+      {secret ? <SecretPanel {...secret} onClose={() => setSecret(undefined)} /> : null}
+      {form ? (
+        <ClientForm
+          key={form.client?.clientId ?? 'new'}
+          client={form.client}
+          onCancel={() => setForm(undefined)}
+          onDone={({ client, secret: s }) => {
+            setForm(undefined);
+            setNotice(form.client ? `${client.name} is saved.` : `${client.name} is registered.`);
+            if (s) setSecret({ name: client.name, clientId: client.clientId, secret: s });
+            list.reload();
+          }}
+        />
+      ) : null}
+      <section aria-labelledby="clients-list-title" aria-busy={list.loading}>
+        <h2 id="clients-list-title" class="visually-hidden">
+          Registered clients
+        </h2>
+        <ErrorNote error={list.error} />
+        {list.loading && !conn ? <Loading>Loading clients…</Loading> : null}
+        {conn ? (
+          conn.edges.length === 0 ? (
+            <p class="empty">{search ? `No client matches “${search}”.` : 'No clients yet.'}</p>
+          ) : (
+            <table class="list">
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Client ID</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Grants</th>
+                  <th scope="col">Redirect URIs</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {conn.edges.map(({ node: c }) => (
+                  <tr key={c.clientId}>
+                    <th scope="row" data-label="Name">
+                      {c.name}
+                    </th>
+                    <td data-label="Client ID">
+                      <code>{c.clientId}</code>
+                    </td>
+                    <td data-label="Type">{c.confidential ? 'confidential' : 'public'}</td>
+                    <td data-label="Grants">{c.grantTypes.map((g) => grantNames[g] ?? g).join(', ')}</td>
+                    <td data-label="Redirect URIs" class="uris">
+                      {c.redirectUris.join(' ') || '—'}
+                    </td>
+                    <td class="row-actions">
+                      <button type="button" class="secondary" aria-label={`Edit ${c.name}`} onClick={() => (setForm({ client: c }), setSecret(undefined))}>
+                        Edit
+                      </button>
+                      {c.confidential ? (
+                        <button type="button" class="secondary" aria-label={`Rotate the secret of ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'rotate', client: c }))}>
+                          Rotate secret
+                        </button>
+                      ) : null}
+                      {BUILT_IN.has(c.clientId) ? null : (
+                        <button type="button" class="danger" aria-label={`Delete ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'delete', client: c }))}>
+                          Delete
+                        </button>
+                      )}
+                      <a href={href('audit', { clientId: c.clientId })} onClick={follow} aria-label={`Audit events of ${c.name}`}>
+                        Audit
+                      </a>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        ) : null}
+        {conn && conn.totalCount > 0 ? (
+          <Pager
+            label="Clients"
+            index={pages.index}
+            size={PAGE}
+            shown={conn.edges.length}
+            total={conn.totalCount}
+            hasNext={conn.pageInfo.hasNextPage}
+            onPrevious={pages.previous}
+            onNext={() => pages.next(conn.pageInfo.endCursor)}
+          />
+        ) : null}
+      </section>
+      {confirm ? (
+        <Dialog title={confirm.kind === 'delete' ? `Delete ${confirm.client.name}?` : `Rotate the secret of ${confirm.client.name}?`} onClose={() => setConfirm(undefined)}>
+          <p>
+            {confirm.kind === 'delete'
+              ? 'The client and every token issued to it stop working at once. This cannot be undone.'
+              : 'A new secret is made and shown once; the current secret stops working at once.'}
+          </p>
+          <ErrorNote error={action.error} labels={clientLabels} />
+          <div class="actions">
+            <button type="button" class={confirm.kind === 'delete' ? 'danger' : ''} disabled={action.busy} onClick={confirmed}>
+              {action.busy ? 'Working…' : confirm.kind === 'delete' ? 'Delete client' : 'Rotate secret'}
+            </button>
+            <button type="button" class="secondary" onClick={() => setConfirm(undefined)}>
+              Cancel
+            </button>
+          </div>
+        </Dialog>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,250 @@
+/** Users: list, search, pages; create; edit (roles, and the profile of database users); disable and enable; set a password; reset second factors; revoke tokens. */
+import { useEffect, useState } from 'preact/hooks';
+import { request } from '../api/graphql.ts';
+import { CreateUserMutation, ResetUserMfaMutation, RevokeTokensMutation, SetUserPasswordMutation, UpdateUserMutation, UsersQuery, type UserFieldsFragment } from '../api/generated.ts';
+import { account } from '../auth/session.ts';
+import { Dialog, ErrorNote, Field, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, words } from '../ui/kit.tsx';
+import { follow, href } from '../ui/router.ts';
+
+const PAGE = 20;
+const labels: Record<string, string> = { username: 'Username', password: 'Password', email: 'Email', displayName: 'Display name', roles: 'Roles', id: 'User' };
+
+function UserForm({ user, onDone, onCancel }: { user?: UserFieldsFragment; onDone: (u: UserFieldsFragment) => void; onCancel: () => void }) {
+  const [username, setUsername] = useState(user?.username ?? '');
+  const [password, setPassword] = useState('');
+  const [email, setEmail] = useState(user?.email ?? '');
+  const [displayName, setDisplayName] = useState(user?.displayName ?? '');
+  const [roles, setRoles] = useState((user?.roles ?? []).join(' '));
+  const save = useAction();
+  const readOnly = user?.readOnly ?? false;
+  useEffect(() => document.getElementById('user-form-title')?.focus(), []);
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    const done = await save.run(async () => {
+      if (!user) {
+        const input = { username, password, email: email || null, displayName: displayName || null, roles: words(roles) };
+        return (await request(CreateUserMutation, { input })).createUser;
+      }
+      const input = readOnly ? { roles: words(roles) } : { username, email: email || null, displayName: displayName || null, roles: words(roles) };
+      return (await request(UpdateUserMutation, { id: user.id, input })).updateUser;
+    });
+    if (done) onDone(done);
+    else (document.querySelector('#user-form [aria-invalid="true"]') as HTMLElement | null)?.focus();
+  }
+
+  return (
+    <form id="user-form" class="panel" onSubmit={submit} aria-labelledby="user-form-title" aria-busy={save.busy} noValidate>
+      <h2 id="user-form-title" tabIndex={-1}>
+        {user ? `Edit ${user.username}` : 'Create a user'}
+      </h2>
+      {readOnly ? <p class="hint">This user comes from the “{user!.backend}” backend: only the roles can change here.</p> : null}
+      <div class="grid">
+        <Field id="user-username" name="username" label="Username" value={username} onInput={setUsername} error={save.error} required disabled={readOnly} />
+        {user ? null : <Field id="user-password" name="password" label="Password" type="password" autoComplete="new-password" value={password} onInput={setPassword} error={save.error} required hint="8 to 1024 characters." />}
+        <Field id="user-email" name="email" label="Email" type="email" value={email} onInput={setEmail} error={save.error} disabled={readOnly} />
+        <Field id="user-display-name" name="displayName" label="Display name" value={displayName} onInput={setDisplayName} error={save.error} disabled={readOnly} />
+        <Field id="user-roles" name="roles" label="Roles" value={roles} onInput={setRoles} error={save.error} hint="Separated by spaces; admin opens this console and the admin API." />
+      </div>
+      <ErrorNote error={save.error} labels={labels} />
+      <div class="actions">
+        <button type="submit" disabled={save.busy}>
+          {save.busy ? 'Saving…' : user ? 'Save changes' : 'Create user'}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+type Ask = { kind: 'password' | 'revoke' | 'mfa'; user: UserFieldsFragment };
+
+const hasFactor = (u: UserFieldsFragment) => u.mfa.totp || u.mfa.passkeys > 0;
+const askTitle = (a: Ask) =>
+  a.kind === 'password' ? `Set the password of ${a.user.username}` : a.kind === 'mfa' ? `Reset the second factors of ${a.user.username}?` : `Revoke the tokens of ${a.user.username}?`;
+const askButton = { password: 'Set password', revoke: 'Revoke tokens', mfa: 'Reset second factors' } as const;
+
+export function UsersSection() {
+  const [search, setSearch] = useState('');
+  const pages = useCursorPages([search]);
+  const list = useLoad(() => request(UsersQuery, { first: PAGE, after: pages.after, search: search || null }), [pages.after, search]);
+  const [form, setForm] = useState<{ user?: UserFieldsFragment }>();
+  const [ask, setAsk] = useState<Ask>();
+  const [password, setPassword] = useState('');
+  const [notice, setNotice] = useState<string>();
+  const action = useAction();
+  const rowAction = useAction();
+  const me = account.use();
+
+  async function toggle(u: UserFieldsFragment) {
+    const done = await rowAction.run(() => request(UpdateUserMutation, { id: u.id, input: { disabled: !u.disabled } }));
+    if (done) {
+      setNotice(`${u.username} is ${u.disabled ? 'enabled' : 'disabled'}.`);
+      list.reload();
+    }
+  }
+
+  async function confirmed(e: Event) {
+    e.preventDefault();
+    if (!ask) return;
+    const { kind, user } = ask;
+    const done = await action.run(async () => {
+      if (kind === 'password') {
+        await request(SetUserPasswordMutation, { id: user.id, password });
+        setNotice(`${user.username} has a new password; their tokens are revoked.`);
+      } else if (kind === 'mfa') {
+        await request(ResetUserMfaMutation, { id: user.id });
+        setNotice(`${user.username} has no second factor now: they sign in with their password and can enrol again.`);
+        list.reload();
+      } else {
+        const n = (await request(RevokeTokensMutation, { userId: user.id })).revokeTokens;
+        setNotice(`${n} token${n === 1 ? '' : 's'} of ${user.username} revoked.`);
+      }
+      return true;
+    });
+    if (done) setAsk(undefined);
+  }
+
+  const conn = list.data?.users;
+  return (
+    <>
+      <div class="toolbar">
+        <SearchBox id="user-search" label="Search users by name or email" value={search} onSearch={setSearch} />
+        <button type="button" onClick={() => setForm({})} aria-expanded={!!form && !form.user}>
+          Create a user
+        </button>
+      </div>
+      {notice ? (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      ) : null}
+      {form ? (
+        <UserForm
+          key={form.user?.id ?? 'new'}
+          user={form.user}
+          onCancel={() => setForm(undefined)}
+          onDone={(u) => {
+            setNotice(form.user ? `${u.username} is saved.` : `${u.username} is created.`);
+            setForm(undefined);
+            list.reload();
+          }}
+        />
+      ) : null}
+      <section aria-labelledby="users-list-title" aria-busy={list.loading}>
+        <h2 id="users-list-title" class="visually-hidden">
+          Users
+        </h2>
+        <ErrorNote error={list.error} />
+        <ErrorNote error={rowAction.error} labels={labels} />
+        {list.loading && !conn ? <Loading>Loading users…</Loading> : null}
+        {conn ? (
+          conn.edges.length === 0 ? (
+            <p class="empty">{search ? `No user matches “${search}”.` : 'No users yet.'}</p>
+          ) : (
+            <table class="list">
+              <thead>
+                <tr>
+                  <th scope="col">Username</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Email</th>
+                  <th scope="col">Backend</th>
+                  <th scope="col">Roles</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">
+                    <span class="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {conn.edges.map(({ node: u }) => {
+                  const self = u.id === me?.userId;
+                  return (
+                    <tr key={u.id} class={u.disabled ? 'disabled' : ''}>
+                      <th scope="row" data-label="Username">
+                        {u.username}
+                        {self ? <span class="tag">you</span> : null}
+                      </th>
+                      <td data-label="Name">{u.displayName ?? '—'}</td>
+                      <td data-label="Email">{u.email ?? '—'}</td>
+                      <td data-label="Backend">{u.backend}</td>
+                      <td data-label="Roles">{u.roles.join(', ') || '—'}</td>
+                      <td data-label="Status">
+                        <span class={`badge ${u.disabled ? 'off' : 'on'}`}>{u.disabled ? 'disabled' : 'active'}</span>
+                      </td>
+                      <td class="row-actions">
+                        <button type="button" class="secondary" aria-label={`Edit ${u.username}`} onClick={() => setForm({ user: u })}>
+                          Edit
+                        </button>
+                        {self ? null : (
+                          <button type="button" class="secondary" aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`} disabled={rowAction.busy} onClick={() => toggle(u)}>
+                            {u.disabled ? 'Enable' : 'Disable'}
+                          </button>
+                        )}
+                        {u.readOnly ? null : (
+                          <button type="button" class="secondary" aria-label={`Set the password of ${u.username}`} onClick={() => (action.clear(), setPassword(''), setAsk({ kind: 'password', user: u }))}>
+                            Set password
+                          </button>
+                        )}
+                        {hasFactor(u) ? (
+                          <button type="button" class="secondary" aria-label={`Reset the second factors of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'mfa', user: u }))}>
+                            Reset MFA
+                          </button>
+                        ) : null}
+                        <button type="button" class="secondary" aria-label={`Revoke the tokens of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'revoke', user: u }))}>
+                          Revoke tokens
+                        </button>
+                        <a href={href('audit', { userId: u.id })} onClick={follow} aria-label={`Audit events of ${u.username}`}>
+                          Audit
+                        </a>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          )
+        ) : null}
+        {conn && conn.totalCount > 0 ? (
+          <Pager
+            label="Users"
+            index={pages.index}
+            size={PAGE}
+            shown={conn.edges.length}
+            total={conn.totalCount}
+            hasNext={conn.pageInfo.hasNextPage}
+            onPrevious={pages.previous}
+            onNext={() => pages.next(conn.pageInfo.endCursor)}
+          />
+        ) : null}
+      </section>
+      {ask ? (
+        <Dialog title={askTitle(ask)} onClose={() => setAsk(undefined)}>
+          <form onSubmit={confirmed} noValidate>
+            {ask.kind === 'password' ? (
+              <Field id="new-password" name="password" label="New password" type="password" autoComplete="new-password" value={password} onInput={setPassword} error={action.error} hint="8 to 1024 characters. Their tokens are revoked." />
+            ) : ask.kind === 'mfa' ? (
+              <p>
+                Removes the authenticator app, every passkey and the recovery codes of {ask.user.username} (for a lost phone). Until they enrol again they sign in
+                with their password alone, unless a policy asks for a second factor.
+              </p>
+            ) : (
+              <p>Every access and refresh token of {ask.user.username} stops working at once. Their sign-on session stays.</p>
+            )}
+            <ErrorNote error={action.error} labels={labels} />
+            <div class="actions">
+              <button type="submit" disabled={action.busy}>
+                {action.busy ? 'Working…' : askButton[ask.kind]}
+              </button>
+              <button type="button" class="secondary" onClick={() => setAsk(undefined)}>
+                Cancel
+              </button>
+            </div>
+          </form>
+        </Dialog>
+      ) : null}
+    </>
+  );
+}

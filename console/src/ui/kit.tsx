@@ -1,0 +1,257 @@
+/** The console's small parts: loading and error states, fields, search, pages of a list, dialogs. */
+import type { ComponentChildren, InputHTMLAttributes, TargetedEvent } from 'preact';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../api/graphql.ts';
+
+const asApiError = (err: unknown): ApiError =>
+  err instanceof ApiError ? err : new ApiError('CLIENT', err instanceof Error ? err.message : String(err));
+
+/** Loads data when `deps` change; `reload` loads again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: ApiError; loading: boolean }>({ loading: true });
+  const [version, setVersion] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ data: s.data, loading: true }));
+    load().then(
+      (data) => live && setState({ data, loading: false }),
+      (err: unknown) => live && setState({ error: asApiError(err), loading: false }),
+    );
+    return () => void (live = false);
+  }, [...deps, version]);
+  return { ...state, reload: useCallback(() => setVersion((v) => v + 1), []) };
+}
+
+/** Runs one change at a time, remembering whether it is running and how it failed. */
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<ApiError>();
+  async function run<T>(work: () => Promise<T>): Promise<T | undefined> {
+    setBusy(true);
+    setError(undefined);
+    try {
+      return await work();
+    } catch (err) {
+      setError(asApiError(err));
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { busy, error, run, clear: () => setError(undefined) };
+}
+
+/** "Loading clients…", announced to screen readers. */
+export const Loading = ({ children }: { children: ComponentChildren }) => (
+  <p class="loading" role="status">
+    <span class="spinner" aria-hidden="true" />
+    {children}
+  </p>
+);
+
+/**
+ * An API error where it happened: next to the form or list that caused it. A BAD_USER_INPUT error
+ * names its field by the label the form shows for it.
+ */
+export function ErrorNote({ error, labels = {}, id }: { error?: ApiError; labels?: Record<string, string>; id?: string }) {
+  if (!error) return null;
+  const field = error.field ? (labels[error.field] ?? error.field) : undefined;
+  return (
+    <div class="error" role="alert" id={id}>
+      {field ? <strong>{field}: </strong> : null}
+      {error.message}
+    </div>
+  );
+}
+
+interface FieldProps {
+  id: string;
+  label: string;
+  /** The API's name for it, to mark it when an error names it. */
+  name: string;
+  value: string;
+  onInput: (value: string) => void;
+  error?: ApiError;
+  hint?: string;
+  type?: 'text' | 'email' | 'password';
+  required?: boolean;
+  multiline?: boolean;
+  autoComplete?: string;
+  inputMode?: 'numeric' | 'text' | 'url';
+  placeholder?: string;
+  disabled?: boolean;
+}
+
+/** A labelled input (or textarea) with its hint and, when the API named it, its error. */
+export function Field(p: FieldProps) {
+  const invalid = p.error?.field === p.name;
+  const described = [p.hint ? `${p.id}-hint` : '', invalid ? `${p.id}-error` : ''].filter(Boolean).join(' ') || undefined;
+  const common = {
+    id: p.id,
+    name: p.name,
+    value: p.value,
+    required: p.required,
+    disabled: p.disabled,
+    placeholder: p.placeholder,
+    'aria-invalid': invalid ? ('true' as const) : undefined,
+    'aria-describedby': described,
+    onInput: (e: TargetedEvent<HTMLInputElement | HTMLTextAreaElement>) => p.onInput(e.currentTarget.value),
+  };
+  return (
+    <div class={`field${invalid ? ' invalid' : ''}`}>
+      <label for={p.id}>{p.label}</label>
+      {p.hint ? (
+        <p class="hint" id={`${p.id}-hint`}>
+          {p.hint}
+        </p>
+      ) : null}
+      {p.multiline ? (
+        <textarea {...common} rows={3} spellcheck={false} />
+      ) : (
+        // Preact's types narrow an input's attributes by a literal `type`; this one is chosen at run time.
+        <input {...({ ...common, type: p.type ?? 'text', autoComplete: p.autoComplete ?? 'off', inputMode: p.inputMode } as InputHTMLAttributes)} />
+      )}
+      {invalid ? (
+        <p class="field-error" id={`${p.id}-error`}>
+          {p.error!.message}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function Checkbox({ id, label, checked, onChange, hint }: { id: string; label: string; checked: boolean; onChange: (v: boolean) => void; hint?: string }) {
+  return (
+    <div class="check">
+      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.currentTarget.checked)} aria-describedby={hint ? `${id}-hint` : undefined} />
+      <label for={id}>{label}</label>
+      {hint ? (
+        <span class="hint" id={`${id}-hint`}>
+          {hint}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/** A search box that searches as one types (after a pause) and on Enter. */
+export function SearchBox({ id, label, value, onSearch }: { id: string; label: string; value: string; onSearch: (v: string) => void }) {
+  const [text, setText] = useState(value);
+  const timer = useRef<ReturnType<typeof setTimeout>>(undefined);
+  useEffect(() => () => clearTimeout(timer.current), []);
+  const submit = (v: string) => {
+    clearTimeout(timer.current);
+    if (v.trim() !== value) onSearch(v.trim());
+  };
+  return (
+    <form
+      role="search"
+      class="search"
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit(text);
+      }}
+    >
+      <label for={id}>{label}</label>
+      <div class="search-row">
+        <input
+          id={id}
+          type="search"
+          value={text}
+          onInput={(e) => {
+            const v = e.currentTarget.value;
+            setText(v);
+            clearTimeout(timer.current);
+            timer.current = setTimeout(() => submit(v), 350);
+          }}
+        />
+        <button type="submit" class="secondary">
+          Search
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** Cursor pagination going both ways: the cursors of the pages already seen are kept. */
+export function useCursorPages(resetOn: unknown[]) {
+  const [cursors, setCursors] = useState<Array<string | null>>([null]);
+  useEffect(() => setCursors([null]), resetOn);
+  return {
+    after: cursors[cursors.length - 1] ?? null,
+    index: cursors.length - 1,
+    next: (endCursor: string | null | undefined) => endCursor && setCursors((c) => [...c, endCursor]),
+    previous: () => setCursors((c) => (c.length > 1 ? c.slice(0, -1) : c)),
+  };
+}
+
+export function Pager(p: { label: string; index: number; size: number; shown: number; total: number; hasNext: boolean; onPrevious: () => void; onNext: () => void }) {
+  const from = p.total === 0 ? 0 : p.index * p.size + 1;
+  return (
+    <nav class="pager" aria-label={`${p.label} pages`}>
+      <span>
+        {from}–{p.index * p.size + p.shown} of {p.total}
+      </span>
+      <button type="button" class="secondary" disabled={p.index === 0} onClick={p.onPrevious}>
+        Previous page
+      </button>
+      <button type="button" class="secondary" disabled={!p.hasNext} onClick={p.onNext}>
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+/** A modal dialog (the browser's own: focus stays inside, Escape closes it, focus returns after). */
+export function Dialog({ title, onClose, children }: { title: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useRef(`dialog-${Math.random().toString(36).slice(2)}`).current;
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      aria-labelledby={titleId}
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+    >
+      <h2 id={titleId}>{title}</h2>
+      {children}
+    </dialog>
+  );
+}
+
+/** Copies `text`; says so where screen readers hear it. */
+export function CopyButton({ text, label }: { text: string; label: string }) {
+  const [done, setDone] = useState<string>();
+  return (
+    <span class="copy">
+      <button
+        type="button"
+        class="secondary"
+        onClick={async () => {
+          try {
+            await navigator.clipboard.writeText(text);
+            setDone('Copied');
+          } catch {
+            setDone('Copying is blocked here: select the text and copy it');
+          }
+        }}
+      >
+        {label}
+      </button>
+      <span role="status" class="copy-status">
+        {done}
+      </span>
+    </span>
+  );
+}
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+export const when = (iso: string | null | undefined): string => (iso ? dateFormat.format(new Date(iso)) : '—');
+
+/** Words from a text box: split on spaces, commas and new lines. */
+export const words = (text: string): string[] => text.split(/[\s,]+/).filter(Boolean);

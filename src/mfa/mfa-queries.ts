@@ -1,0 +1,119 @@
+import type { Db } from '../db/connect.ts';
+import { json, num } from '../db/rows.ts';
+
+export interface StoredTotp {
+  userId: string;
+  secretEnc: string;
+  confirmedAt: number | null;
+  lastStep: number;
+}
+
+export interface StoredPasskey {
+  credentialId: string;
+  userId: string;
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  name: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+const toPasskey = (r: Record<string, unknown>): StoredPasskey => ({
+  credentialId: String(r.credential_id),
+  userId: String(r.user_id),
+  publicKey: String(r.public_key),
+  counter: num(r.counter),
+  transports: json<string[]>(r.transports, []),
+  name: String(r.name),
+  createdAt: num(r.created_at),
+  lastUsedAt: r.last_used_at == null ? null : num(r.last_used_at),
+});
+
+export const mfaQueries = (db: Db) => ({
+  async passkeys(userId: string): Promise<StoredPasskey[]> {
+    return (await db('passkeys').where({ user_id: userId }).orderBy('created_at')).map(toPasskey);
+  },
+  async passkey(credentialId: string): Promise<StoredPasskey | undefined> {
+    const r = await db('passkeys').where({ credential_id: credentialId }).first();
+    return r ? toPasskey(r) : undefined;
+  },
+  async passkeyCount(userId: string): Promise<number> {
+    const [r] = await db('passkeys').where({ user_id: userId }).count({ n: '*' });
+    return Number(r?.n ?? 0);
+  },
+  async insertPasskey(p: StoredPasskey): Promise<void> {
+    await db('passkeys').insert({
+      credential_id: p.credentialId,
+      user_id: p.userId,
+      public_key: p.publicKey,
+      counter: p.counter,
+      transports: JSON.stringify(p.transports),
+      name: p.name,
+      created_at: p.createdAt,
+      last_used_at: p.lastUsedAt,
+    });
+  },
+  /** Records a use: the authenticator's new signature counter (a clone would send an old one). */
+  async usePasskey(credentialId: string, counter: number, now: number): Promise<void> {
+    await db('passkeys').where({ credential_id: credentialId }).update({ counter, last_used_at: now });
+  },
+  async removePasskey(userId: string, credentialId: string): Promise<number> {
+    return db('passkeys').where({ user_id: userId, credential_id: credentialId }).delete();
+  },
+  async removePasskeys(userId: string): Promise<number> {
+    return db('passkeys').where({ user_id: userId }).delete();
+  },
+
+  async totp(userId: string): Promise<StoredTotp | undefined> {
+    const r = await db('user_totp').where({ user_id: userId }).first();
+    return r ? { userId, secretEnc: String(r.secret_enc), confirmedAt: r.confirmed_at == null ? null : num(r.confirmed_at), lastStep: num(r.last_step) } : undefined;
+  },
+
+  /** A new, unconfirmed secret: replaces an earlier unconfirmed one, never a confirmed one. */
+  async startTotp(userId: string, secretEnc: string, now: number): Promise<boolean> {
+    const rows = (await db('user_totp')
+      .insert({ user_id: userId, secret_enc: secretEnc, confirmed_at: null, last_step: 0, created_at: now })
+      .onConflict('user_id')
+      .merge(['secret_enc', 'created_at', 'last_step'])
+      .whereNull('user_totp.confirmed_at')
+      .returning('user_id')) as unknown[];
+    return rows.length > 0;
+  },
+
+  /**
+   * Takes time step `step` for the user's secret: only if it is newer than every step taken before,
+   * in one statement, so a code is accepted once even when sent twice at the same moment. With
+   * `confirm`, also confirms a pending enrolment.
+   */
+  async takeStep(userId: string, step: number, now: number, confirm: boolean): Promise<boolean> {
+    const q = db('user_totp').where({ user_id: userId }).andWhere('last_step', '<', step);
+    const changed = await (confirm ? q.whereNull('confirmed_at').update({ last_step: step, confirmed_at: now }) : q.whereNotNull('confirmed_at').update({ last_step: step }));
+    return changed > 0;
+  },
+
+  async removeTotp(userId: string): Promise<number> {
+    return db('user_totp').where({ user_id: userId }).delete();
+  },
+
+  async replaceRecoveryCodes(userId: string, hashes: string[], now: number): Promise<void> {
+    await db('recovery_codes').where({ user_id: userId }).delete();
+    await db('recovery_codes').insert(hashes.map((h) => ({ code_hash: h, user_id: userId, used_at: null, created_at: now })));
+  },
+
+  /** Spends one recovery code, atomically: false when it is not this user's or was used. */
+  async useRecoveryCode(userId: string, hash: string, now: number): Promise<boolean> {
+    return (await db('recovery_codes').where({ code_hash: hash, user_id: userId }).whereNull('used_at').update({ used_at: now })) > 0;
+  },
+
+  async recoveryCodesLeft(userId: string): Promise<number> {
+    const [r] = await db('recovery_codes').where({ user_id: userId }).whereNull('used_at').count({ n: '*' });
+    return Number(r?.n ?? 0);
+  },
+
+  async removeRecoveryCodes(userId: string): Promise<number> {
+    return db('recovery_codes').where({ user_id: userId }).delete();
+  },
+});
+
+export type MfaQueries = ReturnType<typeof mfaQueries>;

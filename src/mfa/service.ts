@@ -1,0 +1,142 @@
+import type { Actor, AuditLog } from '../audit/record.ts';
+import { clock } from '../clock.ts';
+import { decrypt, encrypt } from '../crypto/secrets.ts';
+import type { User } from '../users/queries.ts';
+import type { MfaQueries } from './mfa-queries.ts';
+import { newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeHash } from './recovery-codes.ts';
+import { passkeyService } from './passkeys.ts';
+import { matchingStep, newTotpSecret, totpUri } from './totp.ts';
+
+/** RFC 8176 authentication method references, as the id_token's `amr` carries them. */
+export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa';
+
+export interface MfaStatus {
+  totp: boolean;
+  passkeys: number;
+  recoveryCodesLeft: number;
+}
+
+/** Which factor a code was: a TOTP code or one of the recovery codes. */
+export type CodeKind = 'totp' | 'recovery';
+
+/** The methods of a sign-in, `mfa` added when two kinds of factor were used (RFC 8176). */
+export const withMfa = (methods: Amr[]): Amr[] => {
+  const set = new Set(methods.filter((m) => m !== 'mfa'));
+  return set.size >= 2 ? [...set, 'mfa'] : [...set];
+};
+
+/**
+ * The second factors of a user (SPEC 8): TOTP and recovery codes. Secrets are encrypted at rest and
+ * recovery codes kept as keyed hashes; each TOTP code and each recovery code is taken once, by an
+ * atomic update, whatever number of requests carry it at the same moment.
+ */
+export function mfaService(queries: MfaQueries, deps: { secretKey: Buffer; codeKey: Buffer; sealKey: Buffer; audit: AuditLog; issuer: string; publicUrl: string }) {
+  const issueCodes = async (userId: string, now: number): Promise<string[]> => {
+    const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+    await queries.replaceRecoveryCodes(userId, codes.map((c) => recoveryCodeHash(deps.codeKey, c)), now);
+    return codes;
+  };
+  const totpOn = async (userId: string) => (await queries.totp(userId))?.confirmedAt != null;
+  const factorCount = async (userId: string) => (await queries.passkeyCount(userId)) + ((await totpOn(userId)) ? 1 : 0);
+
+  return {
+    passkeys: passkeyService(queries, { publicUrl: deps.publicUrl, sealKey: deps.sealKey, audit: deps.audit }),
+
+    async status(userId: string): Promise<MfaStatus> {
+      return { totp: await totpOn(userId), passkeys: await queries.passkeyCount(userId), recoveryCodesLeft: await queries.recoveryCodesLeft(userId) };
+    },
+
+    /** Whether the user has a second factor to be asked for: TOTP or a passkey. */
+    async hasFactor(userId: string): Promise<boolean> {
+      return (await factorCount(userId)) > 0;
+    },
+
+    /**
+     * The recovery codes that go with a user's first factor (SPEC 8): made now if the user has none,
+     * else undefined (the user has them from an earlier factor).
+     */
+    async codesForFirstFactor(userId: string): Promise<string[] | undefined> {
+      if ((await queries.recoveryCodesLeft(userId)) > 0 || (await factorCount(userId)) > 1) return undefined;
+      return issueCodes(userId, clock.now());
+    },
+
+    /**
+     * A new secret to enrol (a pending one is replaced); undefined when TOTP is already on. The secret
+     * is shown to the user once, here, and stored encrypted.
+     */
+    async startTotp(user: User): Promise<{ secret: string; uri: string } | undefined> {
+      const secret = newTotpSecret();
+      if (!(await queries.startTotp(user.id, encrypt(deps.secretKey, secret), clock.now()))) return undefined;
+      return { secret, uri: totpUri(secret, deps.issuer, user.username) };
+    },
+
+    /** The pending secret again (the enrolment page reloaded), undefined when none is pending. */
+    async pendingTotp(user: User): Promise<{ secret: string; uri: string } | undefined> {
+      const row = await queries.totp(user.id);
+      if (!row || row.confirmedAt !== null) return undefined;
+      const secret = decrypt(deps.secretKey, row.secretEnc);
+      return { secret, uri: totpUri(secret, deps.issuer, user.username) };
+    },
+
+    /**
+     * Confirms a pending enrolment with its first code: the recovery codes when TOTP is the user's
+     * first factor (else an empty list), undefined for a wrong code.
+     */
+    async confirmTotp(user: User, code: string, ctx: { ip?: string; requestId?: string } = {}): Promise<string[] | undefined> {
+      const row = await queries.totp(user.id);
+      if (!row || row.confirmedAt !== null) return undefined;
+      const now = clock.now();
+      const step = matchingStep(decrypt(deps.secretKey, row.secretEnc), code.trim(), now);
+      if (step === undefined || !(await queries.takeStep(user.id, step, now, true))) return undefined;
+      await deps.audit.record({ kind: 'mfa.totp_enrolled', userId: user.id, ip: ctx.ip, requestId: ctx.requestId });
+      return (await this.codesForFirstFactor(user.id)) ?? [];
+    },
+
+    /** Checks a second-factor code: a TOTP code (six digits) or a recovery code, each taken once. */
+    async verify(userId: string, typed: string, ctx: { ip?: string; requestId?: string; clientId?: string } = {}): Promise<CodeKind | undefined> {
+      const code = typed.trim();
+      const now = clock.now();
+      if (/^\d{6}$/.test(code)) {
+        const row = await queries.totp(userId);
+        if (!row || row.confirmedAt === null) return undefined;
+        const step = matchingStep(decrypt(deps.secretKey, row.secretEnc), code, now);
+        return step !== undefined && (await queries.takeStep(userId, step, now, false)) ? 'totp' : undefined;
+      }
+      if (code.length < 10 || code.length > 64) return undefined;
+      if (!(await queries.useRecoveryCode(userId, recoveryCodeHash(deps.codeKey, code), now))) return undefined;
+      await deps.audit.record({ kind: 'mfa.recovery_code_used', userId, clientId: ctx.clientId, ip: ctx.ip, requestId: ctx.requestId, details: { left: await queries.recoveryCodesLeft(userId) } });
+      return 'recovery';
+    },
+
+    /** A fresh set of ten recovery codes; every earlier one stops working. */
+    async newRecoveryCodes(userId: string, ctx: { ip?: string; requestId?: string } = {}): Promise<string[]> {
+      const codes = await issueCodes(userId, clock.now());
+      await deps.audit.record({ kind: 'mfa.recovery_codes_renewed', userId, ip: ctx.ip, requestId: ctx.requestId });
+      return codes;
+    },
+
+    /** The user turns TOTP off; with no factor left, the recovery codes go too. */
+    async removeTotp(userId: string, ctx: { ip?: string; requestId?: string } = {}): Promise<void> {
+      if ((await queries.removeTotp(userId)) === 0) return;
+      if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
+      await deps.audit.record({ kind: 'mfa.totp_removed', userId, ip: ctx.ip, requestId: ctx.requestId });
+    },
+
+    /** The user removes a passkey; with no factor left, the recovery codes go too. */
+    async removePasskey(userId: string, credentialId: string, ctx: { ip?: string; requestId?: string } = {}): Promise<boolean> {
+      if (!(await this.passkeys.remove(userId, credentialId, ctx))) return false;
+      if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
+      return true;
+    },
+
+    /** An administrator removes every factor of a user (a lost phone). */
+    async reset(userId: string, actor: Actor): Promise<void> {
+      await queries.removeTotp(userId);
+      await queries.removePasskeys(userId);
+      await queries.removeRecoveryCodes(userId);
+      await deps.audit.change('user.reset_mfa', actor, { userId });
+    },
+  };
+}
+
+export type MfaService = ReturnType<typeof mfaService>;

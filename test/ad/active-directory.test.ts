@@ -1,0 +1,30 @@
+import { afterAll, beforeAll, describe } from '@jest/globals';
+import { databaseKinds } from '../helpers/databases.ts';
+import { startSambaDc } from '../helpers/samba.ts';
+import { accountTests } from './accounts.ts';
+import { bindRefusalTests } from './bind-refusals.ts';
+import { adConformance } from './conformance.ts';
+import { domainLdif } from './directory.ts';
+import { domain } from './harness.ts';
+import { outageTests } from './outage.ts';
+
+/**
+ * Latchkey against a real Active Directory: a Samba 4.17 domain controller, provisioned once for all
+ * of these (it takes most of the suite's time), through real Latchkey servers over HTTP.
+ */
+describe('Active Directory (Samba 4.17 domain controller)', () => {
+  beforeAll(async () => {
+    domain.dc = await startSambaDc(domainLdif());
+  });
+  afterAll(async () => {
+    await domain.dc?.destroy();
+  });
+
+  adConformance('sqlite', 'ldaps');
+  adConformance('postgres', 'StartTLS');
+  for (const kind of databaseKinds) {
+    accountTests(kind);
+    bindRefusalTests(kind);
+    outageTests(kind);
+  }
+});

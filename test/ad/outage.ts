@@ -1,0 +1,50 @@
+import { afterAll, afterEach, describe, expect, test } from '@jest/globals';
+import type { DatabaseKind } from '../helpers/databases.ts';
+import { get } from '../helpers/http.ts';
+import { people } from './directory.ts';
+import { adConfig, dc, Servers, signIn, startTlsConfig } from './harness.ts';
+
+/** Far above what noticing a closed connection takes; the bug this guards against waited all of it. */
+const TIMEOUT_MS = 5000;
+
+const elapsed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
+  const start = performance.now();
+  const result = await fn();
+  return [result, Math.round(performance.now() - start)];
+};
+
+/**
+ * The DC goes down while Latchkey holds pooled connections to it, then comes back. Both ways AD offers
+ * TLS must notice the closed connections at once: the outage is a prompt 503 (never a failed login),
+ * and the first sign-in after the DC is back succeeds without first timing out on a dead connection.
+ * `AD_TIMINGS=1` prints the measured times.
+ */
+export function outageTests(kind: DatabaseKind): void {
+  describe(`AD outage and recovery on ${kind}`, () => {
+    const servers = new Servers(kind);
+    afterEach(() => dc().start()); // a no-op when it runs
+    afterAll(() => servers.stopAll());
+
+    test.each([
+      ['StartTLS', startTlsConfig],
+      ['ldaps', adConfig],
+    ] as const)('%s: a stopped DC is a prompt 503 and /readyz names it; the first sign-in after it is back succeeds at once', async (transport, config) => {
+      const server = await servers.start(config({ timeoutMs: TIMEOUT_MS }));
+      const alice = () => signIn(server, 'alice', people.alice.password);
+      expect((await alice()).status).toBe(200); // both pools now hold a connection to the DC
+
+      await dc().stop();
+      const [down, outageMs] = await elapsed(alice);
+      expect(down).toEqual({ status: 503, body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' } });
+      expect(await (await get(`${server.url}/readyz`)).json()).toEqual({ database: 'up', backends: { corp: 'down', local: 'up' } });
+
+      await dc().start();
+      const [up, recoveryMs] = await elapsed(alice);
+      expect(up.status).toBe(200);
+
+      if (process.env.AD_TIMINGS) process.stdout.write(`AD ${transport} on ${kind}: 503 after ${outageMs} ms; first sign-in after restart ${recoveryMs} ms\n`);
+      expect(outageMs).toBeLessThan(1000);
+      expect(recoveryMs).toBeLessThan(2000);
+    });
+  });
+}
