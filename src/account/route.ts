@@ -175,6 +175,7 @@ export function accountHandlers(ctx: AppContext): { account: RequestHandler; tot
         const outcome = await ctx.signIn.passkeyStep({ state: form.webauthn_state, response: form.webauthn_response, user: known, amr: pending?.amr ?? s?.session.amr ?? [], ...attempt(req) });
         if (outcome.ok) return await startSession(res, outcome.user, outcome.amr, outcome.deviceCookie);
         if (outcome.reason === 'throttled') res.setHeader('Retry-After', String(outcome.retryAfter));
+        if (outcome.reason === 'unavailable') return login(req, res, 503, 'The directory is unreachable right now. Please try again shortly.');
         return login(req, res, outcome.reason === 'throttled' ? 429 : 401, outcome.reason === 'throttled' ? `too many failed attempts, retry after ${outcome.retryAfter} s` : 'The passkey was not accepted.');
       }
       if (!s) return login(req, res);

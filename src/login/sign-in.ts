@@ -1,6 +1,6 @@
 import type { AuditLog } from '../audit/record.ts';
 import type { IdentityChain } from '../identity/chain.ts';
-import type { AccountRefusal } from '../identity/contract.ts';
+import { BackendUnavailableError, type AccountRefusal } from '../identity/contract.ts';
 import { NO_BACKEND, type Metrics } from '../metrics/registry.ts';
 import { withMfa, type Amr, type MfaService } from '../mfa/service.ts';
 import { accountKey } from '../throttle/account-key.ts';
@@ -181,12 +181,27 @@ export const signInService = (deps: {
       await deps.audit.record({ kind: 'login.failure', ...event, details: { reason: 'invalid_passkey' } });
       return { ok: false, reason: 'invalid_code' };
     }
+    // A passkey alone never asked the directory: the account must still be there and not disabled
+    // (the refresh grant asks the same). A directory that cannot answer is an outage, not a failure.
+    let current: User | null;
+    try {
+      current = await deps.identity.refresh(user);
+    } catch (err) {
+      await release.refund();
+      if (err instanceof BackendUnavailableError) return { ok: false, reason: 'unavailable' };
+      throw err;
+    }
+    if (!current) {
+      await release.refund();
+      await deps.audit.record({ kind: 'login.failure', ...event, details: { reason: 'disabled' } });
+      return { ok: false, reason: 'disabled' };
+    }
     const amr = withMfa([...a.amr, 'hwk']);
     if (use.userVerified && !amr.includes('mfa')) amr.push('mfa');
     deps.metrics.login(user.backend, 'success');
     await release.succeeded();
     await deps.audit.record({ kind: 'login.success', ...event, details: { amr } });
-    return { ok: true, user, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+    return { ok: true, user: current, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
   },
 });
 

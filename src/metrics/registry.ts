@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { RequestStats } from './request-stats.ts';
 
 /** `latchkey_logins_total`'s `result` (SPEC 6). */
 export type LoginResult = 'success' | 'failure' | 'unavailable' | 'throttled';
@@ -13,9 +14,8 @@ export const NO_BACKEND = 'none';
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The metrics of SPEC 6 in one registry of this process. The recording calls are made on every
- * request, so each keeps the label children it has made: prom-client would otherwise hash the label
- * values again on each call.
+ * The metrics of SPEC 6 in one registry of this process. The per-request ones are plain numbers until
+ * scraped (request-stats.ts); the rest are prom-client's own.
  */
 export function createMetrics(o: {
   backendStates: () => Promise<Record<string, 'up' | 'down'>>;
@@ -25,19 +25,11 @@ export function createMetrics(o: {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: '' });
 
-  const requests = new Counter({
-    name: 'latchkey_http_requests_total',
-    help: 'HTTP requests answered, by route pattern, method and status',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers: [registry],
-  });
-  const duration = new Histogram({
-    name: 'latchkey_http_request_duration_seconds',
-    help: 'Time from a request arriving to its response being sent, by route pattern',
-    labelNames: ['route', 'method', 'status'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [registry],
-  });
+  const requests = new RequestStats(DURATION_BUCKETS);
+  registry.registerMetric(requests.counter('latchkey_http_requests_total', 'HTTP requests answered, by route pattern, method and status'));
+  registry.registerMetric(
+    requests.histogram('latchkey_http_request_duration_seconds', 'Time from a request arriving to its response being sent, by route pattern, method and status'),
+  );
   const tokens = new Counter({
     name: 'latchkey_tokens_issued_total',
     help: 'Token responses issued at the token endpoint, by grant type',
@@ -74,26 +66,13 @@ export function createMetrics(o: {
     for (const result of ['success', 'failure', 'unavailable', 'throttled'] as const) logins.inc({ backend, result }, 0);
   }
 
-  type RequestChild = { count: Counter.Internal; time: Histogram.Internal<'route' | 'method' | 'status'> };
-  const requestChildren = new Map<string, RequestChild>();
-  const tokenChildren = new Map<string, Counter.Internal>();
-
   return {
     registry,
     request(route: string, method: string, status: number, seconds: number): void {
-      const key = `${method} ${status} ${route}`;
-      let child = requestChildren.get(key);
-      if (!child) {
-        const labels = { route, method, status: String(status) };
-        requestChildren.set(key, (child = { count: requests.labels(labels), time: duration.labels(labels) }));
-      }
-      child.count.inc();
-      child.time.observe(seconds);
+      requests.record(route, method, status, seconds);
     },
     tokenIssued(grant: string): void {
-      let child = tokenChildren.get(grant);
-      if (!child) tokenChildren.set(grant, (child = tokens.labels({ grant })));
-      child.inc();
+      tokens.inc({ grant });
     },
     login(backend: string, result: LoginResult): void {
       logins.inc({ backend, result });

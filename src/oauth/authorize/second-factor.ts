@@ -79,8 +79,12 @@ export function secondFactorSteps(ctx: AppContext) {
       });
       if (!outcome.ok) {
         if (outcome.reason === 'throttled') res.setHeader('Retry-After', String(outcome.retryAfter));
-        const error = outcome.reason === 'throttled' ? `too many failed attempts, retry after ${outcome.retryAfter} s` : 'The passkey was not accepted.';
-        const status = outcome.reason === 'throttled' ? 429 : 401;
+        const [status, error] =
+          outcome.reason === 'throttled'
+            ? [429, `too many failed attempts, retry after ${outcome.retryAfter} s`]
+            : outcome.reason === 'unavailable'
+              ? [503, 'The directory is unreachable right now. Please try again shortly.']
+              : [401, 'The passkey was not accepted.'];
         if (!known) return { error, status };
         await askForCode(req, res, a, known, { pending: form.pending, status, error });
         return undefined;

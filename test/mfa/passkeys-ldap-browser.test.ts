@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { people, personDn } from '../fixtures/ldap/directory.ts';
+import { freePort } from '../helpers/ports.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
+
+/**
+ * A directory user's passkey (SPEC 8: factors live on the local record, for every backend). A passkey
+ * alone never sends the directory a password, so the sign-in asks the directory whether the account
+ * is still there and enabled: a user disabled in the directory cannot sign in with a passkey.
+ */
+describe('a directory user with a passkey, in Chromium', () => {
+  let slapd: Slapd;
+  let server: TestServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let base: string;
+
+  beforeAll(async () => {
+    slapd = await startSlapd();
+    const port = await freePort();
+    server = await startTestServer('sqlite', { ...ldapChain(ldapBackendConfig(slapd)), port, publicUrl: `http://localhost:${port}` });
+    base = `http://localhost:${port}`;
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
+    });
+    context = await browser.newContext();
+    page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await slapd?.destroy();
+  });
+
+  const signInWithPasskey = async () => {
+    await context.clearCookies();
+    await page.goto(`${base}/account`);
+    await page.click('text=Sign in with a passkey');
+    await page.waitForSelector('h1');
+    return (await page.locator('h1').innerText()).trim();
+  };
+
+  test('the passkey works while the directory account is enabled, and stops when it is disabled', async () => {
+    await page.goto(`${base}/account`);
+    await page.fill('input[name=username]', 'alice');
+    await page.fill('input[name=password]', people.alice.password);
+    await page.click('form:not([data-passkey]) button[type=submit]');
+    await page.waitForSelector('text=Your account');
+    await page.click('text=Add a passkey');
+    await page.waitForSelector('#recovery-codes code');
+
+    expect(await signInWithPasskey()).toBe('Your account');
+
+    await slapd.modify(personDn(people.alice), 'userAccountControl', ['514']);
+    try {
+      expect(await signInWithPasskey()).toBe('Sign in');
+      await expect(page.getByRole('alert').innerText()).resolves.toContain('not accepted');
+    } finally {
+      await slapd.modify(personDn(people.alice), 'userAccountControl', ['512']);
+    }
+  });
+});
