@@ -16,6 +16,7 @@ const DAY_MS = 24 * 3600 * 1000;
  * stay short next to a request. PostgreSQL works on its own side and a batch only waits.
  */
 const BATCH_TARGET_MS = { sqlite: 2, postgres: 20 };
+const MIN_BATCH = 50;
 /** The purge works at most a fifth of the time (it rests four times as long as a batch took): requests keep most of the machine. */
 const REST_FACTOR = 4;
 
@@ -52,7 +53,9 @@ export function retention(queries: PurgeQueries, config: Config, metrics: Pick<M
         metrics.purged(table, deleted);
         if (deleted < size) break;
         // Toward the size that takes the target time; one slow batch (a WAL checkpoint) halves it at most.
-        size = Math.max(1, Math.min(maxBatch, Math.round(size * Math.min(2, Math.max(0.5, targetMs / Math.max(took, 0.01))))));
+        // Never below MIN_BATCH: under load a statement's round trip alone can exceed the target, and
+        // batches of one row would then never clear a backlog (seen on PostgreSQL with a 10 ms target).
+        size = Math.max(Math.min(MIN_BATCH, maxBatch), Math.min(maxBatch, Math.round(size * Math.min(2, Math.max(0.5, targetMs / Math.max(took, 0.01))))));
         await new Promise((resolve) => setTimeout(resolve, Math.max(1, took * REST_FACTOR)));
       }
     }
