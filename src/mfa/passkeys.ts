@@ -1,19 +1,22 @@
 import { isIP } from 'node:net';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
 import { seal, unseal } from '../crypto/sealed.ts';
 import type { User } from '../users/queries.ts';
 import type { MfaQueries, StoredPasskey } from './mfa-queries.ts';
+
+/**
+ * @simplewebauthn/server, loaded at the first passkey ceremony: its certificate and CBOR parsers take
+ * about a third of a second to load, which no server start should wait for.
+ */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (library ??= import('@simplewebauthn/server'));
 
 /** A ceremony must finish within this (WebAuthn's own default timeout is a minute). */
 const CEREMONY_MS = 5 * 60 * 1000;
@@ -59,7 +62,7 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
     /** Options for navigator.credentials.create(): a discoverable credential, user verification preferred. */
     async registrationOptions(user: User): Promise<{ options: PublicKeyCredentialCreationOptionsJSON; state: string }> {
       const existing = await queries.passkeys(user.id);
-      const options = await generateRegistrationOptions({
+      const options = await (await webauthn()).generateRegistrationOptions({
         rpName: 'Latchkey',
         rpID,
         userName: user.username,
@@ -79,7 +82,7 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
       if (!challenge || challenge.userId !== user.id || !response) return false;
       let verified;
       try {
-        verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+        verified = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
       } catch {
         return false;
       }
@@ -106,7 +109,7 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
      */
     async authenticationOptions(userId?: string): Promise<{ options: PublicKeyCredentialRequestOptionsJSON; state: string }> {
       const mine = userId ? await queries.passkeys(userId) : [];
-      const options = await generateAuthenticationOptions({
+      const options = await (await webauthn()).generateAuthenticationOptions({
         rpID,
         userVerification: 'preferred',
         allowCredentials: mine.map((p) => ({ id: p.credentialId, transports: p.transports as never })),
@@ -131,7 +134,7 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
       if (response.response.userHandle && Buffer.from(response.response.userHandle, 'base64url').toString('utf8') !== stored.userId) return undefined;
       let verified;
       try {
-        verified = await verifyAuthenticationResponse({
+        verified = await (await webauthn()).verifyAuthenticationResponse({
           response,
           expectedChallenge: challenge.challenge,
           expectedOrigin: origin,
