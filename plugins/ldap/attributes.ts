@@ -73,6 +73,21 @@ export function isDisabled(entry: Entry): boolean {
   return Number.isInteger(uac) && (uac & ACCOUNTDISABLE) !== 0;
 }
 
+/** Windows FILETIME (100 ns since 1601-01-01) of the Unix epoch. */
+const FILETIME_EPOCH_OFFSET_MS = 11_644_473_600_000n;
+
+/**
+ * AD's `accountExpires` has passed. 0 and 0x7FFFFFFFFFFFFFFF mean never. A sign-in learns this from
+ * the bind (data 701); the refresh grant, which binds nothing, reads it here.
+ */
+export function isExpired(entry: Entry, now: number): boolean {
+  const raw = first(entry, 'accountExpires');
+  if (!raw || !/^\d+$/.test(raw)) return false;
+  const ticks = BigInt(raw);
+  if (ticks === 0n || ticks >= 0x7fffffffffffffffn) return false;
+  return ticks / 10_000n - FILETIME_EPOCH_OFFSET_MS <= BigInt(now);
+}
+
 /** AD's bind refusals (result 49, "…, data 533, …") that it sends only when the password was right. */
 const REFUSALS = new Map<string, AccountRefusal>([
   ['533', 'disabled'],

@@ -1,7 +1,7 @@
 import { InvalidCredentialsError, type Entry } from 'ldapts';
 import type { Logger } from 'pino';
 import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type PasswordCheck } from '../../src/identity/contract.ts';
-import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, isDisabled, strings } from './attributes.ts';
+import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, isDisabled, isExpired, strings } from './attributes.ts';
 import { servicePassword, type LdapConfig } from './config.ts';
 import { fillFilter } from './filter.ts';
 import { resolveGroups, rolesFor } from './groups.ts';
@@ -72,7 +72,7 @@ export class LdapBackend implements IdentityBackend {
 
   private async findUser(s: LdapSession, username: string): Promise<Entry | undefined> {
     const us = this.config.userSearch;
-    const attributes = [us.usernameAttr, us.idAttr, us.emailAttr, us.nameAttr, 'userAccountControl'];
+    const attributes = [us.usernameAttr, us.idAttr, us.emailAttr, us.nameAttr, 'userAccountControl', 'accountExpires'];
     if (!this.config.groupSearch) attributes.push('memberOf');
     let result;
     try {
@@ -134,7 +134,9 @@ export class LdapBackend implements IdentityBackend {
       displayName: first(entry, us.nameAttr) ?? null,
       groups: groups.map((g) => g.name),
       roles: rolesFor(groups, this.config.adminGroups),
-      disabled: isDisabled(entry),
+      ...(isExpired(entry, Date.now())
+        ? { disabled: true, refusal: 'account_expired' as const }
+        : { disabled: isDisabled(entry) }),
     };
   }
 }

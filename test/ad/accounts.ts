@@ -6,7 +6,7 @@ import { postForm } from '../helpers/http.ts';
 import { AD_BASE_DN } from '../helpers/samba.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { ALL_HANDS, GUS_TEAMS, people, personDn } from './directory.ts';
-import { adConfig, dc, me, profileOf, Servers, signIn, type Tokens } from './harness.ts';
+import { adConfig, dc, me, profileOf, refresh, Servers, signIn, type Tokens } from './harness.ts';
 
 const sorted = (groups: string[]) => [...groups].sort();
 
@@ -51,6 +51,27 @@ export function accountTests(kind: DatabaseKind): void {
       } finally {
         await rename(personDn({ ...ren, cn: 'Renata Renamed' }), 'ren', ren.cn);
       }
+    });
+
+    test('an account that expires in the directory (accountExpires) stops refreshing its tokens', async () => {
+      const p = people.bob;
+      const first = await signIn(server, p.sam, p.password);
+      expect(first.status).toBe(200);
+      // accountExpires is a Windows FILETIME: 100 ns ticks since 1601; yesterday, then 0 (never) again.
+      const yesterday = ((BigInt(Date.now() - 86_400_000) + 11_644_473_600_000n) * 10_000n).toString();
+      const expires = (value: string) =>
+        dc().asAdmin((c) => c.modify(personDn(p), new Change({ operation: 'replace', modification: new Attribute({ type: 'accountExpires', values: [value] }) })));
+      await expires(yesterday);
+      try {
+        expect(await refresh(server, first.body.refresh_token!)).toEqual({
+          status: 400,
+          body: { error: 'invalid_grant', error_description: 'the user no longer exists or is disabled in their directory' },
+        });
+        expect(await signIn(server, p.sam, p.password)).toMatchObject({ status: 400, body: { error_description: 'the account has expired' } });
+      } finally {
+        await expires('0');
+      }
+      expect((await signIn(server, p.sam, p.password)).status).toBe(200);
     });
 
     test('nested groups through the in-chain matching rule: bob is in Staff through Engineers', async () => {

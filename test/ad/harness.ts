@@ -68,6 +68,13 @@ export async function signIn(server: TestServer, username: string, password: str
   return { status: res.status, body: (await res.json()) as Tokens & { error?: string; error_description?: string } };
 }
 
+/** A refresh grant by the same test application; the answer as the application sees it. */
+export async function refresh(server: TestServer, refreshToken: string) {
+  const c = await clients.get(server)!;
+  const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(c.clientId, c.clientSecret!) });
+  return { status: res.status, body: (await res.json()) as Tokens & { error?: string; error_description?: string } };
+}
+
 /** The `/me` profile of a token. */
 export const me = async (server: TestServer, accessToken: string) =>
   (await (await get(`${server.url}/api/oauth/v20/me`, { access_token: accessToken })).json()) as { userid: string; uid: string; displayName?: string; email?: string; groups: string[] };

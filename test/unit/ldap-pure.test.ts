@@ -1,6 +1,6 @@
 import { describe, expect, test } from '@jest/globals';
 import { AndFilter, EqualityFilter, ExtensibleFilter, FilterParser, type Entry } from 'ldapts';
-import { adBindRefusal, firstRdnValue, guidToString, isDisabled } from '../../plugins/ldap/attributes.ts';
+import { adBindRefusal, firstRdnValue, guidToString, isDisabled, isExpired } from '../../plugins/ldap/attributes.ts';
 import { escapeFilterValue, fillFilter, IN_CHAIN, memberFilter, memberInChainFilter } from '../../plugins/ldap/filter.ts';
 import { completeRanges } from '../../plugins/ldap/ranges.ts';
 import { DOWN_FOR_MS, ServerList } from '../../plugins/ldap/servers.ts';
@@ -101,5 +101,18 @@ describe('server list', () => {
     expect(list.candidates(1004)).toEqual(['ldap://a', 'ldap://b', 'ldap://c']);
     expect(list.avoid('ldap://a', 1004)).toBe(false);
     expect(list.candidates(1000 + DOWN_FOR_MS + 1)[0]).toBe('ldap://a');
+  });
+});
+
+describe("AD's accountExpires", () => {
+  const entry = (value?: string) => ({ dn: 'cn=x', ...(value === undefined ? {} : { accountExpires: value }) }) as unknown as Entry;
+  const filetime = (ms: number) => ((BigInt(ms) + 11_644_473_600_000n) * 10_000n).toString();
+  test('0, never (0x7FFFFFFFFFFFFFFF) and a missing attribute do not expire; a past time does, a future one not yet', () => {
+    const now = Date.UTC(2026, 10, 22);
+    expect(isExpired(entry(), now)).toBe(false);
+    expect(isExpired(entry('0'), now)).toBe(false);
+    expect(isExpired(entry('9223372036854775807'), now)).toBe(false);
+    expect(isExpired(entry(filetime(now - 1000)), now)).toBe(true);
+    expect(isExpired(entry(filetime(now + 60_000)), now)).toBe(false);
   });
 });
