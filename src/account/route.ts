@@ -147,7 +147,7 @@ export function accountHandlers(ctx: AppContext): { account: RequestHandler; tot
         if (outcome.ok) return await startSession(res, outcome.user, outcome.amr, outcome.deviceCookie);
         if (outcome.reason === 'second_factor') {
           const pending = sealPending(ctx.csrfKey, { userId: outcome.user.id, amr: ['pwd'], clientId: NO_CLIENT });
-          const passkey = ctx.mfa.passkeys.enabled && (await ctx.mfa.status(outcome.user.id)).passkeys > 0;
+          const passkey = await ctx.mfa.offersPasskey(outcome.user.id);
           return send(res, 200, secondStepPage({ action: '/account', fields: { pending }, csrfToken: csrf(req, res), username: outcome.user.username, passkey }));
         }
         if (outcome.reason === 'throttled') res.setHeader('Retry-After', String(outcome.retryAfter));

@@ -38,6 +38,14 @@ export const mfaQueries = (db: Db) => ({
     const r = await db('passkeys').where({ credential_id: credentialId }).first();
     return r ? toPasskey(r) : undefined;
   },
+  /** Confirmed TOTP plus passkeys, in one round trip: asked at every password sign-in. */
+  async factorCount(userId: string): Promise<number> {
+    const rows = (await db
+      .select(
+        db.raw('(select count(*) from user_totp where user_id = ? and confirmed_at is not null) + (select count(*) from passkeys where user_id = ?) as n', [userId, userId]),
+      )) as Array<{ n: number | string }>;
+    return Number(rows[0]?.n ?? 0);
+  },
   async passkeyCount(userId: string): Promise<number> {
     const [r] = await db('passkeys').where({ user_id: userId }).count({ n: '*' });
     return Number(r?.n ?? 0);

@@ -37,7 +37,7 @@ export function mfaService(queries: MfaQueries, deps: { secretKey: Buffer; codeK
     return codes;
   };
   const totpOn = async (userId: string) => (await queries.totp(userId))?.confirmedAt != null;
-  const factorCount = async (userId: string) => (await queries.passkeyCount(userId)) + ((await totpOn(userId)) ? 1 : 0);
+  const factorCount = queries.factorCount;
 
   return {
     passkeys: passkeyService(queries, { publicUrl: deps.publicUrl, sealKey: deps.sealKey, audit: deps.audit }),
@@ -49,6 +49,11 @@ export function mfaService(queries: MfaQueries, deps: { secretKey: Buffer; codeK
     /** Whether the user has a second factor to be asked for: TOTP or a passkey. */
     async hasFactor(userId: string): Promise<boolean> {
       return (await factorCount(userId)) > 0;
+    },
+
+    /** Whether the second step may offer a passkey (passkeys on, and the user has one). */
+    async offersPasskey(userId: string): Promise<boolean> {
+      return this.passkeys.enabled && (await queries.passkeyCount(userId)) > 0;
     },
 
     /**

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Secret, TOTP } from 'otpauth';
 import type { Browser, Page } from 'playwright-core';
 import { CLI_ACTOR } from '../../src/audit/record.ts';
+import { codeAt } from '../helpers/totp.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 import { buildConsoleIfStale, checkSection, expectOnlyOwnOrigin, launch, signIn, tokenStatus, watchedContext, type Width } from './harness.ts';
 
@@ -159,7 +159,7 @@ describe.each(['desktop', 'phone'] as const)('the admin console at %s width', (w
     // A lost phone: carol has an authenticator app, the admin resets her second factors.
     const carolUser = (await server.ctx.users.page({ first: 1, search: carol })).edges[0]!.node;
     const enrolment = (await server.ctx.mfa.startTotp(carolUser))!;
-    await server.ctx.mfa.confirmTotp(carolUser, new TOTP({ secret: Secret.fromBase32(enrolment.secret) }).generate());
+    await server.ctx.mfa.confirmTotp(carolUser, codeAt(enrolment.secret, Date.now()));
     expect(await passwordGrant(carol, 'carol-password-2')).toBe(400); // mfa_required
     // A new search loads the list again, now with her factor.
     await page.getByLabel('Search users by name or email').fill(`${carol}@`);
@@ -213,6 +213,8 @@ describe.each(['desktop', 'phone'] as const)('the admin console at %s width', (w
     await page.getByRole('dialog').getByLabel('ES256').uncheck();
     await page.getByRole('dialog').getByRole('button', { name: 'Rotate', exact: true }).click();
     await page.getByText(/^New RS256 key \S+ signs from/).waitFor();
+    // The notice comes before the list is read again: wait for the new row, then count.
+    await page.locator('tbody tr').nth(keysBefore).waitFor();
     await expect(page.locator('tbody tr').count()).resolves.toBe(keysBefore + 1);
     await checkSection(page, 'keys', width);
   });

@@ -5,7 +5,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from '@jest/globals';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.ts';
 import { postForm } from '../helpers/http.ts';
 import type { TestServer } from '../helpers/server.ts';
 
@@ -14,11 +15,7 @@ export function buildConsoleIfStale(): void {
   execFileSync(process.execPath, ['--input-type=module', '-e', "const b = await import('./scripts/build.mjs'); if (b.isConsoleStale()) await b.buildConsole();"], { stdio: 'inherit' });
 }
 
-export const launch = (): Promise<Browser> =>
-  chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
-  });
+export const launch = launchChromium;
 
 export const widths = {
   desktop: { width: 1280, height: 860 },

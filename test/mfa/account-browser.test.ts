@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Secret, TOTP } from 'otpauth';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.ts';
 import { serverNow } from '../helpers/clock.ts';
+import { codeAt } from '../helpers/totp.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-
-const codeAt = (secret: string, at: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
 
 /**
  * The account page in Debian's Chromium at phone and desktop width: sign in, enrol TOTP from the QR
@@ -25,10 +24,7 @@ describe.each([
   beforeAll(async () => {
     server = await startTestServer('sqlite');
     await server.user('grace', 'grace-password-1');
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Secret, TOTP } from 'otpauth';
 import { advanceClock, serverNow } from '../helpers/clock.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { basic, CookieJar, get, hiddenFields, postForm } from '../helpers/http.ts';
+import { codeAt } from '../helpers/totp.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-
-const codeAt = (secret: string, at: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
 
 /** The account page's forms (SPEC 8): each asks again before a change, and each is CSRF-protected. */
 describe.each(databaseKinds)('the account page on %s', (kind) => {

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { decodeJwt } from 'jose';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.ts';
 import { exchangeCode } from '../helpers/flow.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -28,10 +29,7 @@ describe('passkeys in Chromium', () => {
     appServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>client app</h1>'));
     await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
     callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);

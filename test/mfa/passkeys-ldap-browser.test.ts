@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/chromium.ts';
 import { people, personDn } from '../fixtures/ldap/directory.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -23,10 +24,7 @@ describe('a directory user with a passkey, in Chromium', () => {
     const port = await freePort();
     server = await startTestServer('sqlite', { ...ldapChain(ldapBackendConfig(slapd)), port, publicUrl: `http://localhost:${port}` });
     base = `http://localhost:${port}`;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-quic'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext();
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);

@@ -1,15 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { decodeJwt } from 'jose';
-import { Secret, TOTP } from 'otpauth';
 import { people } from '../fixtures/ldap/directory.ts';
 import { serverNow } from '../helpers/clock.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { Browser, exchangeCode } from '../helpers/flow.ts';
 import { basic, locationQuery, postForm } from '../helpers/http.ts';
+import { codeAt } from '../helpers/totp.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
-
-const codeAt = (secret: string, at: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
 
 /**
  * `mfa.required` for a directory user (SPEC 8): the factors live on the user's local record, so an

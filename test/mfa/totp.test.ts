@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { decodeJwt } from 'jose';
-import { Secret, TOTP } from 'otpauth';
 import { adminCliToken, graphqlPost } from '../helpers/admin-api.ts';
 import { advanceClock, freezeClock, serverNow } from '../helpers/clock.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { Browser, exchangeCode } from '../helpers/flow.ts';
 import { basic, CookieJar, get, hiddenFields, locationQuery, postForm } from '../helpers/http.ts';
+import { codeAt } from '../helpers/totp.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** A code of `secret` at `at` (the server's time, ms), as an authenticator app computes it. */
-const codeAt = (secret: string, at: number) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: at });
-
 const textOf = (html: string, id: string) => new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];
 const recoveryCodesOf = (html: string) => [...(/<div id="recovery-codes">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').matchAll(/<code>([^<]+)<\/code>/g)].map((m) => m[1]!);
 

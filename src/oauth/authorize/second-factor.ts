@@ -34,7 +34,7 @@ export function secondFactorSteps(ctx: AppContext) {
   }
 
   async function askForCode(req: Request, res: Response, a: AuthorizeRequest, user: User, o: { pending?: string; status?: number; error?: string } = {}): Promise<void> {
-    const passkey = ctx.mfa.passkeys.enabled && (await ctx.mfa.status(user.id)).passkeys > 0;
+    const passkey = await ctx.mfa.offersPasskey(user.id);
     send(res, o.status ?? 200, secondStepPage({ ...target(req, res, a, o.pending ? { pending: o.pending } : {}), username: user.username, error: o.error, passkey }));
   }
 
