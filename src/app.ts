@@ -3,6 +3,7 @@ import helmet from 'helmet';
 import { adminConsole } from './admin-console/route.ts';
 import type { AppContext } from './context.ts';
 import { errorHandler, notFound } from './http/errors.ts';
+import { ExactRoutes } from './http/exact-routes.ts';
 import { requestId } from './http/request-id.ts';
 import { styleHash } from './login/pages.ts';
 import { accountHandlers } from './account/route.ts';
@@ -21,7 +22,8 @@ import { paths } from './paths.ts';
 
 /**
  * The Express app. Each route carries only the middleware it needs: the token, me and userinfo paths
- * parse a form body and nothing else (no cookies, no sessions, no helmet), so they stay lean.
+ * parse a form body and nothing else (no cookies, no sessions, no helmet), so they stay lean. Routes
+ * are found by their exact path first (ExactRoutes), Express's router second.
  */
 export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>): Express {
   const app = express();
@@ -33,6 +35,9 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   }
   app.use(recordRequests(ctx.metrics));
   app.use(requestId);
+  const exact = new ExactRoutes(app, notFound);
+  app.use(exact.dispatch);
+  const route = (path: string) => exact.route(path);
 
   // SPEC 7: forms above 64 KiB are refused with 413.
   const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 });
@@ -55,28 +60,28 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   });
 
   const authorize = authorizeHandler(ctx);
-  for (const path of paths.authorize) app.route(path).get(htmlHeaders, authorize).post(htmlHeaders, form, authorize);
+  for (const path of paths.authorize) route(path).get(htmlHeaders, authorize).post(htmlHeaders, form, authorize);
   const token = tokenHandler(ctx);
-  for (const path of paths.token) app.route(path).get(token).post(form, token);
+  for (const path of paths.token) route(path).get(token).post(form, token);
   const me = meHandler(ctx);
-  for (const path of paths.me) app.route(path).get(me).post(form, me);
+  for (const path of paths.me) route(path).get(me).post(form, me);
   const userinfo = userinfoHandler(ctx);
-  for (const path of paths.userinfo) app.route(path).get(userinfo).post(form, userinfo);
+  for (const path of paths.userinfo) route(path).get(userinfo).post(form, userinfo);
 
-  app.post(paths.introspect, form, introspectHandler(ctx));
-  app.post(paths.revoke, form, revokeHandler(ctx));
-  app.get('/assets/passkey.js', passkeyScriptHandler);
-  app.post('/passkey/options', form, passkeyOptionsHandler(ctx));
+  route(paths.introspect).post(form, introspectHandler(ctx));
+  route(paths.revoke).post(form, revokeHandler(ctx));
+  route('/assets/passkey.js').get(passkeyScriptHandler);
+  route('/passkey/options').post(form, passkeyOptionsHandler(ctx));
   const account = accountHandlers(ctx);
-  app.route('/account').get(htmlHeaders, account.account).post(htmlHeaders, form, account.account);
-  app.route('/account/mfa/totp').get(htmlHeaders, account.totp).post(htmlHeaders, form, account.totp);
+  route('/account').get(htmlHeaders, account.account).post(htmlHeaders, form, account.account);
+  route('/account/mfa/totp').get(htmlHeaders, account.totp).post(htmlHeaders, form, account.totp);
   const logout = logoutHandler(ctx);
-  app.route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
+  route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
 
   const discovery = discoveryHandler(ctx);
-  app.get('/.well-known/openid-configuration', discovery);
-  app.get('/.well-known/oauth-authorization-server', discovery);
-  app.get(paths.jwks, jwksHandler(ctx));
+  route('/.well-known/openid-configuration').get(discovery);
+  route('/.well-known/oauth-authorization-server').get(discovery);
+  route(paths.jwks).get(jwksHandler(ctx));
 
   if (admin) {
     const graphql = admin.then(({ handlers }) => express.Router().use(...handlers));
@@ -89,9 +94,9 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
 
   app.use('/admin', routeLabel('/admin'), adminConsole(ctx));
 
-  app.get('/healthz', healthHandler);
-  app.get('/readyz', readyHandler(ctx));
-  app.get('/metrics', metricsHandler(ctx));
+  route('/healthz').get(healthHandler);
+  route('/readyz').get(readyHandler(ctx));
+  route('/metrics').get(metricsHandler(ctx));
 
   app.use(notFound);
   app.use(errorHandler(ctx.logger, ctx.dbOutage));

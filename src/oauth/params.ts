@@ -25,7 +25,8 @@ export function readParams(req: Request): Params {
     }
   };
   add(req.query);
-  if (req.is('application/x-www-form-urlencoded')) add(req.body);
+  // Only the form parser sets a body on these routes; GETs skip the Content-Type check.
+  if (req.body !== undefined && req.is('application/x-www-form-urlencoded')) add(req.body);
   return out;
 }
 

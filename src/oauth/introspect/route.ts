@@ -4,6 +4,7 @@ import { oauthError } from '../errors.ts';
 import { param, readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 import { clock } from '../../clock.ts';
+import { sendJson } from '../../http/send-json.ts';
 
 /**
  * RFC 7662 introspection for resource servers. The caller authenticates as a client and sees only
@@ -23,7 +24,7 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
 
       const access = p.token_type_hint === 'refresh_token' ? undefined : await ctx.tokens.findAccess(token);
       if (access && mayRead(access.clientId) && access.expiresAt > now) {
-        res.json({
+        sendJson(res, {
           ...base,
           active: true,
           client_id: access.clientId,
@@ -37,7 +38,7 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       }
       const refresh = access ? undefined : await ctx.tokens.findRefresh(token);
       if (refresh && mayRead(refresh.clientId) && refresh.expiresAt > now && refresh.rotatedAt === null && refresh.revokedAt === null) {
-        res.json({
+        sendJson(res, {
           ...base,
           active: true,
           token_type: 'refresh_token',
@@ -48,7 +49,7 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
         });
         return;
       }
-      res.json({ active: false });
+      sendJson(res, { active: false });
     } catch (err) {
       next(err);
     }

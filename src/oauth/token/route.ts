@@ -12,6 +12,7 @@ import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { passwordGrant } from './grants/password.ts';
 import { refreshTokenGrant } from './grants/refresh-token.ts';
 import { clock } from '../../clock.ts';
+import { sendJson } from '../../http/send-json.ts';
 
 const grants: Record<GrantType, Grant> = {
   authorization_code: authorizationCodeGrant,
@@ -98,7 +99,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
         }
       }
       await ctx.audit.record({ kind: 'token.issued', userId: result.userId, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { grant: grantType, scope } });
-      res.json(body);
+      sendJson(res, body);
     } catch (err) {
       next(err);
     }

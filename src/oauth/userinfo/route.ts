@@ -3,13 +3,14 @@ import type { AppContext } from '../../context.ts';
 import { scopedClaims, type ClaimsUser } from '../claims.ts';
 import { bearerError } from '../errors.ts';
 import { clock } from '../../clock.ts';
+import { sendJson } from '../../http/send-json.ts';
 
 /** The token from `Authorization: Bearer`, `access_token` or `token` (SPEC 2.3); exactly one of them. */
 function presentedToken(req: Request): string {
   const found: string[] = [];
   const header = req.headers.authorization;
   if (header && /^bearer /i.test(header)) found.push(header.slice(7).trim());
-  for (const source of [req.query, req.is('application/x-www-form-urlencoded') ? req.body : undefined]) {
+  for (const source of [req.query, req.body !== undefined && req.is('application/x-www-form-urlencoded') ? req.body : undefined]) {
     if (!source) continue;
     for (const name of ['access_token', 'token']) {
       const v = (source as Record<string, unknown>)[name];
@@ -46,7 +47,7 @@ const handler =
   async (req, res, next) => {
     try {
       res.setHeader('Cache-Control', 'no-store');
-      res.json(shape(await resolveToken(ctx, req)));
+      sendJson(res, shape(await resolveToken(ctx, req)));
     } catch (err) {
       next(err);
     }

@@ -1,0 +1,77 @@
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+
+type Method = 'get' | 'post';
+
+/**
+ * Routes registered both with Express's router and in a table keyed by the exact path, consulted
+ * first. Express's router tests each layer's pattern in turn and dispatches through the route's own
+ * stack; on the hot endpoints (token, me, userinfo, introspection, authorize) that walk was about a
+ * tenth of a request's CPU. A request whose path is spelt exactly as registered runs its handlers
+ * straight from the table; any other spelling (case, a trailing slash) or method (HEAD, OPTIONS)
+ * falls through to the router, which answers as before: the table changes how fast, never what.
+ */
+export class ExactRoutes {
+  private readonly table = new Map<string, Map<string, RequestHandler[]>>();
+
+  /** The middleware to mount before every other route. */
+  readonly dispatch: RequestHandler = (req, res, next) => {
+    const chain = this.table.get(req.path)?.get(req.method);
+    if (!chain) {
+      next();
+      return;
+    }
+    // The metrics' `route` label: the pattern, as Express's req.route.path would give it.
+    res.locals.route = req.path;
+    run(chain, req, res, (err?: unknown) => (err === undefined ? this.unanswered(req, res, next) : next(err)));
+  };
+
+  /**
+   * @param unanswered what answers a request whose handlers all passed it on (the app's 404): going
+   * back to the router would run the same route's handlers a second time.
+   */
+  constructor(
+    private readonly app: Express,
+    private readonly unanswered: RequestHandler,
+  ) {}
+
+  /** Like `app.route(path)`: the methods it is given go to both the router and the table. */
+  route(path: string): { get(...handlers: RequestHandler[]): ReturnType<ExactRoutes['route']>; post(...handlers: RequestHandler[]): ReturnType<ExactRoutes['route']> } {
+    const add = (method: Method, handlers: RequestHandler[]) => {
+      this.app[method](path, ...handlers);
+      const methods = this.table.get(path) ?? new Map<string, RequestHandler[]>();
+      methods.set(method.toUpperCase(), handlers);
+      this.table.set(path, methods);
+    };
+    const self = {
+      get: (...handlers: RequestHandler[]) => (add('get', handlers), self),
+      post: (...handlers: RequestHandler[]) => (add('post', handlers), self),
+    };
+    return self;
+  }
+}
+
+/**
+ * Runs handlers in order as Express runs a route's stack: `next()` moves on, `next(err)` leaves for
+ * the app's error handler, and a throw or a rejected promise counts as `next(err)` (Express 5).
+ */
+function run(chain: RequestHandler[], req: Request, res: Response, done: NextFunction): void {
+  let i = 0;
+  const step: NextFunction = (err?: unknown) => {
+    if (err !== undefined && err !== null) {
+      done(err);
+      return;
+    }
+    const handler = chain[i++];
+    if (!handler) {
+      done();
+      return;
+    }
+    try {
+      const returned = handler(req, res, step) as unknown;
+      if (returned instanceof Promise) returned.then(undefined, (e: unknown) => step(e ?? new Error('rejected promise')));
+    } catch (e) {
+      step(e);
+    }
+  };
+  step();
+}
