@@ -1,5 +1,11 @@
 import type { Db } from '../db/connect.ts';
+import { fastOf, statement } from '../db/fast.ts';
 import { json, num } from '../db/rows.ts';
+
+/** Asked at every password sign-in: prepared once, not built by knex each time. */
+const factorCountSql = statement(
+  'select (select count(*) from user_totp where user_id = ? and confirmed_at is not null) + (select count(*) from passkeys where user_id = ?) as n',
+);
 
 export interface StoredTotp {
   userId: string;
@@ -40,11 +46,8 @@ export const mfaQueries = (db: Db) => ({
   },
   /** Confirmed TOTP plus passkeys, in one round trip: asked at every password sign-in. */
   async factorCount(userId: string): Promise<number> {
-    const rows = (await db
-      .select(
-        db.raw('(select count(*) from user_totp where user_id = ? and confirmed_at is not null) + (select count(*) from passkeys where user_id = ?) as n', [userId, userId]),
-      )) as Array<{ n: number | string }>;
-    return Number(rows[0]?.n ?? 0);
+    const row = await fastOf(db).get<{ n: number | string }>(factorCountSql, [userId, userId]);
+    return Number(row?.n ?? 0);
   },
   async passkeyCount(userId: string): Promise<number> {
     const [r] = await db('passkeys').where({ user_id: userId }).count({ n: '*' });

@@ -57,6 +57,7 @@ function toRow(u: User): Record<string, unknown> {
 const sql = {
   find: statement('select * from users where id = ?'),
   findByUsername: statement('select * from users where backend = ? and username_key = ?'),
+  findByExternalId: statement('select * from users where backend = ? and external_id = ?'),
 };
 
 export const userQueries = (db: Db) => ({
@@ -69,7 +70,8 @@ export const userQueries = (db: Db) => ({
     return row ? toUser(row) : undefined;
   },
   async findByExternalId(backend: string, externalId: string): Promise<User | undefined> {
-    const row = await db('users').where({ backend, external_id: externalId }).first();
+    // Every sign-in through a directory reads it (provisioning): a prepared statement, not a built query.
+    const row = await fastOf(db).get(sql.findByExternalId, [backend, externalId]);
     return row ? toUser(row) : undefined;
   },
   async insert(user: User): Promise<void> {
