@@ -45,7 +45,8 @@ export function machine(): string {
 function revision(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO, encoding: 'utf8' }).trim();
+    // This file's own output is not a change to what was measured (a PostgreSQL run after an SQLite one).
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/RESULTS.md'], { cwd: REPO, encoding: 'utf8' }).trim();
     return dirty ? `${head} + uncommitted changes` : head;
   } catch {
     return '(not a git checkout)';
