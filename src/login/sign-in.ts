@@ -43,14 +43,6 @@ export interface SecondStepAttempt {
   deviceCookie?: string;
 }
 
-/**
- * The one sign-in sequence, for the login page and the password grant alike: count the attempt
- * (brute-force policy, before any password or code is checked), ask the identity chain and then the
- * second factor, settle the count, audit. A right password of a user with a second factor settles
- * nothing until the factor is checked: otherwise each right password would reset the count and let
- * codes be guessed without end. The typed name is never recorded (it may be a password typed into the
- * wrong field); a known account is recorded by its user id.
- */
 /** A passkey assertion from the login page: alone (no username typed), after a password, or on a session. */
 export interface PasskeyAttempt {
   /** The signed challenge the page was given, and the authenticator's answer (JSON). */
@@ -65,7 +57,7 @@ export interface PasskeyAttempt {
   deviceCookie?: string;
 }
 
-export const signInService = (deps: {
+type Deps = {
   identity: IdentityChain;
   findUser: (id: string) => Promise<User | undefined>;
   throttle: LoginThrottle;
@@ -74,34 +66,71 @@ export const signInService = (deps: {
   mfa: MfaService;
   accountKeyKey: Buffer;
   deviceKey: Buffer;
-}) => ({
+};
+
+/** Where an attempt comes from: what every event of it records, and the browser's device cookie. */
+type Origin = Pick<SignInAttempt, 'ip' | 'clientId' | 'requestId' | 'deviceCookie'>;
+
+/**
+ * Counts one attempt on `username`'s account (the brute-force policy, before anything is checked) and
+ * gives the ways it can end, each settling the count, the metrics and the audit trail together. A
+ * throttled attempt has ended already: `blocked` is its answer.
+ */
+async function countAttempt(deps: Deps, username: string, o: Origin, userId?: string) {
+  const account = accountKey(deps.accountKeyKey, username);
+  const device = deviceFor(deps.deviceKey, o.deviceCookie, account);
+  const event = { clientId: o.clientId, ip: o.ip, requestId: o.requestId, ...(userId ? { userId } : {}) };
+  const reservation = await deps.throttle.reserve(account, o.ip, device);
+  if (reservation.blocked) {
+    deps.metrics.login(NO_BACKEND, 'throttled');
+    await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
+    return { blocked: { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter } satisfies SignInOutcome };
+  }
+  const { release } = reservation;
+  return {
+    event,
+    /** Neither a failure nor a success (an outage, or a second factor still to come): the attempt is given back. */
+    refund: () => release.refund(),
+    async failed(backend: string, reason: string, failedUserId?: string): Promise<void> {
+      deps.metrics.login(backend, 'failure');
+      await release.failed();
+      await deps.audit.record({ kind: 'login.failure', ...(failedUserId ? { userId: failedUserId } : {}), ...event, details: { reason } });
+    },
+    async succeeded(user: User, amr: Amr[], details: Record<string, unknown> = {}): Promise<SignInOutcome> {
+      deps.metrics.login(user.backend, 'success');
+      await release.succeeded();
+      await deps.audit.record({ kind: 'login.success', userId: user.id, ...event, details: { amr, ...details } });
+      return { ok: true, user, amr, deviceCookie: device ? o.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+    },
+  };
+}
+
+/**
+ * The one sign-in sequence, for the login page and the password grant alike: count the attempt
+ * (brute-force policy, before any password or code is checked), ask the identity chain and then the
+ * second factor, settle the count, audit. A right password of a user with a second factor settles
+ * nothing until the factor is checked: otherwise each right password would reset the count and let
+ * codes be guessed without end. The typed name is never recorded (it may be a password typed into the
+ * wrong field); a known account is recorded by its user id.
+ */
+export const signInService = (deps: Deps) => ({
   async signIn(a: SignInAttempt): Promise<SignInOutcome> {
-    const account = accountKey(deps.accountKeyKey, a.username);
-    const device = deviceFor(deps.deviceKey, a.deviceCookie, account);
-    const event = { clientId: a.clientId, ip: a.ip, requestId: a.requestId };
-    const reservation = await deps.throttle.reserve(account, a.ip, device);
-    if (reservation.blocked) {
-      deps.metrics.login(NO_BACKEND, 'throttled');
-      await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
-      return { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter };
-    }
-    const { release } = reservation;
+    const attempt = await countAttempt(deps, a.username, a);
+    if (attempt.blocked) return attempt.blocked;
     let result;
     try {
       result = await deps.identity.signIn(a.username, a.password);
     } catch (err) {
-      await release.refund().catch(() => undefined);
+      await attempt.refund().catch(() => undefined);
       throw err;
     }
     if (!result.ok) {
       if (result.reason === 'unavailable') {
         deps.metrics.login(result.backends[0] ?? NO_BACKEND, 'unavailable');
-        await release.refund();
+        await attempt.refund();
         return { ok: false, reason: 'unavailable' };
       }
-      deps.metrics.login(result.backend ?? NO_BACKEND, 'failure');
-      await release.failed();
-      await deps.audit.record({ kind: 'login.failure', userId: result.user?.id, ...event, details: { reason: result.reason } });
+      await attempt.failed(result.backend ?? NO_BACKEND, result.reason, result.user?.id);
       return { ok: false, reason: result.reason };
     }
     const { user } = result;
@@ -109,21 +138,16 @@ export const signInService = (deps: {
     if (await deps.mfa.hasFactor(user.id)) {
       if (a.otp === undefined) {
         // Not a failure, not a success yet: the attempt is given back and the second step counts its own.
-        await release.refund();
+        await attempt.refund();
         return { ok: false, reason: 'second_factor', user };
       }
-      if (!(await deps.mfa.verify(user.id, a.otp, event))) {
-        deps.metrics.login(user.backend, 'failure');
-        await release.failed();
-        await deps.audit.record({ kind: 'login.failure', userId: user.id, ...event, details: { reason: 'invalid_code' } });
+      if (!(await deps.mfa.verify(user.id, a.otp, attempt.event))) {
+        await attempt.failed(user.backend, 'invalid_code', user.id);
         return { ok: false, reason: 'invalid_code' };
       }
       amr = withMfa(['pwd', 'otp']);
     }
-    deps.metrics.login(user.backend, 'success');
-    await release.succeeded();
-    await deps.audit.record({ kind: 'login.success', userId: user.id, ...event, details: { amr, ...(a.grant ? { grant: a.grant } : {}) } });
-    return { ok: true, user, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+    return attempt.succeeded(user, amr, a.grant ? { grant: a.grant } : {});
   },
 
   /**
@@ -131,27 +155,13 @@ export const signInService = (deps: {
    * is a failed attempt of the account, a throttled account gets no check at all.
    */
   async secondStep(a: SecondStepAttempt): Promise<SignInOutcome> {
-    const account = accountKey(deps.accountKeyKey, a.user.username);
-    const device = deviceFor(deps.deviceKey, a.deviceCookie, account);
-    const event = { clientId: a.clientId, ip: a.ip, requestId: a.requestId, userId: a.user.id };
-    const reservation = await deps.throttle.reserve(account, a.ip, device);
-    if (reservation.blocked) {
-      deps.metrics.login(NO_BACKEND, 'throttled');
-      await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
-      return { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter };
-    }
-    const { release } = reservation;
-    if (!(await deps.mfa.verify(a.user.id, a.code, event))) {
-      deps.metrics.login(a.user.backend, 'failure');
-      await release.failed();
-      await deps.audit.record({ kind: 'login.failure', ...event, details: { reason: 'invalid_code' } });
+    const attempt = await countAttempt(deps, a.user.username, a, a.user.id);
+    if (attempt.blocked) return attempt.blocked;
+    if (!(await deps.mfa.verify(a.user.id, a.code, attempt.event))) {
+      await attempt.failed(a.user.backend, 'invalid_code');
       return { ok: false, reason: 'invalid_code' };
     }
-    const amr = withMfa([...a.amr, 'otp']);
-    deps.metrics.login(a.user.backend, 'success');
-    await release.succeeded();
-    await deps.audit.record({ kind: 'login.success', ...event, details: { amr } });
-    return { ok: true, user: a.user, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+    return attempt.succeeded(a.user, withMfa([...a.amr, 'otp']));
   },
 
   /**
@@ -164,21 +174,11 @@ export const signInService = (deps: {
     const user = a.user ?? (ownerId ? await deps.findUser(ownerId) : undefined);
     if (!user) return { ok: false, reason: 'invalid_code' };
     if (user.disabled) return { ok: false, reason: 'disabled' };
-    const account = accountKey(deps.accountKeyKey, user.username);
-    const device = deviceFor(deps.deviceKey, a.deviceCookie, account);
-    const event = { clientId: a.clientId, ip: a.ip, requestId: a.requestId, userId: user.id };
-    const reservation = await deps.throttle.reserve(account, a.ip, device);
-    if (reservation.blocked) {
-      deps.metrics.login(NO_BACKEND, 'throttled');
-      await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
-      return { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter };
-    }
-    const { release } = reservation;
+    const attempt = await countAttempt(deps, user.username, a, user.id);
+    if (attempt.blocked) return attempt.blocked;
     const use = await deps.mfa.passkeys.authenticate(a.state, a.response);
     if (!use || use.user !== user.id) {
-      deps.metrics.login(user.backend, 'failure');
-      await release.failed();
-      await deps.audit.record({ kind: 'login.failure', ...event, details: { reason: 'invalid_passkey' } });
+      await attempt.failed(user.backend, 'invalid_passkey');
       return { ok: false, reason: 'invalid_code' };
     }
     // A passkey alone never asked the directory: the account must still be there and not disabled
@@ -187,21 +187,18 @@ export const signInService = (deps: {
     try {
       current = await deps.identity.refresh(user);
     } catch (err) {
-      await release.refund();
+      await attempt.refund();
       if (err instanceof BackendUnavailableError) return { ok: false, reason: 'unavailable' };
       throw err;
     }
     if (!current) {
-      await release.refund();
-      await deps.audit.record({ kind: 'login.failure', ...event, details: { reason: 'disabled' } });
+      await attempt.refund();
+      await deps.audit.record({ kind: 'login.failure', ...attempt.event, details: { reason: 'disabled' } });
       return { ok: false, reason: 'disabled' };
     }
     const amr = withMfa([...a.amr, 'hwk']);
     if (use.userVerified && !amr.includes('mfa')) amr.push('mfa');
-    deps.metrics.login(user.backend, 'success');
-    await release.succeeded();
-    await deps.audit.record({ kind: 'login.success', ...event, details: { amr } });
-    return { ok: true, user: current, amr, deviceCookie: device ? a.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
+    return attempt.succeeded(current, amr);
   },
 });
 

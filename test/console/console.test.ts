@@ -200,6 +200,26 @@ describe.each(['desktop', 'phone'] as const)('the admin console at %s width', (w
     expect(await page.getByRole('rowheader', { name: /client\./ }).count()).toBe(0);
   });
 
+  test('a list longer than a page: the pager counts the rows and steps through the pages both ways', async () => {
+    const prefix = `pager-${width}-`;
+    for (let i = 0; i < 23; i++) await server.user(`${prefix}${String(i).padStart(2, '0')}`, 'pager-password-1');
+    await openSection(page, 'Users');
+    await page.getByLabel('Search users by name or email').fill(prefix);
+    await page.getByRole('button', { name: 'Search', exact: true }).click();
+    const pager = page.getByRole('navigation', { name: 'Users pages' });
+    await pager.getByText('1–20 of 23').waitFor();
+    expect(await pager.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: `Edit ${prefix}19` }).waitFor();
+    await pager.getByRole('button', { name: 'Next page' }).click();
+    await pager.getByText('21–23 of 23').waitFor();
+    await page.getByRole('button', { name: `Edit ${prefix}22` }).waitFor();
+    expect(await page.getByRole('button', { name: `Edit ${prefix}00` }).count()).toBe(0);
+    expect(await pager.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await pager.getByRole('button', { name: 'Previous page' }).click();
+    await pager.getByText('1–20 of 23').waitFor();
+    await page.getByRole('button', { name: `Edit ${prefix}00` }).waitFor();
+  });
+
   test('identity backends with their state; signing keys, rotated', async () => {
     await openSection(page, 'Identity backends');
     const local = page.getByRole('row').filter({ hasText: 'database' });

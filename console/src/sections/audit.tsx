@@ -116,18 +116,7 @@ export function AuditSection() {
             </table>
           )
         ) : null}
-        {conn && conn.totalCount > 0 ? (
-          <Pager
-            label="Audit events"
-            index={pages.index}
-            size={PAGE}
-            shown={conn.edges.length}
-            total={conn.totalCount}
-            hasNext={conn.pageInfo.hasNextPage}
-            onPrevious={pages.previous}
-            onNext={() => pages.next(conn.pageInfo.endCursor)}
-          />
-        ) : null}
+        <Pager label="Audit events" size={PAGE} pages={pages} conn={conn} />
       </section>
     </>
   );

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { ClientsQuery, DeleteClientMutation, RotateClientSecretMutation, type ClientFieldsFragment } from '../api/generated.ts';
-import { CopyButton, Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad } from '../ui/kit.tsx';
+import { CopyButton, Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, Notice } from '../ui/kit.tsx';
 import { follow, href } from '../ui/router.ts';
 import { ClientForm, clientLabels } from './client-form.tsx';
 
@@ -81,11 +81,7 @@ export function ClientsSection() {
           Register a client
         </button>
       </div>
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice text={notice} />
       {secret ? <SecretPanel {...secret} onClose={() => setSecret(undefined)} /> : null}
       {form ? (
         <ClientForm
@@ -161,18 +157,7 @@ export function ClientsSection() {
             </table>
           )
         ) : null}
-        {conn && conn.totalCount > 0 ? (
-          <Pager
-            label="Clients"
-            index={pages.index}
-            size={PAGE}
-            shown={conn.edges.length}
-            total={conn.totalCount}
-            hasNext={conn.pageInfo.hasNextPage}
-            onPrevious={pages.previous}
-            onNext={() => pages.next(conn.pageInfo.endCursor)}
-          />
-        ) : null}
+        <Pager label="Clients" size={PAGE} pages={pages} conn={conn} />
       </section>
       {confirm ? (
         <Dialog title={confirm.kind === 'delete' ? `Delete ${confirm.client.name}?` : `Rotate the secret of ${confirm.client.name}?`} onClose={() => setConfirm(undefined)}>

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { RotateSigningKeysMutation, SigningKeysQuery, type SigningAlgorithm } from '../api/generated.ts';
-import { Checkbox, Dialog, ErrorNote, Loading, useAction, useLoad, when } from '../ui/kit.tsx';
+import { Checkbox, Dialog, ErrorNote, Loading, useAction, useLoad, when, Notice } from '../ui/kit.tsx';
 
 const ALGORITHMS: SigningAlgorithm[] = ['RS256', 'ES256'];
 
@@ -38,11 +38,7 @@ export function KeysSection() {
           Rotate keys
         </button>
       </div>
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice text={notice} />
       <ErrorNote error={list.error} />
       {list.loading && !keys ? <Loading>Loading keys…</Loading> : null}
       {keys ? (

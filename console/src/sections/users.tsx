@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { CreateUserMutation, ResetUserMfaMutation, RevokeTokensMutation, SetUserPasswordMutation, UpdateUserMutation, UsersQuery, type UserFieldsFragment } from '../api/generated.ts';
 import { account } from '../auth/session.ts';
-import { Dialog, ErrorNote, Field, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, words } from '../ui/kit.tsx';
+import { Dialog, ErrorNote, Field, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, words, Notice } from '../ui/kit.tsx';
 import { follow, href } from '../ui/router.ts';
 
 const PAGE = 20;
@@ -116,11 +116,7 @@ export function UsersSection() {
           Create a user
         </button>
       </div>
-      {notice ? (
-        <p class="notice" role="status">
-          {notice}
-        </p>
-      ) : null}
+      <Notice text={notice} />
       {form ? (
         <UserForm
           key={form.user?.id ?? 'new'}
@@ -207,18 +203,7 @@ export function UsersSection() {
             </table>
           )
         ) : null}
-        {conn && conn.totalCount > 0 ? (
-          <Pager
-            label="Users"
-            index={pages.index}
-            size={PAGE}
-            shown={conn.edges.length}
-            total={conn.totalCount}
-            hasNext={conn.pageInfo.hasNextPage}
-            onPrevious={pages.previous}
-            onNext={() => pages.next(conn.pageInfo.endCursor)}
-          />
-        ) : null}
+        <Pager label="Users" size={PAGE} pages={pages} conn={conn} />
       </section>
       {ask ? (
         <Dialog title={askTitle(ask)} onClose={() => setAsk(undefined)}>

@@ -53,6 +53,14 @@ export const Loading = ({ children }: { children: ComponentChildren }) => (
  * An API error where it happened: next to the form or list that caused it. A BAD_USER_INPUT error
  * names its field by the label the form shows for it.
  */
+/** What the last action did ("Client created"), read out by screen readers; nothing when there is none. */
+export const Notice = ({ text }: { text: string | undefined }) =>
+  text ? (
+    <p class="notice" role="status">
+      {text}
+    </p>
+  ) : null;
+
 export function ErrorNote({ error, labels = {}, id }: { error?: ApiError; labels?: Record<string, string>; id?: string }) {
   if (!error) return null;
   const field = error.field ? (labels[error.field] ?? error.field) : undefined;
@@ -185,17 +193,26 @@ export function useCursorPages(resetOn: unknown[]) {
   };
 }
 
-export function Pager(p: { label: string; index: number; size: number; shown: number; total: number; hasNext: boolean; onPrevious: () => void; onNext: () => void }) {
-  const from = p.total === 0 ? 0 : p.index * p.size + 1;
+/** What a list query gives back: the page's rows, the filtered total, and where the next page starts. */
+interface Connection {
+  edges: unknown[];
+  totalCount: number;
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+}
+
+/** "21–40 of 57" with the previous and next buttons, under a list that has rows; nothing otherwise. */
+export function Pager({ label, size, pages, conn }: { label: string; size: number; pages: ReturnType<typeof useCursorPages>; conn: Connection | undefined }) {
+  if (!conn || conn.totalCount === 0) return null;
+  const from = pages.index * size + 1;
   return (
-    <nav class="pager" aria-label={`${p.label} pages`}>
+    <nav class="pager" aria-label={`${label} pages`}>
       <span>
-        {from}–{p.index * p.size + p.shown} of {p.total}
+        {from}–{pages.index * size + conn.edges.length} of {conn.totalCount}
       </span>
-      <button type="button" class="secondary" disabled={p.index === 0} onClick={p.onPrevious}>
+      <button type="button" class="secondary" disabled={pages.index === 0} onClick={pages.previous}>
         Previous page
       </button>
-      <button type="button" class="secondary" disabled={!p.hasNext} onClick={p.onNext}>
+      <button type="button" class="secondary" disabled={!conn.pageInfo.hasNextPage} onClick={() => pages.next(conn.pageInfo.endCursor)}>
         Next page
       </button>
     </nav>
