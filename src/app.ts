@@ -32,6 +32,13 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   if (ctx.config.trustProxy) {
     const v = ctx.config.trustProxy;
     app.set('trust proxy', v === 'true' ? true : /^\d+$/.test(v) ? Number(v) : v);
+    if (v === 'true') {
+      // Every hop trusted: the client address is the first X-Forwarded-For entry, which the client
+      // itself writes. A guesser then picks a new address per attempt and the per-address block never fires.
+      ctx.logger.warn(
+        'TRUST_PROXY=true trusts every X-Forwarded-For hop: any client can choose the address it is seen from, which defeats the per-address brute-force block and falsifies the audit trail. Set the number of proxies in front (e.g. TRUST_PROXY=1) or their addresses (e.g. TRUST_PROXY=10.0.0.0/8) instead.',
+      );
+    }
   }
   app.use(recordRequests(ctx.metrics));
   app.use(requestId);

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import { auditQueries } from './audit/queries.ts';
 import { auditLog, type AuditLog } from './audit/record.ts';
+import { tokenIssueAudit, type TokenIssueAudit } from './audit/token-issues.ts';
 import { GRANT_TYPES } from './clients/queries.ts';
 import type { ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
 import { deriveKey, DEVELOPMENT_SECRET } from './crypto/secrets.ts';
 import type { Db } from './db/connect.ts';
 import { DatabaseOutage } from './db/outage.ts';
-import { ping } from './db/ping.ts';
+import { ping, probeWrite } from './db/ping.ts';
 import { IdentityChain } from './identity/chain.ts';
 import { loadBackend } from './identity/loader.ts';
 import { keyQueries } from './keys/key-queries.ts';
@@ -18,6 +19,7 @@ import { signInService, type SignInService } from './login/sign-in.ts';
 import { createServices } from './services.ts';
 import { throttleQueries } from './throttle/throttle-queries.ts';
 import { loginThrottle } from './throttle/login-throttle.ts';
+import { codeGuesses } from './throttle/code-guesses.ts';
 import { createMetrics, type Metrics } from './metrics/registry.ts';
 import { mfaQueries } from './mfa/mfa-queries.ts';
 import { mfaService, type MfaService } from './mfa/service.ts';
@@ -40,6 +42,8 @@ export interface AppContext {
   sessions: SessionStore;
   consents: ConsentStore;
   audit: AuditLog;
+  /** `token.issued` events: client_credentials ones summed per client and minute (SPEC 7 "Audit volume"). */
+  tokenAudit: TokenIssueAudit;
   identity: IdentityChain;
   /** The sign-in sequence (brute-force policy, identity chain, audit) of the login page and the password grant. */
   signIn: SignInService;
@@ -71,7 +75,7 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
       'LATCHKEY_SECRET is not set: signing keys are encrypted and forms protected with a built-in development secret. Set LATCHKEY_SECRET (32+ random characters, the same on every process) in production.',
     );
   }
-  const dbOutage = new DatabaseOutage(db, logger);
+  const dbOutage = new DatabaseOutage(db, logger, () => probeWrite(db));
   const keys = await loadSigningKeys(
     keyQueries(db),
     deriveKey(secret, 'signing-keys'),
@@ -97,8 +101,10 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     audit: services.audit,
     issuer: new URL(config.publicUrl).host,
     publicUrl: config.publicUrl,
+    sessions: services.sessions,
   });
   const { clients, users, tokens, sessions, consents, audit } = services;
+  const throttle = throttleQueries(db);
   const metrics = createMetrics({
     backendStates: () => identity.health(),
     known: { backends: members.map((m) => m.id), grants: GRANT_TYPES, tables: PURGED_TABLES },
@@ -112,8 +118,19 @@ export async function createContext(config: Config, db: Db, logger: Logger): Pro
     sessions,
     consents,
     audit,
+    tokenAudit: tokenIssueAudit(auditQueries(db), audit, logger, dbOutage, config.audit),
     identity,
-    signIn: signInService({ identity, findUser: users.find, throttle: loginThrottle(throttleQueries(db), config.throttle), audit, metrics, mfa, accountKeyKey: deriveKey(secret, 'throttle-account'), deviceKey }),
+    signIn: signInService({
+      identity,
+      findUser: users.find,
+      throttle: loginThrottle(throttle, config.throttle),
+      codeGuesses: codeGuesses(throttle, config.throttle),
+      audit,
+      metrics,
+      mfa,
+      accountKeyKey: deriveKey(secret, 'throttle-account'),
+      deviceKey,
+    }),
     keys,
     ping: () => ping(db),
     csrfKey: deriveKey(secret, 'csrf'),

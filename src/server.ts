@@ -104,6 +104,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     logger.info({ url, publicUrl: config.publicUrl, database: config.databaseUrl.split(':')[0] }, 'latchkey listening');
 
     const stopPurge = ctx.retention.schedule();
+    const stopTokenAudit = ctx.tokenAudit.schedule();
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
@@ -115,6 +116,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         });
         clearInterval(keyCheck);
         await stopPurge();
+        // After the last request: the counts it added are written before the database closes.
+        await stopTokenAudit();
+        ctx.dbOutage.stop();
         await (await adminApiServer.catch(() => undefined))?.stop();
         await ctx.identity.close();
         await db.destroy();

@@ -68,7 +68,7 @@ export function createServices(db: Db, deps: ServiceDeps, inside = false): Servi
     tokens: tokenService(queries.tokens, deps.config, deps.keys, { transaction }),
     clients: clientService(queries.clients, { transaction }),
     users: userService(queries.users, { transaction, localBackend: deps.localBackend }),
-    sessions: sessionStore(queries.sessions, deps.config.session.ttl),
+    sessions: sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens),
     consents: consentStore(queries.consents),
     transaction,
   };

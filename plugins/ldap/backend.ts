@@ -1,7 +1,8 @@
 import { InvalidCredentialsError, type Entry } from 'ldapts';
 import type { Logger } from 'pino';
 import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type PasswordCheck } from '../../src/identity/contract.ts';
-import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, isDisabled, isExpired, strings } from './attributes.ts';
+import { ACCOUNT_STATE_ATTRIBUTES, accountState, isInactivatedAccount } from './account-state.ts';
+import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, strings } from './attributes.ts';
 import { servicePassword, type LdapConfig } from './config.ts';
 import { fillFilter } from './filter.ts';
 import { resolveGroups, rolesFor } from './groups.ts';
@@ -52,7 +53,11 @@ export class LdapBackend implements IdentityBackend {
     return { validPassword: true, identity };
   }
 
-  /** Re-reads a known user for the refresh grant: null when they are gone or replaced. */
+  /**
+   * Re-reads a known user for the refresh grant: null when they are gone, replaced, or no longer match
+   * `userSearch.filter` (the same search as a sign-in's, so whatever the filter excludes is refused
+   * here too). The account's state in the directory comes with the entry (see `accountState`).
+   */
   async refresh(known: { username: string; externalId: string }): Promise<Identity | null> {
     return this.searches.use(async (s) => {
       const entry = await this.findUser(s, known.username);
@@ -72,7 +77,7 @@ export class LdapBackend implements IdentityBackend {
 
   private async findUser(s: LdapSession, username: string): Promise<Entry | undefined> {
     const us = this.config.userSearch;
-    const attributes = [us.usernameAttr, us.idAttr, us.emailAttr, us.nameAttr, 'userAccountControl', 'accountExpires'];
+    const attributes = [us.usernameAttr, us.idAttr, us.emailAttr, us.nameAttr, ...ACCOUNT_STATE_ATTRIBUTES];
     if (!this.config.groupSearch) attributes.push('memberOf');
     let result;
     try {
@@ -117,6 +122,7 @@ export class LdapBackend implements IdentityBackend {
         return adBindRefusal(err.message);
       }
       if (err instanceof BackendUnavailableError) throw err;
+      if (isInactivatedAccount(err)) return 'disabled';
       // Any other answer from the server (unwilling to perform, inappropriate auth, …) is not a yes.
       this.logger.warn({ dn, err: (err as Error).message }, 'LDAP bind refused');
       return 'wrong';
@@ -125,6 +131,8 @@ export class LdapBackend implements IdentityBackend {
 
   private identity(entry: Entry, groups: Array<{ dn: string; name: string }>, typed: string): Identity {
     const us = this.config.userSearch;
+    // The account's state as the entry tells it (AD, 389 DS, OpenLDAP ppolicy).
+    const refusal = accountState(entry, Date.now());
     // The directory's spelling of the name; of several values (uid may have more), the one typed.
     const names = strings(entry, us.usernameAttr);
     return {
@@ -134,9 +142,7 @@ export class LdapBackend implements IdentityBackend {
       displayName: first(entry, us.nameAttr) ?? null,
       groups: groups.map((g) => g.name),
       roles: rolesFor(groups, this.config.adminGroups),
-      ...(isExpired(entry, Date.now())
-        ? { disabled: true, refusal: 'account_expired' as const }
-        : { disabled: isDisabled(entry) }),
+      ...(refusal ? { disabled: true, refusal } : { disabled: false }),
     };
   }
 }

@@ -72,7 +72,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
  * changes who the connection is, so it cannot be shared mid-operation). A caller that finds every
  * connection busy waits at most `timeoutMs`, then gets `BackendUnavailableError`: pool exhaustion is
  * an outage, never a failed login. A connection that fails is dropped, its server marked down, and the
- * operation retried on the next server.
+ * operation retried on the next server; never again on a server that failed it already (a connection
+ * found dropped is no fault of its server and is simply replaced).
  */
 export class ConnectionPool {
   private readonly idle: Conn[] = [];
@@ -84,8 +85,11 @@ export class ConnectionPool {
 
   async use<T>(fn: (session: LdapSession) => Promise<T>): Promise<T> {
     const attempts = this.o.servers.urls.length + 1;
+    // A hung server costs one `timeoutMs`: asking it again, on another pooled or a new connection,
+    // would only wait the same time again (SPEC 7, "A hung directory").
+    const failed = new Set<string>();
     let lastError: unknown;
-    for (let attempt = 0; attempt < attempts; attempt++) {
+    for (let attempt = 0; attempt < attempts && failed.size < this.o.servers.urls.length; attempt++) {
       const conn = await this.acquire();
       try {
         if (!conn.prepared) await this.prepare(conn);
@@ -105,7 +109,10 @@ export class ConnectionPool {
           throw err;
         }
         this.destroy(conn);
-        if (!(err instanceof ConnectionLost)) this.o.servers.markDown(conn.url);
+        if (!(err instanceof ConnectionLost)) {
+          this.o.servers.markDown(conn.url);
+          failed.add(conn.url);
+        }
         lastError = err;
         this.o.logger.warn({ url: conn.url, pool: this.o.name, err: (err as Error).message }, 'LDAP server failed; trying the next');
       }

@@ -10,6 +10,8 @@ export interface AccountView {
   /** False with PUBLIC_URL at an IP address: browsers refuse one as the relying party. */
   passkeysEnabled: boolean;
   passkeys: Array<{ id: string; name: string; createdAt: number }>;
+  /** The session proved a factor within five minutes: a passkey may be added without asking again. */
+  mayAddFactor: boolean;
   csrfToken: string;
   notice?: string;
   error?: string;
@@ -37,10 +39,14 @@ export function accountPage(v: AccountView): string {
 ${form(v.csrfToken, 'remove_passkey', `<input type="hidden" name="credential_id" value="${escapeHtml(k.id)}">${confirmFields(`passkey-${i}`)}`, `Remove ${k.name}`, true)}</li>`,
     )
     .join('');
+  // SPEC 7: a session that has not proved a factor for five minutes confirms before the ceremony, not after it.
+  const addPasskey = v.mayAddFactor
+    ? `${passkeyForm({ action: '/account', fields: {}, csrfToken: v.csrfToken }, { purpose: 'register', action: 'add_passkey', label: 'Add a passkey', options: '/passkey/options', nameField: true })}${passkeyScriptTag}`
+    : `<p>To add a passkey, confirm it is you first.</p>${form(v.csrfToken, 'prove', confirmFields('prove'), 'Confirm', true)}`;
   const passkeys = !v.passkeysEnabled
     ? `<p>Passkeys need this server's address (PUBLIC_URL) to be a host name, not an IP address: browsers refuse an IP address. Ask its administrator.</p>`
     : `${v.passkeys.length ? `<ul class="scopes">${keys}</ul>` : '<p>None yet. A passkey signs you in without a password, with your device\'s screen lock.</p>'}
-${passkeyForm({ action: '/account', fields: {}, csrfToken: v.csrfToken }, { purpose: 'register', action: 'add_passkey', label: 'Add a passkey', options: '/passkey/options', nameField: true })}${passkeyScriptTag}`;
+${addPasskey}`;
   const recovery = anyFactor
     ? `<p>${v.mfa.recoveryCodesLeft} unused recovery code${v.mfa.recoveryCodesLeft === 1 ? '' : 's'} left.</p>${form(v.csrfToken, 'recovery_codes', confirmFields('recovery'), 'Make new recovery codes', true)}`
     : `<p>Made when you set up a second factor.</p>`;
@@ -62,5 +68,21 @@ ${passkeyForm({ action: '/account', fields: {}, csrfToken: v.csrfToken }, { purp
 <section aria-labelledby="h-password"><h2 id="h-password">Password</h2>${password}</section>
 <section aria-labelledby="h-sessions"><h2 id="h-sessions">Sessions</h2><p>Ends your sign-in on every device and application.</p>
 ${form(v.csrfToken, 'sign_out_everywhere', '', 'Sign out everywhere', true)}</section>`,
+  );
+}
+
+/**
+ * Asked before a factor is added by a session that has not proved one for five minutes (SPEC 7):
+ * the password, or a code when the user has a factor already. Nothing of the new factor is made
+ * before this is answered.
+ */
+export function proofPage(t: { action: string; csrfToken: string; purpose: string; withCode: boolean; error?: string }): string {
+  const fields = t.withCode
+    ? confirmFields('proof')
+    : `<label for="proof-password">Your password</label><input id="proof-password" name="password" type="password" autocomplete="current-password" required autofocus>`;
+  return layout(
+    'Confirm it is you',
+    `<h1>Confirm it is you</h1><p class="sub">To ${escapeHtml(t.purpose)}, enter your password${t.withCode ? ', or a code from your authenticator app or a recovery code' : ''}.</p>${errorBox(t.error)}
+<form method="post" action="${escapeHtml(t.action)}">${hidden({ _action: 'prove', csrf_token: t.csrfToken })}${fields}<button type="submit">Continue</button></form>`,
   );
 }

@@ -8,6 +8,8 @@ import { clock } from '../clock.ts';
 export interface Admin {
   userId: string | null;
   clientId: string;
+  /** The SSO session the caller's token came from: a change the admin makes to themselves keeps it. */
+  sessionId: string | null;
 }
 
 const unauthenticated = (message: string) =>
@@ -30,12 +32,12 @@ export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<
   if (grant.userId && !user) throw unauthenticated('the access token belongs to a user who no longer exists');
   if (!user) {
     if (!grant.client.roles.includes('admin')) throw forbidden('the admin role is required');
-    return { userId: null, clientId };
+    return { userId: null, clientId, sessionId: null };
   }
   if (user.disabled || !user.roles.includes('admin')) throw forbidden('the admin role is required');
   const adminClient = ADMIN_CLIENTS.has(clientId) || grant.client.scopes.includes(ADMIN_SCOPE);
   if (!adminClient || !grant.scopes.includes(ADMIN_SCOPE)) {
     throw forbidden(`this token was not issued for the admin API: use admin-cli or a client with the ${ADMIN_SCOPE} scope, and request that scope`);
   }
-  return { userId: user.id, clientId };
+  return { userId: user.id, clientId, sessionId: grant.sessionId };
 }

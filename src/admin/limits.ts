@@ -1,4 +1,5 @@
-import { GraphQLError, Kind, type ASTVisitor, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import { GraphQLError, Kind, type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import { introspectionRoot, introspectionStep, type IntrospectionPlace } from './introspection-cost.ts';
 
 /** Default page size assumed for a list field without `first`, when pricing a query. */
 const DEFAULT_PAGE = 20;
@@ -10,45 +11,61 @@ const MAX_PAGE = 100;
  * 1, times the page sizes (`first`) of the connections it sits under; fragments count where spread.
  * Fields under `@skip`/`@include` are priced as if they ran (their condition may be a variable), and
  * a literal `first` outside 1..100 is refused here, so no page can be priced below 1.
+ *
+ * Introspection (`__schema`, `__type` and everything under them) is priced the same way, its lists
+ * sized from the schema itself (introspection-cost.ts): without that, aliases and nesting of free
+ * introspection fields turned a 63 KB query into a 10.5 MB answer. An `ofType` that cannot be set in
+ * this schema (below its deepest wrapping) is priced as the null it returns, so what GraphQL tools
+ * send (graphql-js `getIntrospectionQuery`, nine `ofType` deep) stays within both limits.
  */
 export function queryLimits(maxDepth: number, maxCost: number) {
   return (context: ValidationContext): ASTVisitor => {
     const fragments = new Map<string, FragmentDefinitionNode>();
     for (const def of context.getDocument().definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
 
-    function walk(set: SelectionSetNode, depth: number, multiplier: number, seen: Set<string>): { depth: number; cost: number } {
+    const schema = context.getSchema();
+
+    /** The multiplier and place under a field: a connection's page size, or an introspection list's size. */
+    function step(sel: FieldNode, multiplier: number, intro: IntrospectionPlace | undefined): { next: number; intro?: IntrospectionPlace } | null {
+      const name = sel.name.value;
+      const root = intro ? undefined : introspectionRoot(name);
+      const meta = intro ? introspectionStep(schema, intro, name) : root && { place: root, items: 1 };
+      if (meta === null) return null;
+      if (meta) return { next: multiplier * meta.items, intro: meta.place };
+      if (intro) return { next: multiplier, intro };
+      const firstArg = sel.arguments?.find((a) => a.name.value === 'first');
+      let pageSize: number | undefined = name === 'edges' ? 1 : undefined;
+      if (firstArg) {
+        pageSize = MAX_PAGE;
+        if (firstArg.value.kind === Kind.INT) {
+          const n = Number(firstArg.value.value);
+          if (n >= 1 && n <= MAX_PAGE) pageSize = n;
+          else context.reportError(new GraphQLError(`first: must be 1 to ${MAX_PAGE}`, { nodes: [firstArg], extensions: { field: 'first' } }));
+        }
+      }
+      const isConnection = sel.arguments?.some((a) => a.name.value === 'first' || a.name.value === 'after') || ['clients', 'users', 'auditEvents'].includes(name);
+      return { next: multiplier * (isConnection ? (pageSize ?? DEFAULT_PAGE) : 1) };
+    }
+
+    function walk(set: SelectionSetNode, depth: number, multiplier: number, seen: Set<string>, intro?: IntrospectionPlace): { depth: number; cost: number } {
       let deepest = depth;
       let cost = 0;
       for (const sel of set.selections) {
+        let inner: { depth: number; cost: number } | undefined;
         if (sel.kind === Kind.FIELD) {
-          if (sel.name.value.startsWith('__')) continue;
           cost += multiplier;
-          if (sel.selectionSet) {
-            const firstArg = sel.arguments?.find((a) => a.name.value === 'first');
-            let pageSize: number | undefined = sel.name.value === 'edges' ? 1 : undefined;
-            if (firstArg) {
-              pageSize = MAX_PAGE;
-              if (firstArg.value.kind === Kind.INT) {
-                const n = Number(firstArg.value.value);
-                if (n >= 1 && n <= MAX_PAGE) pageSize = n;
-                else context.reportError(new GraphQLError(`first: must be 1 to ${MAX_PAGE}`, { nodes: [firstArg], extensions: { field: 'first' } }));
-              }
-            }
-            const isConnection = sel.arguments?.some((a) => a.name.value === 'first' || a.name.value === 'after') || ['clients', 'users', 'auditEvents'].includes(sel.name.value);
-            const next = multiplier * (isConnection ? (pageSize ?? DEFAULT_PAGE) : 1);
-            const inner = walk(sel.selectionSet, depth + 1, next, seen);
-            deepest = Math.max(deepest, inner.depth);
-            cost += inner.cost;
-          }
+          const under = sel.selectionSet && step(sel, multiplier, intro);
+          // A selection that never runs (an `ofType` that is always null) adds neither cost nor depth.
+          if (under) inner = walk(sel.selectionSet!, depth + 1, under.next, seen, under.intro);
         } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-          const inner = walk(sel.selectionSet, depth, multiplier, seen);
-          deepest = Math.max(deepest, inner.depth);
-          cost += inner.cost;
+          inner = walk(sel.selectionSet, depth, multiplier, seen, intro);
         } else {
           const name = sel.name.value;
           const frag = fragments.get(name);
           if (!frag || seen.has(name)) continue;
-          const inner = walk(frag.selectionSet, depth, multiplier, new Set([...seen, name]));
+          inner = walk(frag.selectionSet, depth, multiplier, new Set([...seen, name]), intro);
+        }
+        if (inner) {
           deepest = Math.max(deepest, inner.depth);
           cost += inner.cost;
         }
@@ -58,7 +75,9 @@ export function queryLimits(maxDepth: number, maxCost: number) {
 
     return {
       OperationDefinition(node) {
-        const { depth, cost } = walk(node.selectionSet, 1, 1, new Set());
+        const { depth, cost: priced } = walk(node.selectionSet, 1, 1, new Set());
+        // Introspection lists priced at their average make fractions; a part of a field is a field.
+        const cost = Math.ceil(priced - 1e-9);
         if (depth > maxDepth) {
           context.reportError(new GraphQLError(`query depth ${depth} exceeds the limit of ${maxDepth}`, { nodes: [node] }));
         }

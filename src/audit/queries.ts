@@ -21,6 +21,7 @@ export type AuditKind =
   | 'mfa.recovery_code_used'
   | 'mfa.recovery_codes_renewed'
   | 'mfa.failure'
+  | 'mfa.guessing'
   | 'account.password_changed'
   | 'account.signed_out_everywhere';
 
@@ -66,10 +67,26 @@ const insertSql = statement(
   'insert into audit_events (at, kind, user_id, client_id, actor_user_id, actor_client_id, ip, request_id, details) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
 );
 
+// A summary event (a client's token issues in one minute) has no request: `request_id is null` tells it
+// from the per-request events of the same kind. `at` leads, so the lookup uses the (at, id) index.
+const findSummarySql = statement('select id, details from audit_events where at = ? and kind = ? and client_id = ? and request_id is null');
+const replaceDetailsSql = statement('update audit_events set details = ? where id = ? and details = ?');
+
 export const auditQueries = (db: Db) => ({
   async insert(e: AuditEvent, at: number): Promise<void> {
     const params = [at, e.kind, e.userId, e.clientId, e.actorUserId, e.actorClientId, e.ip, e.requestId].map((v) => v ?? null);
     await fastOf(db).commit([{ stmt: insertSql, params: [...params, e.details ? JSON.stringify(e.details) : null] }]);
+  },
+
+  /** The summary event of `kind` for `clientId` at `at`, with its details as stored. */
+  async findSummary(at: number, kind: AuditKind, clientId: string): Promise<{ id: string; details: string } | undefined> {
+    const row = await fastOf(db).get(findSummarySql, [at, kind, clientId]);
+    return row ? { id: String(row.id), details: String(row.details) } : undefined;
+  },
+
+  /** Compare-and-set of an event's details: false when another process changed them first. */
+  async replaceDetails(id: string, from: string, to: string): Promise<boolean> {
+    return (await fastOf(db).run(replaceDetailsSql, [to, id, from])) === 1;
   },
 
   /** Newest first, optionally of one kind, user or client. */

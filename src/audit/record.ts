@@ -13,6 +13,8 @@ export interface Actor {
   via: 'graphql' | 'cli' | 'system' | 'account';
   ip?: string | null;
   requestId?: string | null;
+  /** The SSO session the change was made from, if any: a change to one's own credentials keeps it. */
+  sessionId?: string | null;
 }
 
 /** The operator at the shell (`npm run latchkey`). */

@@ -85,12 +85,32 @@ export const configSchema = z.object({
       addressWindow: seconds(600),
       /** @default 600 */
       addressBlock: seconds(600),
+      /**
+       * Failures of one account within `userWindow`, from browsers without a device cookie and public
+       * clients together, after which those are refused until the window ends. @default 100
+       */
+      accountMaxFailures: z.coerce.number().int().min(1).default(100),
+      /** How long an attempt waits for a slot that attempts in flight hold before it is refused. @default 5 */
+      slotWait: seconds(5),
+      /** Wrong second-factor codes of one account within `codeWindow` after which TOTP codes are refused. @default 10 */
+      codeMaxFailures: z.coerce.number().int().min(1).default(10),
+      /** @default 86400 (24 hours) */
+      codeWindow: seconds(86400),
     })
     .prefault({}),
   mfa: z
     .object({
       /** Every user needs a second factor; one without is taken through TOTP enrolment at sign-in. @default false */
       required: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
+    })
+    .prefault({}),
+  audit: z
+    .object({
+      /**
+       * Keep one `token.issued` event per client_credentials token instead of one per client and
+       * minute with the count (SPEC 7 "Audit volume"). Other events are always kept one by one. @default false
+       */
+      everyToken: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
     })
     .prefault({}),
   metrics: z

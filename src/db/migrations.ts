@@ -9,6 +9,9 @@ import * as m3 from '../../migrations/20261123010000_indexes.ts';
 import * as m4 from '../../migrations/20261123020000_partial_token_indexes.ts';
 import * as m5 from '../../migrations/20261124000000_retention.ts';
 import * as m6 from '../../migrations/20261125000000_mfa.ts';
+import * as m7 from '../../migrations/20261126000000_session_ends.ts';
+import * as m8 from '../../migrations/20261126010000_webauthn_challenges.ts';
+import * as m9 from '../../migrations/20261126020000_throttle_in_flight.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -23,6 +26,9 @@ const migrations: Record<string, Knex.Migration> = {
   '20261123020000_partial_token_indexes.ts': m4,
   '20261124000000_retention.ts': m5,
   '20261125000000_mfa.ts': m6,
+  '20261126000000_session_ends.ts': m7,
+  '20261126010000_webauthn_challenges.ts': m8,
+  '20261126020000_throttle_in_flight.ts': m9,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -4,3 +4,11 @@ import type { Db } from './connect.ts';
 export async function ping(db: Db): Promise<void> {
   await db.raw('select 1');
 }
+
+/**
+ * A write that needs the disk: an upsert of one row of `maintenance_leases` (a name no job uses), for
+ * telling when a database that refused writes (a full disk) takes them again.
+ */
+export async function probeWrite(db: Db): Promise<void> {
+  await db('maintenance_leases').insert({ name: 'write-probe', holder: 'write-probe', expires_at: Date.now() }).onConflict('name').merge(['expires_at']);
+}

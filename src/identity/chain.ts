@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { User, UserQueries } from '../users/queries.ts';
+import { Breaker } from './breaker.ts';
 import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend } from './contract.ts';
 import { clock } from '../clock.ts';
 
@@ -12,8 +13,11 @@ export interface ChainMember {
 
 export type SignInResult =
   | { ok: true; user: User }
-  /** `backend`: the backend that owns the account, when one does. */
-  | { ok: false; reason: 'invalid_credentials' | AccountRefusal; user?: User; backend?: string }
+  /**
+   * `backend`: the backend that owns the account, when one does. `skipped`: backends that were down
+   * before that answer, whose user the account may be (an outage never counts against them).
+   */
+  | { ok: false; reason: 'invalid_credentials' | AccountRefusal; user?: User; backend?: string; skipped: string[] }
   | { ok: false; reason: 'unavailable'; backends: string[] };
 
 const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
@@ -27,45 +31,83 @@ const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displ
 /** Longer than this and `/readyz` reports the backend down (probes give about a second). */
 const HEALTH_TIMEOUT_MS = 800;
 
+export interface ChainOptions {
+  /**
+   * How often a backend marked down is probed (`health()`) to see whether it answers again: the
+   * longest its users wait for sign-ins to work after it is back. @default 2000
+   */
+  probeIntervalMs?: number;
+  /** A probe that has not answered by then counts as "still down". @default 30000 */
+  probeTimeoutMs?: number;
+}
+
 /**
  * The backends in their configured order. The first that holds the username owns it: its answer is
  * final, and the user is never tried against a later backend under the same name. A backend that is
  * down is skipped (later ones may still hold the user); if nobody answered for the user and one was
- * down, the result is `unavailable`, never a failed login.
+ * down, the result is `unavailable`, never a failed login. A backend found down stays skipped, without
+ * being asked, until a background probe finds it answering (see `Breaker`).
  */
 export class IdentityChain {
+  private readonly breakers = new Map<string, Breaker>();
+
   constructor(
     readonly members: ChainMember[],
     private readonly users: UserQueries,
     private readonly logger: Logger,
-  ) {}
+    options: ChainOptions = {},
+  ) {
+    for (const m of members) {
+      const health = m.backend.health?.bind(m.backend);
+      this.breakers.set(
+        m.id,
+        new Breaker({
+          id: m.id,
+          probe: health ?? (async () => true),
+          intervalMs: options.probeIntervalMs ?? 2000,
+          probeTimeoutMs: options.probeTimeoutMs ?? 30_000,
+          logger,
+        }),
+      );
+    }
+  }
+
+  /** An outage seen by a call: logged with its cause, and the backend skipped from now on. */
+  private unavailable(member: ChainMember, err: BackendUnavailableError): void {
+    this.logger.warn({ backend: member.id, err: err.message }, 'identity backend unavailable');
+    this.breakers.get(member.id)!.trip();
+  }
 
   async signIn(typed: string, password: string): Promise<SignInResult> {
     // Directories ignore leading and trailing spaces in names; so does every backend here.
     const username = typed.trim();
     // An empty password is refused here, before any backend: an LDAP bind with one is anonymous.
-    if (!username || !password) return { ok: false, reason: 'invalid_credentials' };
+    if (!username || !password) return { ok: false, reason: 'invalid_credentials', skipped: [] };
     const down: string[] = [];
     for (const member of this.members) {
+      if (this.breakers.get(member.id)!.down) {
+        down.push(member.id);
+        continue;
+      }
       let check;
       try {
         check = await member.backend.checkPassword(username, password);
       } catch (err) {
         if (!(err instanceof BackendUnavailableError)) throw err;
-        this.logger.warn({ backend: member.id, err: err.message }, 'identity backend unavailable');
+        this.unavailable(member, err);
         down.push(member.id);
         continue;
       }
       if (!check.identity) continue;
-      if (!check.validPassword) return { ok: false, reason: 'invalid_credentials', backend: member.id };
+      if (!check.validPassword) return { ok: false, reason: 'invalid_credentials', backend: member.id, skipped: down };
       const user = await this.provision(member.id, check.identity);
       // Refused if an administrator disabled the account here, or the backend refuses it (and says why).
-      if (user.disabled) return { ok: false, reason: 'disabled', user, backend: member.id };
-      if (check.identity.disabled) return { ok: false, reason: check.identity.refusal ?? 'disabled', user, backend: member.id };
+      if (user.disabled) return { ok: false, reason: 'disabled', user, backend: member.id, skipped: down };
+      if (check.identity.disabled) return { ok: false, reason: check.identity.refusal ?? 'disabled', user, backend: member.id, skipped: down };
       return { ok: true, user };
     }
     if (down.length > 0) return { ok: false, reason: 'unavailable', backends: down };
-    return { ok: false, reason: 'invalid_credentials' };
+    return { ok: false, reason: 'invalid_credentials', skipped: [] };
   }
 
   /** The local record of a backend's user: created on first sign-in, refreshed at each one. */
@@ -137,20 +179,29 @@ export class IdentityChain {
   async refresh(user: User): Promise<User | null> {
     const member = this.members.find((m) => m.id === user.backend);
     if (!member?.backend.refresh) return user;
-    const identity = await member.backend.refresh({ username: user.username, externalId: user.externalId });
+    if (this.breakers.get(member.id)!.down) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
+    let identity: Identity | null;
+    try {
+      identity = await member.backend.refresh({ username: user.username, externalId: user.externalId });
+    } catch (err) {
+      if (err instanceof BackendUnavailableError) this.unavailable(member, err);
+      throw err;
+    }
     if (!identity || identity.disabled) return null;
     const fresh = await this.provision(member.id, identity);
     return fresh.disabled ? null : fresh;
   }
 
   /**
-   * Each backend's state for `/readyz`. A backend that has not answered within `HEALTH_TIMEOUT_MS` is
-   * reported down: a hung directory must not make the probe itself time out (load balancers give
-   * readiness probes about a second) and take the node out of service.
+   * Each backend's state for `/readyz` and the `latchkey_identity_backend_up` metric. A backend marked
+   * down is reported down without being asked (its probe is asking). Any other that has not answered
+   * within `HEALTH_TIMEOUT_MS` is reported down: a hung directory must not make the probe itself time
+   * out (load balancers give readiness probes about a second) and take the node out of service.
    */
   async health(): Promise<Record<string, 'up' | 'down'>> {
     const entries = await Promise.all(
       this.members.map(async (m) => {
+        if (this.breakers.get(m.id)!.down) return [m.id, 'down'] as const;
         if (!m.backend.health) return [m.id, 'up'] as const;
         let timer: NodeJS.Timeout | undefined;
         const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), HEALTH_TIMEOUT_MS)));
@@ -167,6 +218,7 @@ export class IdentityChain {
   }
 
   async close(): Promise<void> {
+    for (const b of this.breakers.values()) b.stop();
     await Promise.all(this.members.map((m) => m.backend.close?.()));
   }
 }

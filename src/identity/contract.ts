@@ -9,7 +9,9 @@ import type { Db } from '../db/connect.ts';
 
 /**
  * Why an account whose password was right is refused; each is told to the user as such. A backend
- * sets one only when it knows the password was right: it is a fact about the account.
+ * sets one only when it knows the password was right: it is a fact about the account. The one
+ * exception is a directory that refuses an account an administrator disabled before it looks at any
+ * password (389 DS's "Account inactivated"): nothing then tells a right password from a wrong one.
  */
 export type AccountRefusal = 'disabled' | 'account_expired' | 'password_expired' | 'password_must_change';
 
@@ -46,7 +48,11 @@ export interface IdentityBackend {
    * when the backend cannot answer.
    */
   refresh?(known: { username: string; externalId: string }): Promise<Identity | null>;
-  /** Reachable now? Used by `/readyz`. */
+  /**
+   * Reachable now? Used by `/readyz`, and by the chain's probe: a backend that threw
+   * `BackendUnavailableError` is skipped, without being asked, until this answers true (a backend
+   * without it is simply tried again after the probe interval). Keep it cheap and bounded.
+   */
   health?(): Promise<boolean>;
   close?(): Promise<void>;
 }

@@ -12,7 +12,8 @@ export const passkeyScriptHandler: RequestHandler = (_req, res) => {
 };
 
 /**
- * `POST /passkey/options`: the WebAuthn options and their signed challenge for the page's script.
+ * `POST /passkey/options`: the WebAuthn options for the page's script, their challenge stored on the
+ * server for one use (the `state` the page posts back).
  * `purpose=login`: any discoverable credential, or the user's own at a second step (`pending`);
  * `purpose=register`: a new credential for the signed-in user. CSRF-checked like the forms.
  */

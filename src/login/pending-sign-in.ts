@@ -1,24 +1,75 @@
+import type { Request, Response } from 'express';
+import { clock } from '../clock.ts';
 import { seal, unseal } from '../crypto/sealed.ts';
+import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
 import type { Amr } from '../mfa/service.ts';
+import { cookieOptions, readCookie } from './cookies.ts';
+import type { SessionStore } from './sessions.ts';
 
 /** How long the second step may wait after the password. */
 const TTL_MS = 5 * 60 * 1000;
+const PURPOSE = 'pending-sign-in';
 
-interface Pending {
+/** The browser that typed the password: a random value whose hash the pending sign-in carries. */
+export const PENDING_COOKIE = 'lk_pending';
+
+export interface Pending {
   userId: string;
   amr: Amr[];
   clientId: string;
 }
 
-/**
- * A sign-in whose password was right and whose second factor is still to come, carried by the second
- * step's form (no server-side state): the user, the factors so far and the client, signed, for five
- * minutes. It opens nothing by itself: the second step still needs a factor, counted by the
- * brute-force policy.
- */
-export const sealPending = (key: Buffer, p: Pending): string => seal(key, 'pending-sign-in', { ...p }, TTL_MS);
+interface Sealed extends Pending {
+  /** Its row server-side, taken by the one request that uses it. */
+  id: string;
+  /** The hash of this browser's `lk_pending` cookie. */
+  browser: string;
+  exp: number;
+}
 
+/** A pending sign-in taken for one attempt; `again` starts the next one (a wrong code), in what is left of its time. */
+export type TakenPending = Pending & { again(res: Response): Promise<string> };
+
+/**
+ * Reads the form's pending sign-in without taking it: only to choose whose passkeys a second step's
+ * WebAuthn options list (/passkey/options), which opens nothing.
+ */
 export function openPending(key: Buffer, sealed: string | undefined, clientId: string): Pending | undefined {
-  const p = unseal<Pending>(key, 'pending-sign-in', sealed);
+  const p = unseal<Sealed>(key, PURPOSE, sealed);
   return p && p.clientId === clientId ? { userId: p.userId, amr: p.amr, clientId: p.clientId } : undefined;
 }
+
+/**
+ * A sign-in whose password was right and whose second factor is still to come (SPEC 7, "The pending
+ * sign-in"): the user, the factors so far and the client, sealed into the second step's form for five
+ * minutes. It is bound to the browser that typed the password (a cookie set with the second step's
+ * page), so the form's fields are worth nothing elsewhere, and it is used once: each attempt takes
+ * its row server-side, in any process, and a wrong code gets a new one. It opens nothing by itself:
+ * the second step still needs a factor, counted by the brute-force policy.
+ */
+export function pendingSignIns(key: Buffer, secure: boolean, store: Pick<SessionStore, 'startPending' | 'takePending'>) {
+  async function begin(req: Request, res: Response, p: Pending, expiresAt: number): Promise<string> {
+    let nonce = readCookie(req, PENDING_COOKIE);
+    if (!nonce || nonce.length < 32) nonce = randomToken();
+    res.cookie(PENDING_COOKIE, nonce, cookieOptions(secure, TTL_MS));
+    const id = await store.startPending(p.userId, expiresAt);
+    return seal(key, PURPOSE, { ...p, id, browser: hashToken(nonce) }, expiresAt - clock.now());
+  }
+
+  return {
+    /** After a right password: the sealed value for the second step's form (and this browser's cookie). */
+    begin: (req: Request, res: Response, p: Pending): Promise<string> => begin(req, res, p, clock.now() + TTL_MS),
+
+    /** The form's pending sign-in, if it is this browser's, for this client, unexpired and unused: taken now. */
+    async take(req: Request, sealed: string | undefined, clientId: string): Promise<TakenPending | undefined> {
+      const p = unseal<Sealed>(key, PURPOSE, sealed);
+      const nonce = readCookie(req, PENDING_COOKIE);
+      if (!p || p.clientId !== clientId || !nonce || !safeEqual(hashToken(nonce), p.browser)) return undefined;
+      if (!(await store.takePending(p.id))) return undefined;
+      const pending: Pending = { userId: p.userId, amr: p.amr, clientId: p.clientId };
+      return { ...pending, again: (res) => begin(req, res, pending, p.exp) };
+    },
+  };
+}
+
+export type PendingSignIns = ReturnType<typeof pendingSignIns>;

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connect.ts';
 import { fastOf, statement } from '../db/fast.ts';
-import { json, num } from '../db/rows.ts';
+import { json, num, numOrNull } from '../db/rows.ts';
 import type { Amr } from '../mfa/service.ts';
 
 export interface SsoSession {
@@ -10,6 +10,8 @@ export interface SsoSession {
   authTime: number;
   /** The factors the sign-in used (RFC 8176); sessions from before they were kept used a password. */
   amr: Amr[];
+  /** When the user last proved a factor again in this session; null: not since `authTime`. */
+  provedAt: number | null;
   expiresAt: number;
 }
 
@@ -25,19 +27,44 @@ export const sessionQueries = (db: Db) => ({
   async find(id: string): Promise<SsoSession | undefined> {
     const row = await fastOf(db).get(sql.find, [id]);
     return row
-      ? { id: String(row.id_hash), userId: String(row.user_id), authTime: num(row.auth_time), amr: row.amr == null ? ['pwd'] : json<Amr[]>(row.amr, ['pwd']), expiresAt: num(row.expires_at) }
+      ? {
+          id: String(row.id_hash),
+          userId: String(row.user_id),
+          authTime: num(row.auth_time),
+          amr: row.amr == null ? ['pwd'] : json<Amr[]>(row.amr, ['pwd']),
+          provedAt: numOrNull(row.proved_at),
+          expiresAt: num(row.expires_at),
+        }
       : undefined;
   },
-  /** A second factor used later in the session (step-up): the session now carries it. */
-  async setAmr(id: string, amr: Amr[]): Promise<void> {
-    await db('sso_sessions').where({ id_hash: id }).update({ amr: JSON.stringify(amr) });
+  /** A second factor used later in the session (step-up): the session now carries it, proved now. */
+  async setAmr(id: string, amr: Amr[], now: number): Promise<void> {
+    await db('sso_sessions').where({ id_hash: id }).update({ amr: JSON.stringify(amr), proved_at: now });
   },
-  async remove(id: string): Promise<void> {
-    await db('sso_sessions').where({ id_hash: id }).delete();
+  /** The password or a factor asked again and given. */
+  async setProvedAt(id: string, now: number): Promise<void> {
+    await db('sso_sessions').where({ id_hash: id }).update({ proved_at: now });
   },
-  /** Every session of a user ("sign out everywhere"); how many there were. */
-  async removeAllOf(userId: string): Promise<number> {
-    return db('sso_sessions').where({ user_id: userId }).delete();
+  async remove(id: string): Promise<number> {
+    return db('sso_sessions').where({ id_hash: id }).delete();
+  },
+  /** Every session of a user but `except`; how many there were. */
+  async removeAllOf(userId: string, except?: string): Promise<number> {
+    const q = db('sso_sessions').where({ user_id: userId });
+    return (except ? q.whereNot({ id_hash: except }) : q).delete();
+  },
+
+  /** A pending sign-in (a right password before its second step); the expired ones left behind go now. */
+  /** Expired rows are left to the retention purge. */
+  async insertPending(id: string, userId: string, expiresAt: number): Promise<void> {
+    await db('pending_sign_ins').insert({ id, user_id: userId, expires_at: expiresAt });
+  },
+  /** Takes a pending sign-in, in one statement: of any number of requests carrying it, one gets it. */
+  async takePending(id: string, now: number): Promise<boolean> {
+    return (await db('pending_sign_ins').where({ id }).andWhere('expires_at', '>', now).delete()) > 0;
+  },
+  async removePendingOf(userId: string): Promise<number> {
+    return db('pending_sign_ins').where({ user_id: userId }).delete();
   },
 });
 

@@ -1,16 +1,27 @@
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { Amr } from '../mfa/service.ts';
+import type { TokenQueries } from '../tokens/queries.ts';
 import type { SessionQueries, SsoSession } from './session-queries.ts';
+import { sessionEnds } from './session-ends.ts';
 import { clock } from '../clock.ts';
 
 export type { SsoSession } from './session-queries.ts';
 
-/** Server-side SSO sessions; the browser holds only a random cookie value. */
-export const sessionStore = (queries: SessionQueries, ttlSeconds: number) => ({
+/** How recent a proof must be to add a factor without being asked again (SPEC 7, "Adding a factor"). */
+export const PROOF_WINDOW_MS = 5 * 60 * 1000;
+
+/** Whether the session's user proved a factor (the sign-in, or asked again since) within the window. */
+export const provedRecently = (s: SsoSession): boolean => clock.now() - Math.max(s.authTime, s.provedAt ?? 0) <= PROOF_WINDOW_MS;
+
+/**
+ * Server-side SSO sessions; the browser holds only a random cookie value. Sessions end only through
+ * `end` and `endAllOf` (session-ends.ts), which take their codes and tokens with them.
+ */
+export const sessionStore = (queries: SessionQueries, ttlSeconds: number, tokens: TokenQueries) => ({
   async create(userId: string, amr: Amr[] = ['pwd']): Promise<{ cookie: string; session: SsoSession }> {
     const cookie = randomToken();
     const now = clock.now();
-    const session = { id: hashToken(cookie), userId, authTime: now, amr, expiresAt: now + ttlSeconds * 1000 };
+    const session = { id: hashToken(cookie), userId, authTime: now, amr, provedAt: null, expiresAt: now + ttlSeconds * 1000 };
     await queries.insert(session, now);
     return { cookie, session };
   },
@@ -21,9 +32,23 @@ export const sessionStore = (queries: SessionQueries, ttlSeconds: number) => ({
     return session && session.expiresAt > clock.now() ? session : undefined;
   },
 
-  setAmr: queries.setAmr,
-  remove: queries.remove,
-  removeAllOf: queries.removeAllOf,
+  /** A factor used on the session (step-up): it carries the factor from now on, proved now. */
+  setAmr: (id: string, amr: Amr[]) => queries.setAmr(id, amr, clock.now()),
+
+  /** The password or a factor asked again, and given. */
+  proved: (id: string) => queries.setProvedAt(id, clock.now()),
+
+  /** A pending sign-in (pending-sign-in.ts) is stored until `expiresAt`; its id. */
+  async startPending(userId: string, expiresAt: number): Promise<string> {
+    const id = randomToken(24);
+    await queries.insertPending(id, userId, expiresAt);
+    return id;
+  },
+
+  /** Takes a pending sign-in once; false when it was taken already, or expired. */
+  takePending: (id: string) => queries.takePending(id, clock.now()),
+
+  ...sessionEnds(queries, tokens),
 });
 
 export type SessionStore = ReturnType<typeof sessionStore>;

@@ -5,7 +5,8 @@ import { NO_BACKEND, type Metrics } from '../metrics/registry.ts';
 import { withMfa, type Amr, type MfaService } from '../mfa/service.ts';
 import { accountKey } from '../throttle/account-key.ts';
 import { deviceFor, issueDeviceCookie } from '../throttle/device-cookie.ts';
-import type { LoginThrottle } from '../throttle/login-throttle.ts';
+import type { CodeGuesses } from '../throttle/code-guesses.ts';
+import type { Lane, LoginThrottle } from '../throttle/login-throttle.ts';
 import type { User } from '../users/queries.ts';
 
 export interface SignInAttempt {
@@ -18,6 +19,8 @@ export interface SignInAttempt {
   deviceCookie?: string;
   /** Recorded with the success event: `password` for the password grant. */
   grant?: string;
+  /** The password grant of a public client (`admin-cli`): counted per account and address, not per client. */
+  publicClient?: boolean;
   /** A second factor sent with the password (the password grant's `otp`). */
   otp?: string;
 }
@@ -29,7 +32,9 @@ export type SignInOutcome =
   | { ok: false; reason: 'throttled'; retryAfter: number }
   | { ok: false; reason: 'unavailable' }
   /** `invalid_code`: a wrong second factor (after a right password, or at the second step). */
-  | { ok: false; reason: 'invalid_credentials' | 'invalid_code' | AccountRefusal };
+  | { ok: false; reason: 'invalid_credentials' | AccountRefusal }
+  /** `codesLocked`: too many wrong codes lately; only a recovery code or a passkey is taken now. */
+  | { ok: false; reason: 'invalid_code'; codesLocked?: boolean };
 
 /** The second step of a sign-in: the user is known (a right password, or an SSO session); a code decides. */
 export interface SecondStepAttempt {
@@ -61,15 +66,22 @@ type Deps = {
   identity: IdentityChain;
   findUser: (id: string) => Promise<User | undefined>;
   throttle: LoginThrottle;
+  codeGuesses: CodeGuesses;
   audit: AuditLog;
-  metrics: Pick<Metrics, 'login'>;
+  metrics: Pick<Metrics, 'login' | 'mfaGuessing'>;
   mfa: MfaService;
   accountKeyKey: Buffer;
   deviceKey: Buffer;
 };
 
 /** Where an attempt comes from: what every event of it records, and the browser's device cookie. */
-type Origin = Pick<SignInAttempt, 'ip' | 'clientId' | 'requestId' | 'deviceCookie'>;
+type Origin = Pick<SignInAttempt, 'ip' | 'clientId' | 'requestId' | 'deviceCookie' | 'grant' | 'publicClient'>;
+
+/** The count an attempt is gated by (login-throttle.ts): its browser's device, or the client of a password grant. */
+function laneOf(o: Origin, device: string | undefined): Lane {
+  if (o.grant) return o.publicClient ? { kind: 'public' } : { kind: 'confidential', clientId: o.clientId };
+  return { kind: 'browser', device };
+}
 
 /**
  * Counts one attempt on `username`'s account (the brute-force policy, before anything is checked) and
@@ -80,7 +92,7 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
   const account = accountKey(deps.accountKeyKey, username);
   const device = deviceFor(deps.deviceKey, o.deviceCookie, account);
   const event = { clientId: o.clientId, ip: o.ip, requestId: o.requestId, ...(userId ? { userId } : {}) };
-  const reservation = await deps.throttle.reserve(account, o.ip, device);
+  const reservation = await deps.throttle.reserve(account, o.ip, laneOf(o, device));
   if (reservation.blocked) {
     deps.metrics.login(NO_BACKEND, 'throttled');
     await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
@@ -104,6 +116,28 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
     },
   };
 }
+
+/**
+ * Checks a second-factor code for an attempt already counted, and counts a wrong one against the
+ * account's long-window code count too (SPEC 7, "Second-factor guessing"). Past that count a TOTP code
+ * is not even checked: only a recovery code (or a passkey) is taken, and the attempt is given back.
+ */
+async function checkCode(deps: Deps, user: User, code: string, attempt: Attempt): Promise<Amr[] | SignInOutcome> {
+  const totp = /^\d{6}$/.test(code.trim());
+  if (totp && (await deps.codeGuesses.totpLocked(user.id))) {
+    await attempt.refund();
+    return { ok: false, reason: 'invalid_code', codesLocked: true };
+  }
+  if (await deps.mfa.verify(user.id, code, attempt.event)) return ['otp'];
+  await attempt.failed(user.backend, 'invalid_code', user.id);
+  if (await deps.codeGuesses.failed(user.id)) {
+    deps.metrics.mfaGuessing();
+    await deps.audit.record({ kind: 'mfa.guessing', userId: user.id, ...attempt.event, details: { window: 'codeWindow' } });
+  }
+  return { ok: false, reason: 'invalid_code' };
+}
+
+type Attempt = Exclude<Awaited<ReturnType<typeof countAttempt>>, { blocked: SignInOutcome }>;
 
 /**
  * The one sign-in sequence, for the login page and the password grant alike: count the attempt
@@ -130,7 +164,15 @@ export const signInService = (deps: Deps) => ({
         await attempt.refund();
         return { ok: false, reason: 'unavailable' };
       }
-      await attempt.failed(result.backend ?? NO_BACKEND, result.reason, result.user?.id);
+      if (result.skipped.length > 0) {
+        // A backend was down before this answer: the account may be one of its users, whom an outage
+        // never counts against (SPEC 7, "A backend in an outage"), whoever answered afterwards.
+        deps.metrics.login(result.backend ?? NO_BACKEND, 'failure');
+        await attempt.refund();
+        await deps.audit.record({ kind: 'login.failure', ...(result.user ? { userId: result.user.id } : {}), ...attempt.event, details: { reason: result.reason, uncounted: result.skipped } });
+      } else {
+        await attempt.failed(result.backend ?? NO_BACKEND, result.reason, result.user?.id);
+      }
       return { ok: false, reason: result.reason };
     }
     const { user } = result;
@@ -141,11 +183,9 @@ export const signInService = (deps: Deps) => ({
         await attempt.refund();
         return { ok: false, reason: 'second_factor', user };
       }
-      if (!(await deps.mfa.verify(user.id, a.otp, attempt.event))) {
-        await attempt.failed(user.backend, 'invalid_code', user.id);
-        return { ok: false, reason: 'invalid_code' };
-      }
-      amr = withMfa(['pwd', 'otp']);
+      const checked = await checkCode(deps, user, a.otp, attempt);
+      if (!Array.isArray(checked)) return checked;
+      amr = withMfa(['pwd', ...checked]);
     }
     return attempt.succeeded(user, amr, a.grant ? { grant: a.grant } : {});
   },
@@ -157,11 +197,9 @@ export const signInService = (deps: Deps) => ({
   async secondStep(a: SecondStepAttempt): Promise<SignInOutcome> {
     const attempt = await countAttempt(deps, a.user.username, a, a.user.id);
     if (attempt.blocked) return attempt.blocked;
-    if (!(await deps.mfa.verify(a.user.id, a.code, attempt.event))) {
-      await attempt.failed(a.user.backend, 'invalid_code');
-      return { ok: false, reason: 'invalid_code' };
-    }
-    return attempt.succeeded(a.user, withMfa([...a.amr, 'otp']));
+    const checked = await checkCode(deps, a.user, a.code, attempt);
+    if (!Array.isArray(checked)) return checked;
+    return attempt.succeeded(a.user, withMfa([...a.amr, ...checked]));
   },
 
   /**
@@ -179,6 +217,14 @@ export const signInService = (deps: Deps) => ({
     const use = await deps.mfa.passkeys.authenticate(a.state, a.response);
     if (!use || use.user !== user.id) {
       await attempt.failed(user.backend, 'invalid_passkey');
+      return { ok: false, reason: 'invalid_code' };
+    }
+    // Alone (no password, no session), the passkey is the whole sign-in: only one that verified the
+    // user (PIN, biometrics) is enough; without that it is a second factor only. Not a guess, so
+    // not counted as a failure: the right credential, used where it cannot serve.
+    if (!a.user && !use.userVerified) {
+      await attempt.refund();
+      await deps.audit.record({ kind: 'login.failure', ...attempt.event, details: { reason: 'passkey_not_verified' } });
       return { ok: false, reason: 'invalid_code' };
     }
     // A passkey alone never asked the directory: the account must still be there and not disabled

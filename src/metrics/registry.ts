@@ -48,6 +48,11 @@ export function createMetrics(o: {
     labelNames: ['table'] as const,
     registers: [registry],
   });
+  const mfaGuessing = new Counter({
+    name: 'latchkey_mfa_guessing_total',
+    help: 'Accounts whose wrong second-factor codes reached throttle.codeMaxFailures within throttle.codeWindow (someone holding the password is guessing codes)',
+    registers: [registry],
+  });
   new Gauge({
     name: 'latchkey_identity_backend_up',
     help: 'Whether each identity backend answers (1) or not (0), checked at scrape time',
@@ -76,6 +81,9 @@ export function createMetrics(o: {
     },
     login(backend: string, result: LoginResult): void {
       logins.inc({ backend, result });
+    },
+    mfaGuessing(): void {
+      mfaGuessing.inc();
     },
     purged(table: string, rows: number): void {
       if (rows > 0) purged.inc({ table }, rows);

@@ -25,6 +25,15 @@ export interface StoredPasskey {
   lastUsedAt: number | null;
 }
 
+/** A WebAuthn ceremony's challenge, kept until it is used once or expires. */
+export interface StoredChallenge {
+  challenge: string;
+  purpose: 'register' | 'login';
+  /** The user registering, or the user expected at a second step; null for a passkey alone. */
+  userId: string | null;
+  expiresAt: number;
+}
+
 const toPasskey = (r: Record<string, unknown>): StoredPasskey => ({
   credentialId: String(r.credential_id),
   userId: String(r.user_id),
@@ -53,8 +62,9 @@ export const mfaQueries = (db: Db) => ({
     const [r] = await db('passkeys').where({ user_id: userId }).count({ n: '*' });
     return Number(r?.n ?? 0);
   },
-  async insertPasskey(p: StoredPasskey): Promise<void> {
-    await db('passkeys').insert({
+  /** Adds a credential; false when its id is registered already (to this user or another). */
+  async insertPasskey(p: StoredPasskey): Promise<boolean> {
+    const rows = (await db('passkeys').insert({
       credential_id: p.credentialId,
       user_id: p.userId,
       public_key: p.publicKey,
@@ -63,11 +73,29 @@ export const mfaQueries = (db: Db) => ({
       name: p.name,
       created_at: p.createdAt,
       last_used_at: p.lastUsedAt,
-    });
+    }).onConflict('credential_id').ignore().returning('credential_id')) as unknown[];
+    return rows.length > 0;
   },
   /** Records a use: the authenticator's new signature counter (a clone would send an old one). */
   async usePasskey(credentialId: string, counter: number, now: number): Promise<void> {
     await db('passkeys').where({ credential_id: credentialId }).update({ counter, last_used_at: now });
+  },
+
+  async addChallenge(c: StoredChallenge): Promise<void> {
+    await db('webauthn_challenges').insert({ challenge: c.challenge, purpose: c.purpose, user_id: c.userId, used_at: null, expires_at: c.expiresAt });
+  },
+  /**
+   * Takes a challenge for `purpose`, once, in one statement: of two requests carrying it at the same
+   * moment (in one process or two) exactly one gets the row; a used or expired one gives nothing.
+   */
+  async takeChallenge(challenge: string, purpose: StoredChallenge['purpose'], now: number): Promise<{ userId: string | null } | undefined> {
+    const rows = (await db('webauthn_challenges')
+      .where({ challenge, purpose })
+      .whereNull('used_at')
+      .andWhere('expires_at', '>', now)
+      .update({ used_at: now })
+      .returning('user_id')) as Array<{ user_id: string | null }>;
+    return rows[0] ? { userId: rows[0].user_id == null ? null : String(rows[0].user_id) } : undefined;
   },
   async removePasskey(userId: string, credentialId: string): Promise<number> {
     return db('passkeys').where({ user_id: userId, credential_id: credentialId }).delete();

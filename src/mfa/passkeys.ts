@@ -7,9 +7,8 @@ import type {
 } from '@simplewebauthn/server';
 import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
-import { seal, unseal } from '../crypto/sealed.ts';
 import type { User } from '../users/queries.ts';
-import type { MfaQueries, StoredPasskey } from './mfa-queries.ts';
+import type { MfaQueries, StoredChallenge, StoredPasskey } from './mfa-queries.ts';
 
 /**
  * @simplewebauthn/server, loaded at the first passkey ceremony: its certificate and CBOR parsers take
@@ -21,11 +20,10 @@ const webauthn = () => (library ??= import('@simplewebauthn/server'));
 /** A ceremony must finish within this (WebAuthn's own default timeout is a minute). */
 const CEREMONY_MS = 5 * 60 * 1000;
 
-interface Challenge {
-  challenge: string;
-  /** Registration: the user registering. Authentication: the user expected, if known (second step). */
-  userId?: string;
-}
+/** Why a passkey was not added, as the account page shows it. */
+export const PASSKEY_NOT_ADDED = 'The passkey could not be added. Try again.';
+export const PASSKEY_ALREADY_REGISTERED = 'This passkey is already registered.';
+export const PASSKEY_REQUEST_EXPIRED = 'The passkey request expired or was used already. Try again.';
 
 export interface PasskeyUse {
   user: string;
@@ -36,17 +34,23 @@ export interface PasskeyUse {
 /**
  * Passkeys (WebAuthn, SPEC 8) with @simplewebauthn/server. The relying party id is the host of
  * PUBLIC_URL; browsers refuse an IP address as one, so with PUBLIC_URL at an IP address passkeys are
- * off. The challenge travels with the page, signed (no server-side state), and is checked against the
- * one the authenticator signed; credentials are public data only.
+ * off. Each challenge is stored when issued and taken once, before the answer is checked: a synced
+ * passkey's signature counter stays 0, so the counter cannot tell a replayed assertion from a new
+ * one, and only a spent challenge can. The page's `state` is the challenge itself (not a secret).
+ * Credentials are public data only.
  */
-export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; sealKey: Buffer; audit: AuditLog }) {
+export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; audit: AuditLog; /** Unused since challenges are stored. */ sealKey?: Buffer }) {
   const url = new URL(deps.publicUrl);
   const rpID = url.hostname;
   const origin = url.origin;
   const enabled = isIP(rpID.replace(/^\[|\]$/g, '')) === 0;
 
-  const sealChallenge = (c: Challenge) => seal(deps.sealKey, 'webauthn', { ...c }, CEREMONY_MS);
-  const openChallenge = (state: string | undefined) => unseal<Challenge>(deps.sealKey, 'webauthn', state);
+  const issue = async (challenge: string, purpose: StoredChallenge['purpose'], userId: string | undefined): Promise<string> => {
+    await queries.addChallenge({ challenge, purpose, userId: userId ?? null, expiresAt: clock.now() + CEREMONY_MS });
+    return challenge;
+  };
+  const take = async (state: string | undefined, purpose: StoredChallenge['purpose']) =>
+    state && state.length <= 128 ? queries.takeChallenge(state, purpose, clock.now()) : undefined;
   const parse = <T>(text: string | undefined): T | undefined => {
     try {
       return text ? (JSON.parse(text) as T) : undefined;
@@ -72,24 +76,32 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
         excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
         authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       });
-      return { options, state: sealChallenge({ challenge: options.challenge, userId: user.id }) };
+      return { options, state: await issue(options.challenge, 'register', user.id) };
     },
 
-    /** Verifies a new credential and keeps it; false when it does not verify. */
-    async register(user: User, state: string | undefined, responseText: string | undefined, name: string, ctx: { ip?: string; requestId?: string } = {}): Promise<boolean> {
-      const challenge = openChallenge(state);
+    /**
+     * Verifies a new credential and keeps it. Undefined when it is added, else why not (a message for
+     * the account page): a credential id registered already, or the same registration sent again,
+     * is the user's mistake to be told, not a server error.
+     */
+    async register(user: User, state: string | undefined, responseText: string | undefined, name: string, ctx: { ip?: string; requestId?: string } = {}): Promise<string | undefined> {
       const response = parse<RegistrationResponseJSON>(responseText);
-      if (!challenge || challenge.userId !== user.id || !response) return false;
+      if (!response?.id) return PASSKEY_NOT_ADDED;
+      // Asked before the challenge is taken, so a registration sent again is told why, not "expired".
+      if (await queries.passkey(response.id)) return PASSKEY_ALREADY_REGISTERED;
+      const challenge = await take(state, 'register');
+      if (!challenge || challenge.userId !== user.id) return PASSKEY_REQUEST_EXPIRED;
       let verified;
       try {
-        verified = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: challenge.challenge, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+        verified = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: state!, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
       } catch {
-        return false;
+        return PASSKEY_NOT_ADDED;
       }
-      if (!verified.verified) return false;
+      if (!verified.verified) return PASSKEY_NOT_ADDED;
       const { credential } = verified.registrationInfo;
       const now = clock.now();
-      await queries.insertPasskey({
+      // The insert decides, not the question above: two registrations of one credential at once.
+      const added = await queries.insertPasskey({
         credentialId: credential.id,
         userId: user.id,
         publicKey: Buffer.from(credential.publicKey).toString('base64url'),
@@ -99,22 +111,25 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
         createdAt: now,
         lastUsedAt: null,
       });
+      if (!added) return PASSKEY_ALREADY_REGISTERED;
       await deps.audit.record({ kind: 'mfa.passkey_added', userId: user.id, ip: ctx.ip, requestId: ctx.requestId });
-      return true;
+      return undefined;
     },
 
     /**
      * Options for navigator.credentials.get(): the user's own credentials at a second step, none
-     * (any discoverable credential of this site) for a sign-in without a username.
+     * (any discoverable credential of this site) for a sign-in without a username. That one asks for
+     * user verification: a passkey alone is a sign-in only when it verified the user (the sign-in
+     * checks the flag whatever the browser did with this).
      */
     async authenticationOptions(userId?: string): Promise<{ options: PublicKeyCredentialRequestOptionsJSON; state: string }> {
       const mine = userId ? await queries.passkeys(userId) : [];
       const options = await (await webauthn()).generateAuthenticationOptions({
         rpID,
-        userVerification: 'preferred',
+        userVerification: userId ? 'preferred' : 'required',
         allowCredentials: mine.map((p) => ({ id: p.credentialId, transports: p.transports as never })),
       });
-      return { options, state: sealChallenge({ challenge: options.challenge, userId }) };
+      return { options, state: await issue(options.challenge, 'login', userId) };
     },
 
     /** The credential's owner, before any check: who the brute-force policy counts the attempt against. */
@@ -123,11 +138,15 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
       return response?.id ? (await queries.passkey(response.id))?.userId : undefined;
     },
 
-    /** Verifies an assertion; the user it proves, or undefined. */
+    /**
+     * Verifies an assertion; the user it proves, or undefined. The challenge is taken first: it is
+     * good for one answer, right or wrong, so no assertion made for it is ever accepted twice.
+     */
     async authenticate(state: string | undefined, responseText: string | undefined): Promise<PasskeyUse | undefined> {
-      const challenge = openChallenge(state);
       const response = parse<AuthenticationResponseJSON>(responseText);
-      if (!challenge || !response?.id) return undefined;
+      if (!response?.id) return undefined;
+      const challenge = await take(state, 'login');
+      if (!challenge) return undefined;
       const stored = await queries.passkey(response.id);
       if (!stored || (challenge.userId && challenge.userId !== stored.userId)) return undefined;
       // A discoverable credential names its user: it must be the one the credential was made for.
@@ -136,7 +155,7 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; s
       try {
         verified = await (await webauthn()).verifyAuthenticationResponse({
           response,
-          expectedChallenge: challenge.challenge,
+          expectedChallenge: state!,
           expectedOrigin: origin,
           expectedRPID: rpID,
           credential: { id: stored.credentialId, publicKey: Buffer.from(stored.publicKey, 'base64url'), counter: stored.counter, transports: stored.transports },

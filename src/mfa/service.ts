@@ -1,4 +1,5 @@
 import type { Actor, AuditLog } from '../audit/record.ts';
+import type { SessionStore } from '../login/sessions.ts';
 import { clock } from '../clock.ts';
 import { decrypt, encrypt } from '../crypto/secrets.ts';
 import type { User } from '../users/queries.ts';
@@ -16,6 +17,13 @@ export interface MfaStatus {
   recoveryCodesLeft: number;
 }
 
+/** Where a user's own change comes from; `keep`: the session making it, which stays (SPEC 7). */
+export interface ChangeContext {
+  ip?: string;
+  requestId?: string;
+  keep?: string;
+}
+
 /** Which factor a code was: a TOTP code or one of the recovery codes. */
 export type CodeKind = 'totp' | 'recovery';
 
@@ -30,7 +38,10 @@ export const withMfa = (methods: Amr[]): Amr[] => {
  * recovery codes kept as keyed hashes; each TOTP code and each recovery code is taken once, by an
  * atomic update, whatever number of requests carry it at the same moment.
  */
-export function mfaService(queries: MfaQueries, deps: { secretKey: Buffer; codeKey: Buffer; sealKey: Buffer; audit: AuditLog; issuer: string; publicUrl: string }) {
+export function mfaService(
+  queries: MfaQueries,
+  deps: { secretKey: Buffer; codeKey: Buffer; sealKey: Buffer; audit: AuditLog; issuer: string; publicUrl: string; sessions: Pick<SessionStore, 'endAllOf'> },
+) {
   const issueCodes = async (userId: string, now: number): Promise<string[]> => {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
     await queries.replaceRecoveryCodes(userId, codes.map((c) => recoveryCodeHash(deps.codeKey, c)), now);
@@ -38,6 +49,9 @@ export function mfaService(queries: MfaQueries, deps: { secretKey: Buffer; codeK
   };
   const totpOn = async (userId: string) => (await queries.totp(userId))?.confirmedAt != null;
   const factorCount = queries.factorCount;
+  /** A factor added or removed: the user's other sessions, codes and tokens end with the old set (SPEC 7). */
+  const factorsChanged = (userId: string, reason: 'factor_added' | 'factor_removed', c: ChangeContext) =>
+    deps.sessions.endAllOf(userId, { except: c.keep, reason, actor: { userId, clientId: null, via: 'account', ip: c.ip, requestId: c.requestId } });
 
   return {
     passkeys: passkeyService(queries, { publicUrl: deps.publicUrl, sealKey: deps.sealKey, audit: deps.audit }),
@@ -87,12 +101,13 @@ export function mfaService(queries: MfaQueries, deps: { secretKey: Buffer; codeK
      * Confirms a pending enrolment with its first code: the recovery codes when TOTP is the user's
      * first factor (else an empty list), undefined for a wrong code.
      */
-    async confirmTotp(user: User, code: string, ctx: { ip?: string; requestId?: string } = {}): Promise<string[] | undefined> {
+    async confirmTotp(user: User, code: string, ctx: ChangeContext = {}): Promise<string[] | undefined> {
       const row = await queries.totp(user.id);
       if (!row || row.confirmedAt !== null) return undefined;
       const now = clock.now();
       const step = matchingStep(decrypt(deps.secretKey, row.secretEnc), code.trim(), now);
       if (step === undefined || !(await queries.takeStep(user.id, step, now, true))) return undefined;
+      await factorsChanged(user.id, 'factor_added', ctx);
       await deps.audit.record({ kind: 'mfa.totp_enrolled', userId: user.id, ip: ctx.ip, requestId: ctx.requestId });
       return (await this.codesForFirstFactor(user.id)) ?? [];
     },
@@ -121,24 +136,37 @@ export function mfaService(queries: MfaQueries, deps: { secretKey: Buffer; codeK
     },
 
     /** The user turns TOTP off; with no factor left, the recovery codes go too. */
-    async removeTotp(userId: string, ctx: { ip?: string; requestId?: string } = {}): Promise<void> {
+    async removeTotp(userId: string, ctx: ChangeContext = {}): Promise<void> {
       if ((await queries.removeTotp(userId)) === 0) return;
       if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
+      await factorsChanged(userId, 'factor_removed', ctx);
       await deps.audit.record({ kind: 'mfa.totp_removed', userId, ip: ctx.ip, requestId: ctx.requestId });
     },
 
     /** The user removes a passkey; with no factor left, the recovery codes go too. */
-    async removePasskey(userId: string, credentialId: string, ctx: { ip?: string; requestId?: string } = {}): Promise<boolean> {
-      if (!(await this.passkeys.remove(userId, credentialId, ctx))) return false;
+    async removePasskey(userId: string, credentialId: string, ctx: ChangeContext = {}): Promise<boolean> {
+      if (!(await this.passkeys.remove(userId, credentialId, { ip: ctx.ip, requestId: ctx.requestId }))) return false;
       if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
+      await factorsChanged(userId, 'factor_removed', ctx);
       return true;
     },
 
-    /** An administrator removes every factor of a user (a lost phone). */
+    /**
+     * A new passkey of the user's (the ceremony checked by passkeys.register): undefined when added,
+     * else why not, for the account page.
+     */
+    async addPasskey(user: User, state: string | undefined, response: string | undefined, name: string, ctx: ChangeContext = {}): Promise<string | undefined> {
+      const refused = await this.passkeys.register(user, state, response, name, { ip: ctx.ip, requestId: ctx.requestId });
+      if (!refused) await factorsChanged(user.id, 'factor_added', ctx);
+      return refused;
+    },
+
+    /** An administrator removes every factor of a user (a lost phone); every session of theirs ends. */
     async reset(userId: string, actor: Actor): Promise<void> {
       await queries.removeTotp(userId);
       await queries.removePasskeys(userId);
       await queries.removeRecoveryCodes(userId);
+      await deps.sessions.endAllOf(userId, { reason: 'mfa_reset', actor });
       await deps.audit.change('user.reset_mfa', actor, { userId });
     },
   };

@@ -6,8 +6,9 @@ export const healthHandler: RequestHandler = (_req, res) => {
 };
 
 /**
- * SPEC 7: 503 only when the database is down. A directory outage is reported in the body but keeps
- * the node in the load balancer, since the other backends still work.
+ * SPEC 7: 503 only when the database is down, or refuses writes (a full disk: reads still work, but
+ * no token can be issued). A directory outage is reported in the body but keeps the node in the load
+ * balancer, since the other backends still work.
  */
 export const readyHandler =
   (ctx: AppContext): RequestHandler =>
@@ -15,6 +16,7 @@ export const readyHandler =
     let database: 'up' | 'down' = 'up';
     try {
       await ctx.ping();
+      await ctx.dbOutage.checkWrites();
     } catch {
       database = 'down';
     }

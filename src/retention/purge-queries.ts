@@ -1,7 +1,7 @@
 import type { Db } from '../db/connect.ts';
 
 /** Each table the purge keeps small, with the primary key a batch is chosen by. */
-export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events'] as const;
+export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins'] as const;
 export type PurgedTable = (typeof PURGED_TABLES)[number];
 
 /** What makes a row of each table dead, as of `now` (ms). */
@@ -9,6 +9,8 @@ export interface Cutoffs {
   now: number;
   /** Throttle rows whose window started before this and that block nobody count for nothing. */
   throttleWindowStart: number;
+  /** The same for the wrong second-factor codes (`m:` keys), counted over a longer window. */
+  codeWindowStart: number;
   /** Audit events before this go; undefined keeps them all. */
   auditBefore?: number;
 }
@@ -20,16 +22,25 @@ const keyOf: Record<PurgedTable, string> = {
   sso_sessions: 'id_hash',
   login_throttle: 'key',
   audit_events: 'id',
+  webauthn_challenges: 'challenge',
+  pending_sign_ins: 'id',
 };
 
 /**
- * Expired codes, tokens (a revoked refresh family's too: once expired it can no longer be replayed)
- * and sessions; throttle rows that block nobody and whose window has passed; old audit events. Every
- * condition is on an indexed column, so a batch is an index range read.
+ * Expired codes, tokens (a revoked refresh family's too: once expired it can no longer be replayed),
+ * sessions, pending sign-ins and WebAuthn challenges (used or not: an expired one is refused anyway); throttle rows
+ * that block nobody and whose window has passed; old audit events. Every condition is on an indexed
+ * column, so a batch is an index range read.
  */
 function dead(db: Db, table: PurgedTable, c: Cutoffs) {
   const q = db(table).select(keyOf[table]);
-  if (table === 'login_throttle') return q.where('window_start', '<', c.throttleWindowStart).andWhere('blocked_until', '<=', c.now);
+  if (table === 'login_throttle') {
+    return q
+      .where('window_start', '<', c.throttleWindowStart)
+      .andWhere('blocked_until', '<=', c.now)
+      .andWhere('inflight_until', '<=', c.now)
+      .andWhere((w) => w.where('key', 'not like', 'm:%').orWhere('window_start', '<', c.codeWindowStart));
+  }
   if (table === 'audit_events') return q.where('at', '<', c.auditBefore!);
   return q.where('expires_at', '<', c.now);
 }

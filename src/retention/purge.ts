@@ -39,6 +39,7 @@ export function retention(queries: PurgeQueries, config: Config, metrics: Pick<M
     const cutoffs = {
       now,
       throttleWindowStart: now - throttleWindowMs,
+      codeWindowStart: now - config.throttle.codeWindow * 1000,
       auditBefore: config.retention.auditDays > 0 ? now - config.retention.auditDays * DAY_MS : undefined,
     };
     let size = Math.min(50, maxBatch);

@@ -1,34 +1,55 @@
 import type { Config } from '../config/schema.ts';
-import type { Ladder, ThrottleQueries } from './throttle-queries.ts';
+import type { Ladder, Settle, ThrottleQueries } from './throttle-queries.ts';
+import { addressOf } from './address.ts';
+import { SlotWaiters } from './slot-waiters.ts';
 import { clock } from '../clock.ts';
 
 type Policy = Config['throttle'];
+
+/**
+ * Where an attempt comes from, which decides the count that can delay it (SPEC 7, "Guessers cannot
+ * lock an owner out"): a browser holding a device cookie of the account counts on its own; a browser
+ * without one shares the account's count with every failure from anywhere (OWASP's untrusted
+ * devices); a confidential client, authenticated by its secret, has its own count per account; a
+ * public client (`admin-cli`) one per account and address.
+ */
+export type Lane = { kind: 'browser'; device?: string } | { kind: 'confidential'; clientId: string } | { kind: 'public' };
 
 export type Reservation = { blocked: true; retryAfter: number } | { blocked: false; release: Release };
 
 /** What happens to a reserved attempt once the password was checked. */
 export interface Release {
-  /** The right password: the account's (and the device's) count is cleared, the address refunded. */
+  /** The right password: the lane's and the account's delays cleared. */
   succeeded(): Promise<void>;
-  /** A wrong password: it stays counted. */
+  /** A wrong password: counted on the lane, the account, its total and the address. */
   failed(): Promise<void>;
-  /** The backend could not answer: an outage is never a failed login, so the attempt is refunded. */
+  /** Neither (an outage, a second factor still to come): nothing is counted. */
   refund(): Promise<void>;
 }
+
+/** A reserved attempt is checked within this; a process that dies holding slots frees them when it runs out. */
+const LEASE_MS = 60_000;
 
 /**
  * Brute-force throttling (SPEC 7), kept in the database so every process sees the same counts.
  *
- * An attempt is counted *before* the password is checked, by one atomic upsert per key that refuses
- * while the key is blocked (throttle-queries.ts): however many guesses arrive at once, in however many processes, no more
- * than the policy allows are ever checked. Per account (`u:`): the first `userFreeFailures` failures
- * in `userWindow` are free, then each further attempt waits 1 s, 2 s, 4 s … up to `userMaxDelay`; a
- * browser with a device cookie for the account is counted under its own key (`d:`) instead. Per
- * address (`a:`): `addressMaxFailures` within `addressWindow` block it for `addressBlock`. Failures
- * older than their window stop counting; a success clears the account.
+ * Only failures count. An attempt takes a slot on each key that gates it *before* the password is
+ * checked (one atomic upsert per key, throttle-queries.ts): failures plus attempts in flight stay
+ * under the free count, and past it one attempt at a time is checked, each failure doubling the
+ * delay. So however many guesses arrive at once, in however many processes, no more than the policy
+ * allows are checked, while right passwords arriving at once only wait a moment for a slot (at most
+ * `slotWait`) and are never refused for the load.
+ *
+ * Keys: `a:` the address (IPv6 per /64): `addressMaxFailures` within `addressWindow` block it;
+ * `u:` the account, every failure from anywhere, which gates browsers without a device cookie; `d:`
+ * a device, `c:` a confidential client on the account, `p:` a public client on the account from one
+ * address; `t:` the account's total, a hard cap (`accountMaxFailures` per `userWindow`) on what the
+ * lanes anyone can open (`u:`, `p:`) may check together. The lanes that need a secret to open (a
+ * device cookie, a client secret) are bounded by their own ladders, so a guesser with many
+ * addresses cannot lock them out. A success clears the lane and the account's ladder, never the total.
  */
 export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
-  const account: Ladder = {
+  const user: Ladder = {
     free: policy.userFreeFailures,
     baseMs: policy.userBaseDelay * 1000,
     maxMs: policy.userMaxDelay * 1000,
@@ -41,36 +62,88 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
     maxMs: policy.addressBlock * 1000,
     windowMs: policy.addressWindow * 1000,
   };
+  // The total is closed for the rest of its window by the failure that reaches the cap.
+  const total: Ladder = {
+    free: policy.accountMaxFailures,
+    baseMs: policy.userWindow * 1000,
+    maxMs: policy.userWindow * 1000,
+    windowMs: policy.userWindow * 1000,
+  };
+  const waiters = new SlotWaiters();
 
-  async function retryAfter(keys: string[], now: number): Promise<number> {
-    return Math.ceil((Math.max(now + 1000, await queries.blockedUntil(keys)) - now) / 1000);
+  /** Takes a slot on every gate, or none: `busy` when a slot is taken by attempts in flight, else the delay. */
+  async function tryGates(gates: Array<[string, Ladder]>, now: number): Promise<{ ok: true } | { ok: false; key: string; ladder: Ladder }> {
+    const held: string[] = [];
+    for (const [key, ladder] of gates) {
+      if (await queries.reserve(key, ladder, now, now + LEASE_MS)) {
+        held.push(key);
+        continue;
+      }
+      if (held.length > 0) await queries.settle(held.map((k) => ({ key: k, outcome: 'released' as const })), now);
+      held.forEach((k) => waiters.wake(k));
+      return { ok: false, key, ladder };
+    }
+    return { ok: true };
   }
 
   return {
     /**
-     * Reserves one attempt for the account (or its device) from the address, before the password is
-     * checked. `accountKey` is the keyed hash of the normalised name (see account-key.ts).
+     * Reserves one attempt on `account` (the keyed hash of the normalised name, account-key.ts) from
+     * `ip` through `lane`, before the password is checked; waits up to `slotWait` for a slot that
+     * attempts in flight hold, and refuses at once while a delay runs.
      */
-    async reserve(accountKey: string, ip: string, device?: string): Promise<Reservation> {
-      const now = clock.now();
-      const addressKey = `a:${ip}`;
-      const userKey = device ? `d:${device}` : `u:${accountKey}`;
-      if (!(await queries.count(addressKey, address, now))) return { blocked: true, retryAfter: await retryAfter([addressKey], now) };
-      if (!(await queries.count(userKey, account, now))) {
-        await queries.uncount(addressKey, address);
-        return { blocked: true, retryAfter: await retryAfter([userKey], now) };
+    async reserve(account: string, ip: string, lane: Lane): Promise<Reservation> {
+      const net = addressOf(ip);
+      const addressKey = `a:${net}`;
+      const userKey = `u:${account}`;
+      const totalKey = `t:${account}`;
+      const laneKey =
+        lane.kind === 'confidential' ? `c:${lane.clientId}:${account}` : lane.kind === 'public' ? `p:${account}:${net}` : lane.device ? `d:${lane.device}` : userKey;
+      // The lanes anyone can open are capped by the account's total; the others only count into it.
+      const openToAll = lane.kind === 'public' || (lane.kind === 'browser' && !lane.device);
+      const gates: Array<[string, Ladder]> = [[addressKey, address], [laneKey, user], ...(openToAll ? [[totalKey, total] as [string, Ladder]] : [])];
+
+      // Waiting is measured in real time: the policy's clock may be moved (tests freeze it).
+      const deadline = performance.now() + policy.slotWait * 1000;
+      for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+        const now = clock.now();
+        const taken = await tryGates(gates, now);
+        if (taken.ok) break;
+        const until = await queries.blockedUntil(taken.key, taken.ladder, now);
+        if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
+        // Busy: attempts in flight hold every slot. Wait for one (woken at once when it is freed in
+        // this process, polled for the others), but never past `slotWait`.
+        const left = deadline - performance.now();
+        if (left <= 0) return { blocked: true, retryAfter: 1 };
+        await waiters.wait(taken.key, Math.min(pause, left));
       }
+
+      const end = async (settles: Settle[]) => {
+        try {
+          await queries.settle(settles, clock.now());
+        } finally {
+          for (const [key] of gates) waiters.wake(key);
+        }
+      };
+      const held = (key: string) => gates.some(([k]) => k === key);
       return {
         blocked: false,
         release: {
-          async succeeded() {
-            await queries.settleSuccess([`u:${accountKey}`, userKey], addressKey, address);
-          },
-          async failed() {},
-          async refund() {
-            await queries.uncount(userKey, account);
-            await queries.uncount(addressKey, address);
-          },
+          succeeded: () =>
+            end([
+              { key: addressKey, outcome: 'released' },
+              { key: laneKey, outcome: 'cleared', held: true },
+              ...(laneKey !== userKey ? [{ key: userKey, outcome: 'cleared' as const, held: false }] : []),
+              ...(openToAll ? [{ key: totalKey, outcome: 'released' as const }] : []),
+            ]),
+          failed: () =>
+            end([
+              { key: addressKey, outcome: 'failed', ladder: address, held: true },
+              { key: laneKey, outcome: 'failed', ladder: user, held: true },
+              ...(laneKey !== userKey ? [{ key: userKey, outcome: 'failed' as const, ladder: user, held: false }] : []),
+              { key: totalKey, outcome: 'failed', ladder: total, held: held(totalKey) },
+            ]),
+          refund: () => end(gates.map(([key]) => ({ key, outcome: 'released' as const }))),
         },
       };
     },

@@ -1,10 +1,10 @@
 import type { Db } from '../db/connect.ts';
-import { fastOf, statement, type Statement } from '../db/fast.ts';
+import { fastOf, statement, type Statement, type Step } from '../db/fast.ts';
 import { num } from '../db/rows.ts';
 
 /** A delay ladder: how long a key waits after its `n`-th counted failure within a window. */
 export interface Ladder {
-  /** Failures within the window before any delay. */
+  /** Failures within the window before any delay; also how many attempts may be checked at once. */
   free: number;
   /** Delay after failure number `free`, doubling with each further one. */
   baseMs: number;
@@ -26,24 +26,52 @@ function delaySql(n: string, l: Ladder): string {
   return `(CASE WHEN ${n} < ${l.free} THEN 0 ELSE ${ladder} END)`;
 }
 
+const EXPIRED = 'login_throttle.window_start <= CAST(:expiredBefore AS BIGINT)';
+const FAILURES = `(CASE WHEN ${EXPIRED} THEN 0 ELSE login_throttle.failures END)`;
+/** Attempts in flight whose lease still runs; a dead process's attempts stop counting when it ends. */
+const INFLIGHT = '(CASE WHEN login_throttle.inflight_until > CAST(:now AS BIGINT) THEN login_throttle.inflight ELSE 0 END)';
+
 /**
- * One upsert that counts an attempt and sets the key's next delay, refusing (no row returned) while
- * the key is blocked; a window that has run out starts the count afresh. Atomic on SQLite and
+ * One upsert that takes a slot for an attempt about to be checked, refusing (no row returned) while
+ * the key is delayed, or while its slots are taken: failures and attempts in flight together stay
+ * under the free count, and past it one attempt at a time is checked. Only a failure counts (see
+ * `failSql`), so right passwords arriving at once never add up to a delay. Atomic on SQLite and
  * PostgreSQL alike, so concurrent attempts in any number of processes cannot overtake each other.
  */
-function countSql(l: Ladder): string {
-  const expired = 'login_throttle.window_start <= CAST(:expiredBefore AS BIGINT)';
-  const next = `(CASE WHEN ${expired} THEN 1 ELSE login_throttle.failures + 1 END)`;
+const reserveSql = `INSERT INTO login_throttle (key, failures, window_start, blocked_until, inflight, inflight_until)
+VALUES (:key, 0, CAST(:now AS BIGINT), 0, 1, CAST(:leaseUntil AS BIGINT))
+ON CONFLICT (key) DO UPDATE SET
+  failures = ${FAILURES},
+  window_start = CASE WHEN ${EXPIRED} THEN CAST(:now AS BIGINT) ELSE login_throttle.window_start END,
+  blocked_until = CASE WHEN ${EXPIRED} THEN 0 ELSE login_throttle.blocked_until END,
+  inflight = ${INFLIGHT} + 1,
+  inflight_until = CAST(:leaseUntil AS BIGINT)
+WHERE (login_throttle.blocked_until <= CAST(:now AS BIGINT) OR ${EXPIRED})
+  AND (${FAILURES} + ${INFLIGHT} < CAST(:free AS INTEGER) OR ${INFLIGHT} = 0)
+RETURNING failures`;
+
+/** The slot given back (`:held` = 1) or none held (0). */
+const LET_GO = 'CASE WHEN login_throttle.inflight >= CAST(:held AS INTEGER) THEN login_throttle.inflight - CAST(:held AS INTEGER) ELSE 0 END';
+
+/** A failure: counted within the window, the key's next delay set, its slot given back. */
+function failSql(l: Ladder): string {
+  const next = `(CASE WHEN ${EXPIRED} THEN 1 ELSE login_throttle.failures + 1 END)`;
   const delay = delaySql(next, l);
-  return `INSERT INTO login_throttle (key, failures, window_start, blocked_until)
-VALUES (:key, 1, CAST(:now AS BIGINT), CAST(:firstBlock AS BIGINT))
+  return `INSERT INTO login_throttle (key, failures, window_start, blocked_until, inflight, inflight_until)
+VALUES (:key, 1, CAST(:now AS BIGINT), CAST(:firstBlock AS BIGINT), 0, 0)
 ON CONFLICT (key) DO UPDATE SET
   failures = ${next},
-  window_start = CASE WHEN ${expired} THEN CAST(:now AS BIGINT) ELSE login_throttle.window_start END,
-  blocked_until = CASE WHEN ${delay} = 0 THEN 0 ELSE CAST(:now AS BIGINT) + ${delay} END
-WHERE login_throttle.blocked_until <= CAST(:now AS BIGINT) OR ${expired}
-RETURNING failures`;
+  window_start = CASE WHEN ${EXPIRED} THEN CAST(:now AS BIGINT) ELSE login_throttle.window_start END,
+  blocked_until = CASE WHEN ${delay} = 0 THEN 0 ELSE CAST(:now AS BIGINT) + ${delay} END,
+  inflight = ${LET_GO}`;
 }
+
+/** A success: the key's count cleared (a key without failures is left untouched, unlocked), its slot given back. */
+const clearSql = `UPDATE login_throttle SET failures = 0, blocked_until = 0, inflight = ${LET_GO}
+WHERE key = :key AND (failures > 0 OR blocked_until > 0 OR CAST(:held AS INTEGER) > 0)`;
+
+/** Neither a failure nor a success (an outage, a second factor still to come): the slot given back. */
+const releaseSql = `UPDATE login_throttle SET inflight = ${LET_GO} WHERE key = :key`;
 
 /** A statement written with `:name` placeholders, turned positional once: the statement and the names' order. */
 function named(sql: string): { stmt: Statement; order: string[] } {
@@ -51,51 +79,62 @@ function named(sql: string): { stmt: Statement; order: string[] } {
   return { stmt: statement(sql.replace(/:(\w+)/g, (_m, name: string) => (order.push(name), '?'))), order };
 }
 
+const bind = (s: ReturnType<typeof named>, values: Record<string, unknown>): Step => ({ stmt: s.stmt, params: s.order.map((n) => values[n]) });
+
 const sql = {
-  blockedUntil: (n: number) => statement(`select blocked_until from login_throttle where key in (${Array(n).fill('?').join(', ')})`),
-  uncount: statement('update login_throttle set failures = failures - 1, blocked_until = CASE WHEN failures - 1 < ? THEN 0 ELSE blocked_until END where key = ? and failures > 0'),
-  clear: (n: number) => statement(`delete from login_throttle where key in (${Array(n).fill('?').join(', ')})`),
+  reserve: named(reserveSql),
+  clear: named(clearSql),
+  release: named(releaseSql),
+  state: statement('select failures, window_start, blocked_until from login_throttle where key = ?'),
 };
+
+/** What one key's count does when an attempt ends. */
+export type Settle =
+  | { key: string; outcome: 'failed'; ladder: Ladder; held: boolean }
+  | { key: string; outcome: 'cleared'; held: boolean }
+  | { key: string; outcome: 'released' };
 
 export const throttleQueries = (db: Db) => {
   const fast = fastOf(db);
-  const counts = new Map<Ladder, ReturnType<typeof named>>();
-  const byArity = { blockedUntil: new Map<number, Statement>(), clear: new Map<number, Statement>() };
-  const forKeys = (kind: 'blockedUntil' | 'clear', n: number) => {
-    let stmt = byArity[kind].get(n);
-    if (!stmt) byArity[kind].set(n, (stmt = sql[kind](n)));
-    return stmt;
+  const fails = new Map<Ladder, ReturnType<typeof named>>();
+  const failStep = (s: Extract<Settle, { outcome: 'failed' }>, now: number): Step => {
+    let counter = fails.get(s.ladder);
+    if (!counter) fails.set(s.ladder, (counter = named(failSql(s.ladder))));
+    const firstBlock = delayMs(1, s.ladder) ? now + delayMs(1, s.ladder) : 0;
+    return bind(counter, { key: s.key, now, firstBlock, expiredBefore: now - s.ladder.windowMs, held: s.held ? 1 : 0 });
   };
+
   return {
-    /** Counts one attempt under `key`; false when the key is blocked (nothing is counted then). */
-    async count(key: string, l: Ladder, now: number): Promise<boolean> {
-      let counter = counts.get(l);
-      if (!counter) counts.set(l, (counter = named(countSql(l))));
-      const firstBlock = delayMs(1, l) ? now + delayMs(1, l) : 0;
-      const values: Record<string, unknown> = { key, now, firstBlock, expiredBefore: now - l.windowMs };
-      return (await fast.run(counter.stmt, counter.order.map((n) => values[n]))) > 0;
+    /** Takes a slot under `key` for an attempt about to be checked; false when the key is delayed or its slots are taken. */
+    async reserve(key: string, l: Ladder, now: number, leaseUntil: number): Promise<boolean> {
+      const step = bind(sql.reserve, { key, now, leaseUntil, free: l.free, expiredBefore: now - l.windowMs });
+      return (await fast.run(step.stmt, step.params)) > 0;
     },
 
-    /** The latest time any of `keys` is blocked until (0 when none is). */
-    async blockedUntil(keys: string[]): Promise<number> {
-      const rows = await fast.all(forKeys('blockedUntil', keys.length), keys);
-      return Math.max(0, ...rows.map((r) => num(r.blocked_until)));
+    /** Until when `key` is delayed within its window (0 when it is not). */
+    async blockedUntil(key: string, l: Ladder, now: number): Promise<number> {
+      const row = await fast.get(sql.state, [key]);
+      if (!row || num(row.window_start) <= now - l.windowMs) return 0;
+      return num(row.blocked_until);
     },
 
-    /** Takes back one counted attempt; lifts a delay the count no longer reaches. */
-    async uncount(key: string, l: Ladder): Promise<void> {
-      await fast.run(sql.uncount, [l.free, key]);
+    /** How many failures `key` holds within its window. */
+    async failures(key: string, l: Ladder, now: number): Promise<number> {
+      const row = await fast.get(sql.state, [key]);
+      return row && num(row.window_start) > now - l.windowMs ? num(row.failures) : 0;
     },
 
-    /**
-     * A success: the account's (and device's) keys cleared and the address given its attempt back, in
-     * one write that shares the group commit of concurrent requests.
-     */
-    async settleSuccess(clearKeys: string[], addressKey: string, address: Ladder): Promise<void> {
-      await fast.commit([
-        { stmt: forKeys('clear', clearKeys.length), params: clearKeys },
-        { stmt: sql.uncount, params: [address.free, addressKey] },
-      ]);
+    /** The end of an attempt on each of its keys, in one write that shares the group commit of concurrent requests. */
+    async settle(settles: Settle[], now: number): Promise<void> {
+      await fast.commit(
+        settles.map((s) =>
+          s.outcome === 'failed'
+            ? failStep(s, now)
+            : s.outcome === 'cleared'
+              ? bind(sql.clear, { key: s.key, held: s.held ? 1 : 0 })
+              : bind(sql.release, { key: s.key, held: 1 }),
+        ),
+      );
     },
   };
 };

@@ -17,6 +17,10 @@ export interface CodeRow {
   /** How the user signed in (RFC 8176), for the id_token; null for codes issued before it was kept. */
   amr: Amr[] | null;
   expiresAt: number;
+  /** Refused before it was redeemed: the user's credentials changed, or its session ended (SPEC 7). */
+  revokedAt: number | null;
+  /** When the code's SSO session expires; null when that session is gone. */
+  sessionExpiresAt: number | null;
 }
 
 export interface RefreshRow {
@@ -47,6 +51,8 @@ const toCode = (r: Record<string, unknown>): CodeRow => ({
   authTime: num(r.auth_time),
   amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
   expiresAt: num(r.expires_at),
+  revokedAt: numOrNull(r.revoked_at),
+  sessionExpiresAt: numOrNull(r.session_expires_at),
 });
 
 const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
@@ -89,6 +95,8 @@ export interface AccessGrant {
   clientId: string;
   /** The user the token was issued for (null for client_credentials), even when the user is gone. */
   userId: string | null;
+  /** The SSO session the token was issued in (null for grants without a browser). */
+  sessionId: string | null;
   scopes: string[];
   expiresAt: number;
   createdAt: number;
@@ -99,6 +107,7 @@ export interface AccessGrant {
 const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({
   clientId: String(r.client_id),
   userId: r.user_id == null ? null : String(r.user_id),
+  sessionId: r.session_id == null ? null : String(r.session_id),
   scopes: String(r.scope).split(' ').filter(Boolean),
   expiresAt: num(r.expires_at),
   createdAt: num(r.created_at),
@@ -159,14 +168,20 @@ const insertSql = (table: string, columns: readonly string[]) => statement(`inse
 
 const sql = {
   insertCode: insertSql('auth_codes', CODE_COLUMNS),
-  findCode: statement('select * from auth_codes where code_hash = ?'),
-  /** Marks a code used: alone for a failed exchange, or as the guard of its tokens' issue. */
-  spendCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null'),
+  /** The code with its session's expiry, in one read: a code stands only while its session does. */
+  findCode: statement(
+    'select c.*, s.expires_at as session_expires_at from auth_codes c left join sso_sessions s on s.id_hash = c.session_id where c.code_hash = ?',
+  ),
+  /**
+   * Marks a code used: alone for a failed exchange, or as the guard of its tokens' issue. A refused
+   * code is not spent: an exchange that read it just before it was refused issues nothing.
+   */
+  spendCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null and revoked_at is null'),
   spendRefresh: statement('update refresh_tokens set rotated_at = ? where token_hash = ? and rotated_at is null and revoked_at is null'),
   insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
   insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
   findRefresh: statement('select * from refresh_tokens where token_hash = ?'),
-  findAccess: statement(`select a.client_id, a.user_id, a.scope, a.expires_at, a.created_at,
+  findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.expires_at, a.created_at,
   c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes,
   u.username, u.email, u.display_name, u.groups, u.roles, u.disabled
 from access_tokens a join clients c on c.client_id = a.client_id left join users u on u.id = a.user_id
@@ -237,6 +252,14 @@ export const tokenQueries = (db: Db) => {
     async findAccess(tokenHash: string): Promise<AccessGrant | undefined> {
       const row = await fast.get(sql.findAccess, [tokenHash]);
       return row ? toAccessGrant(row) : undefined;
+    },
+
+    /**
+     * Refuses the unredeemed codes of a user, a session or a client (SPEC 7: sessions end with the
+     * credentials); the exchange of one answers `invalid_grant`. How many it refused.
+     */
+    async refuseCodes(where: { user_id?: string; session_id?: string; client_id?: string }, now: number): Promise<number> {
+      return db('auth_codes').where(where).whereNull('consumed_at').whereNull('revoked_at').update({ revoked_at: now });
     },
 
     /** Revokes by columns of both token tables, in one transaction; how many tokens it stopped. */

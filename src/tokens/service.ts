@@ -75,8 +75,10 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
   /**
    * Looks a code up for an exchange; nothing is spent yet (that happens with the issue, in one
    * transaction). A code already used is a replay: everything it issued is revoked (RFC 6749 §4.1.2).
+   * `signInEnded`: the code was refused since (its user's credentials changed) or its session is
+   * gone (SPEC 7): the exchange must answer `invalid_grant`.
    */
-  async findCode(code: string): Promise<CodeRow | 'invalid' | 'replayed' | 'expired'> {
+  async findCode(code: string): Promise<(CodeRow & { signInEnded: boolean }) | 'invalid' | 'replayed' | 'expired'> {
     const now = clock.now();
     const codeHash = hashToken(code);
     const found = await queries.findCode(codeHash);
@@ -85,8 +87,10 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
       await queries.revokeWhere({ code_hash: codeHash }, now);
       return 'replayed';
     }
-    if (found.row.expiresAt <= now) return 'expired';
-    return found.row;
+    const { row } = found;
+    if (row.expiresAt <= now) return 'expired';
+    const sessionGone = row.sessionId !== null && (row.sessionExpiresAt === null || row.sessionExpiresAt <= now);
+    return { ...row, signInEnded: row.revokedAt !== null || sessionGone };
   },
 
   /** A failed exchange uses the code up all the same. */
@@ -182,7 +186,14 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
 
   revoke: (where: Record<string, string>) => queries.revokeWhere(where, clock.now()),
 
-  /** An administrator's revocation: every token of a user, of a client, or of both; audited. */
+  /** Refuses the unredeemed codes of a user, a client or both: their exchange answers `invalid_grant`. */
+  refuseCodes: (where: { user_id?: string; client_id?: string }) => queries.refuseCodes(where, clock.now()),
+
+  /**
+   * An administrator's revocation: every token of a user, of a client, or of both; audited. The codes
+   * not yet redeemed go with them; a user's alone also ends their SSO sessions (SPEC 7), so nothing
+   * signed in before can fetch new tokens.
+   */
   async revokeFor(filter: { userId?: string | null; clientId?: string | null }, actor: Actor): Promise<number> {
     const { userId, clientId } = filter;
     if (!userId && !clientId) throw new InputError('userId', 'give userId or clientId, or both');
@@ -190,7 +201,14 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
     if (userId) where.user_id = userId;
     if (clientId) where.client_id = clientId;
     return deps.transaction(async (tx) => {
-      const count = await tx.tokens.revoke(where);
+      let count: number;
+      if (userId && !clientId) {
+        count = (await tx.sessions.endAllOf(userId, { reason: 'tokens_revoked', actor })).tokens;
+      } else {
+        // Codes first: an exchange running now then either finds its code refused or has its tokens revoked next.
+        await tx.tokens.refuseCodes(where);
+        count = await tx.tokens.revoke(where);
+      }
       await tx.audit.record({ kind: 'token.revoked', userId, clientId, actorUserId: actor.userId, actorClientId: actor.clientId, ip: actor.ip, requestId: actor.requestId, details: { count } });
       await tx.audit.change('tokens.revoke', actor, { userId, clientId }, { count });
       return count;

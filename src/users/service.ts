@@ -56,8 +56,8 @@ function checkRoles(roles: string[]): string[] {
 /**
  * Users: the built-in database backend's own (`localBackend`), and the local records of other
  * backends' users. Every change is one transaction with its audit event; the rules that go with a
- * change (a disabled user's or a new password's tokens stop at once) live here, so the admin API and
- * the CLI behave alike.
+ * change (a disabled user's or a new password's sessions and tokens stop at once) live here, so the
+ * admin API and the CLI behave alike.
  */
 export const userService = (queries: UserQueries, deps: { transaction: Transaction; localBackend: string }) => {
   const { localBackend, transaction } = deps;
@@ -117,15 +117,18 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       if (input.roles != null) next.roles = checkRoles(input.roles);
       if (input.disabled != null) next.disabled = input.disabled;
       await tx.queries.users.update(next);
-      // A disabled user's tokens stop working now, not when they expire.
-      if (next.disabled && !user.disabled) await tx.tokens.revoke({ user_id: id });
+      // A disabled user's sessions, codes and tokens stop working now, not when they expire.
+      if (next.disabled && !user.disabled) await tx.sessions.endAllOf(id, { reason: 'user_disabled', actor });
       await tx.audit.change('user.update', actor, { userId: id });
       return next;
     });
   },
 
-  /** A new password for a database user; every token the user holds stops working. */
-  async setPassword(id: string, password: string, actor: Actor): Promise<void> {
+  /**
+   * A new password for a database user; every session, code and token the user holds stops working
+   * (SPEC 7), but `keep`: the session that changed it, at /account.
+   */
+  async setPassword(id: string, password: string, actor: Actor, keep?: string): Promise<void> {
     checkPassword(password);
     const passwordHash = await hashPassword(password);
     await transaction(async (tx) => {
@@ -133,7 +136,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       if (!user) throw new NotFoundError('id', `no user ${id}`);
       if (user.backend !== localBackend) throw new InputError('password', `is read-only: the user comes from backend "${user.backend}"`);
       await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
-      await tx.tokens.revoke({ user_id: id });
+      await tx.sessions.endAllOf(id, { except: keep, reason: 'password_changed', actor });
       await tx.audit.change('user.set_password', actor, { userId: id });
     });
   },

@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Attribute, Change, Client } from 'ldapts';
 import { join } from 'node:path';
-import { BASE_DN, entries, GROUPS, PEOPLE, SERVICE_DN, SERVICE_PASSWORD, toLdif } from '../fixtures/ldap/directory.ts';
+import { BASE_DN, entries, GROUPS, PEOPLE, SERVICE_DN, SERVICE_PASSWORD, toLdif, type LdifEntry } from '../fixtures/ldap/directory.ts';
 import { freePort } from './ports.ts';
 
 /**
@@ -22,7 +22,7 @@ export interface Slapd {
   /** SIGSTOP: the server keeps its sockets but answers nothing (a hung directory). */
   pause(): void;
   resume(): void;
-  /** Replaces one attribute of an entry, as the directory's administrator. */
+  /** Replaces one attribute of an entry (no values: removes it), as the directory's administrator. */
   modify(dn: string, attr: string, values: string[]): Promise<void>;
   destroy(): Promise<void>;
 }
@@ -73,7 +73,19 @@ function waitForPort(port: number, ms: number): Promise<void> {
   });
 }
 
-export async function startSlapd(): Promise<Slapd> {
+export interface SlapdOptions {
+  /**
+   * Loads the ppolicy overlay with a default policy that enforces lockouts (`pwdLockout`), so that an
+   * administrator's `pwdAccountLockedTime` refuses the account's binds, as in a real deployment.
+   */
+  ppolicy?: boolean;
+}
+
+/** The default password policy of `ppolicy: true`: only lockouts an administrator sets. */
+export const PPOLICY_DN = `cn=default-policy,ou=services,${BASE_DN}`;
+const policyEntry: LdifEntry = { dn: PPOLICY_DN, attrs: { objectClass: ['device', 'pwdPolicy'], cn: 'default-policy', pwdAttribute: 'userPassword', pwdLockout: 'TRUE' } };
+
+export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
   const { dir: tlsDir, ca } = tls();
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-slapd-'));
   mkdirSync(join(dir, 'data'));
@@ -93,7 +105,7 @@ TLSCertificateKeyFile ${tlsDir}/key.pem
 modulepath /usr/lib/ldap
 moduleload back_mdb
 moduleload memberof
-# Accept an "unauthenticated bind" (a DN with an empty password) the way some servers do, so the tests
+${options.ppolicy ? 'moduleload ppolicy\n' : ''}# Accept an "unauthenticated bind" (a DN with an empty password) the way some servers do, so the tests
 # prove that Latchkey never sends one.
 allow bind_anon_dn
 database mdb
@@ -106,9 +118,9 @@ index objectClass eq
 index uid,cn,mail,member,sAMAccountName eq
 access to attrs=userPassword by self write by anonymous auth by * none
 access to * by users read by * none
-`,
+${options.ppolicy ? `overlay ppolicy\nppolicy_default "${PPOLICY_DN}"\n` : ''}`,
   );
-  writeFileSync(join(dir, 'directory.ldif'), toLdif(entries()));
+  writeFileSync(join(dir, 'directory.ldif'), toLdif(options.ppolicy ? [...entries(), policyEntry] : entries()));
   // Loaded offline so every server built from the data has the same entryUUIDs, as replicas would.
   execFileSync('slapadd', ['-q', '-f', join(dir, 'slapd.conf'), '-l', join(dir, 'directory.ldif')], { stdio: 'pipe' });
 

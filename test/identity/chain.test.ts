@@ -66,6 +66,15 @@ describe.each(databaseKinds)('identity backend chain on %s', (kind) => {
     expect(await ready.json()).toEqual({ database: 'up', backends: { corp: 'down', local: 'up' } });
   });
 
+  test('a refusal answered after a backend was down names the skipped backend: the account may be its user, whom an outage never counts against', async () => {
+    // "shared" is also a directory user: with the directory down, the local account of that name answers.
+    expect(await down.ctx.identity.signIn('shared', 'directory-pw')).toMatchObject({ ok: false, reason: 'invalid_credentials', backend: 'local', skipped: ['corp'] });
+    expect(await down.ctx.identity.signIn('nobody-by-this-name', 'x')).toMatchObject({ ok: false, reason: 'unavailable', backends: ['corp'] });
+    // With every backend answering, nothing was skipped.
+    expect(await up.ctx.identity.signIn('lee', 'not-lees-password')).toMatchObject({ ok: false, reason: 'invalid_credentials', backend: 'local', skipped: [] });
+    expect(await up.ctx.identity.signIn('nobody-by-this-name', 'x')).toEqual({ ok: false, reason: 'invalid_credentials', skipped: [] });
+  });
+
   test('an empty password is refused as a malformed request, before the chain', async () => {
     const c = await up.client({ grantTypes: ['password'] });
     const res = await postForm(`${up.url}/oauth/v20/token`, { grant_type: 'password', username: 'kim', password: '' }, { authorization: basic(c.clientId, c.clientSecret!) });

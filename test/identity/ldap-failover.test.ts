@@ -1,8 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from '@jest/globals';
 import { people } from '../fixtures/ldap/directory.ts';
 import { databaseKinds } from '../helpers/databases.ts';
+import { eventually, timed } from '../helpers/eventually.ts';
 import { Browser } from '../helpers/flow.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
+import { sample, scrape } from '../helpers/metrics.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
 
@@ -25,6 +27,10 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
     const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!) });
     return { status: res.status, body: (await res.json()) as { error?: string; access_token?: string } };
   };
+
+  const readiness = async (server: TestServer) => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp;
+  /** Once the directory answers again, the background probe lets its users back in (SPEC 7). */
+  const backUp = (server: TestServer) => eventually('alice signs in again', async () => (await signIn(server)).status === 200);
 
   beforeAll(async () => {
     [a, b] = await Promise.all([startSlapd(), startSlapd()]);
@@ -74,7 +80,49 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
     const ready = await get(`${server.url}/readyz`);
     expect([ready.status, await ready.json()]).toEqual([200, { database: 'up', backends: { corp: 'down', local: 'up' } }]);
     a.resume();
-    expect((await signIn(server)).status).toBe(200);
+    await backUp(server);
+  });
+
+  test('a hung directory costs one sign-in timeoutMs, once; then it is skipped at once (its users 503, local users 200) until a probe finds it answering', async () => {
+    const timeoutMs = 1500;
+    const server = await serve(ldapBackendConfig(a, { url: a.url, timeoutMs }));
+    await server.user('lee', 'lee-local-password');
+    // One client for every grant, so that the times measured are the grants' alone.
+    const c = await server.client({ grantTypes: ['password'] });
+    const grant = async (username: string, password: string) => {
+      const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!) });
+      return { status: res.status, body: (await res.json()) as { error?: string } };
+    };
+    const lee = () => grant('lee', 'lee-local-password');
+    const alice = () => grant('alice', people.alice.password);
+    const unavailable = { status: 503, body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' } };
+    expect((await signIn(server)).status).toBe(200); // pooled connections to the directory exist now
+
+    // First a local user (the chain asks the directory first), then, once it is back and hangs again, a directory user.
+    for (const [who, firstAnswer] of [[lee, 200], [alice, 503]] as const) {
+      a.pause(); // SIGSTOP: connections stay open, nothing answers
+      const [first, firstMs] = await timed(who);
+      expect(first.status).toBe(firstAnswer);
+      // Generous bounds, for a busy machine: the first waits about timeoutMs (not twice), the next ones not at all.
+      expect(firstMs).toBeLessThan(2 * timeoutMs);
+      for (let i = 0; i < 3; i++) {
+        const [directoryUser, directoryMs] = await timed(alice);
+        expect(directoryUser).toEqual(unavailable);
+        expect(directoryMs).toBeLessThan(timeoutMs / 2);
+        const [localUser, localMs] = await timed(lee);
+        expect(localUser.status).toBe(200);
+        expect(localMs).toBeLessThan(timeoutMs / 2);
+      }
+      expect(await readiness(server)).toBe('down');
+      expect(sample(await scrape(server.url), 'latchkey_identity_backend_up', { backend: 'corp' })).toBe(0);
+
+      a.resume(); // SIGCONT
+      await backUp(server);
+      expect(await readiness(server)).toBe('up');
+      expect(sample(await scrape(server.url), 'latchkey_identity_backend_up', { backend: 'corp' })).toBe(1);
+    }
+    // Every outage was given back, none counted as a failed login.
+    expect(await server.sql('login_throttle').where('failures', '>', 0)).toEqual([]);
   });
 
   test('the whole directory down: 503 for its users, never a failed login; /readyz stays 200 naming it; local users still sign in', async () => {
@@ -101,6 +149,6 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
     // the right password works at once when the directory is back.
     expect(await server.sql('login_throttle').where('failures', '>', 0)).toEqual([]);
     await b.start();
-    expect((await signIn(server)).status).toBe(200);
+    await backUp(server);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { BASE_DN, guidString, people, personDn } from '../fixtures/ldap/directory.ts';
 import { databaseKinds } from '../helpers/databases.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { Browser, exchangeCode, obtainCode } from '../helpers/flow.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -146,6 +147,8 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     } finally {
       await slapd.start();
     }
+    // The directory is skipped until the background probe finds it answering again (SPEC 7).
+    await eventually('the directory is up again', async () => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp === 'up');
     // Not spent by the failed attempt.
     const third = await tokens(await refresh(second.refresh_token!));
 
@@ -156,6 +159,38 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
       expect(((await refused.json()) as { error: string }).error).toBe('invalid_grant');
     } finally {
       await slapd.modify(personDn(people.bob), 'userAccountControl', ['512']);
+    }
+  });
+
+  test('OpenLDAP ppolicy: a user an administrator locked (pwdAccountLockedTime) can neither refresh nor sign in; unlocked, both work again', async () => {
+    const locking = await startSlapd({ ppolicy: true });
+    try {
+      const server = await serve(ldapBackendConfig(locking));
+      const { res, client } = await passwordGrant(server, 'bob', people.bob.password);
+      let token = (await tokens(res)).refresh_token!;
+      const auth = { authorization: basic(client.clientId, client.clientSecret!) };
+      const refresh = async () => {
+        const r = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: token }, auth);
+        const body = (await r.json()) as Tokens & { error?: string };
+        if (r.status === 200) token = body.refresh_token!;
+        return [r.status, body.error];
+      };
+      const signIn = async () => {
+        const r = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'bob', password: people.bob.password }, auth);
+        return [r.status, ((await r.json()) as { error?: string }).error];
+      };
+
+      // 000001010000Z: locked until an administrator removes it. ppolicy refuses the bind (result 49,
+      // whatever the password), and the refresh, which binds nothing, reads the attribute.
+      await locking.modify(personDn(people.bob), 'pwdAccountLockedTime', ['000001010000Z']);
+      expect(await refresh()).toEqual([400, 'invalid_grant']);
+      expect(await signIn()).toEqual([400, 'invalid_grant']);
+
+      await locking.modify(personDn(people.bob), 'pwdAccountLockedTime', []);
+      expect(await refresh()).toEqual([200, undefined]);
+      expect(await signIn()).toEqual([200, undefined]);
+    } finally {
+      await locking.destroy();
     }
   });
 

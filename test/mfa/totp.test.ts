@@ -13,14 +13,19 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 const textOf = (html: string, id: string) => new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];
 const recoveryCodesOf = (html: string) => [...(/<div id="recovery-codes">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').matchAll(/<code>([^<]+)<\/code>/g)].map((m) => m[1]!);
 
-/** A person at the account page with a cookie jar: signs in, enrols TOTP, and returns the secret and recovery codes. */
-async function enrolAtAccountPage(server: TestServer, username: string, password: string): Promise<{ jar: CookieJar; secret: string; recoveryCodes: string[] }> {
-  const jar = new CookieJar();
+/**
+ * A person at the account page with a cookie jar: signs in (unless `signedIn`, a browser signed in
+ * already), enrols TOTP, and returns the secret and recovery codes.
+ */
+async function enrolAtAccountPage(server: TestServer, username: string, password: string, signedIn?: CookieJar): Promise<{ jar: CookieJar; secret: string; recoveryCodes: string[] }> {
+  const jar = signedIn ?? new CookieJar();
   const step = async (res: Response) => (jar.store(res), res);
-  const loginPage = await step(await get(`${server.url}/account`, {}, { cookie: jar.header() }));
-  expect(loginPage.status).toBe(200);
-  const signedIn = await step(await postForm(`${server.url}/account`, { ...hiddenFields(await loginPage.text()), username, password }, { cookie: jar.header() }));
-  expect(signedIn.status).toBe(303);
+  if (!signedIn) {
+    const loginPage = await step(await get(`${server.url}/account`, {}, { cookie: jar.header() }));
+    expect(loginPage.status).toBe(200);
+    const session = await step(await postForm(`${server.url}/account`, { ...hiddenFields(await loginPage.text()), username, password }, { cookie: jar.header() }));
+    expect(session.status).toBe(303);
+  }
   const enrolPage = await step(await get(`${server.url}/account/mfa/totp`, {}, { cookie: jar.header() }));
   const html = await enrolPage.text();
   const secret = textOf(html, 'totp-secret')!;
@@ -128,10 +133,11 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
 
   test('a password-only session asks only for the second factor at a client that needs one', async () => {
     const browser = new Browser(server);
-    // carol signs in at an ordinary client (no factor yet), then enrols at the account page.
+    // carol signs in at an ordinary client (no factor yet), then enrols at the account page in that
+    // browser: the enrolment ends her other sessions (SPEC 7), not the one that made it.
     const first = await browser.signIn({ client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's' }, 'carol', 'carol-password-1');
     expect(first.status).toBe(303);
-    const { secret } = await enrolAtAccountPage(server, 'carol', 'carol-password-1');
+    const { secret } = await enrolAtAccountPage(server, 'carol', 'carol-password-1', browser.jar);
     advanceClock(30_000);
     const stepUp = await browser.authorize({ client_id: strict.clientId, redirect_uri: strict.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
     expect(stepUp.status).toBe(200);

@@ -43,6 +43,29 @@ describe('TRUST_PROXY', () => {
     expect(new Set(events.map((e: { ip: string }) => e.ip))).toEqual(new Set(['203.0.113.7']));
   });
 
+  test('TRUST_PROXY=true logs a warning at start naming the risk; a hop count or addresses do not', async () => {
+    const everyHop = await startTestServer('sqlite', { ...policy, trustProxy: 'true' });
+    try {
+      const warnings = everyHop.logs.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => /TRUST_PROXY/.test(l.msg));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]!.level).toBe(40);
+      expect(warnings[0]!.msg).toMatch(/any client can choose the address/);
+      expect(warnings[0]!.msg).toMatch(/per-address brute-force block/);
+      expect(warnings[0]!.msg).toMatch(/TRUST_PROXY=1/);
+      // The risk it names: every forged X-Forwarded-For is a new address, so the block never comes.
+      await everyHop.user('kai', 'kai-password-1');
+      const c = await everyHop.client({ grantTypes: ['password'] });
+      for (const [i, name] of ['z1', 'z2', 'z3'].entries()) expect((await attempt(everyHop, c, name, 'wrong', `203.0.113.${i}`)).status).toBe(400);
+      expect((await attempt(everyHop, c, 'kai', 'kai-password-1', '203.0.113.99')).status).toBe(200);
+    } finally {
+      await everyHop.stop();
+    }
+    for (const s of [direct, proxied]) expect(s.logs.filter((l) => l.includes('TRUST_PROXY'))).toEqual([]);
+    const counted = await startTestServer('sqlite', { trustProxy: '1' });
+    await counted.stop();
+    expect(counted.logs.filter((l) => l.includes('TRUST_PROXY'))).toEqual([]);
+  });
+
   test('the issuer is PUBLIC_URL whatever the forwarded host and scheme say', async () => {
     const res = await get(`${proxied.url}/.well-known/openid-configuration`, {}, { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', host: 'evil.example' });
     const meta = (await res.json()) as { issuer: string; token_endpoint: string };

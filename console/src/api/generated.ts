@@ -59,7 +59,12 @@ export type RegisterClientInput = {
   refreshTokenTtl?: InputMaybe<Scalars['Int']['input']>;
   /** Where RP-initiated logout may send the browser back to. */
   postLogoutRedirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
-  /** Roles of the client itself, for client_credentials tokens: `admin` makes it a service account of this API. */
+  /**
+   * Roles of the client itself. `introspect`: a resource server, which may introspect every client's
+   * tokens at /oauth/v20/introspect (not only its own) and nothing else; this API refuses it. `admin`:
+   * a service account of this API through client_credentials (it may also introspect and revoke every
+   * token). Give a resource server `introspect`, never `admin`. Default none.
+   */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   /** The id_token's signing algorithm (OIDC `id_token_signed_response_alg`). Default RS256. */
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
@@ -80,6 +85,7 @@ export type UpdateClientInput = {
   accessTokenTtl?: InputMaybe<Scalars['Int']['input']>;
   refreshTokenTtl?: InputMaybe<Scalars['Int']['input']>;
   postLogoutRedirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Replaces the client's roles: `introspect` (a resource server) or `admin` (a service account); see RegisterClientInput.roles. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;

@@ -11,6 +11,7 @@ import { readParams } from '../params.ts';
 import { parseAuthorizeRequest, RedirectError, redirectWith, type AuthorizeRequest } from './request.ts';
 import { secondFactorSteps } from './second-factor.ts';
 import { currentSession, type SignedIn } from '../../login/current-session.ts';
+import { provedRecently } from '../../login/sessions.ts';
 import { clock } from '../../clock.ts';
 import type { AccountRefusal } from '../../identity/contract.ts';
 
@@ -103,7 +104,8 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
           return;
         }
         ({ signedIn, fresh } = stepped);
-      } else if (action === 'enrol' && signedIn) {
+      } else if (action === 'enrol' && signedIn && provedRecently(signedIn.session)) {
+        // An older session is asked for its password again below, before its factor is added.
         await mfa.submitEnrolment(req, res, parsed, p, signedIn);
         return;
       }
@@ -116,7 +118,12 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       // SPEC 8: a client (or server) that needs a second factor, and a session that has not used one.
       if (!signedIn.session.amr.includes('mfa') && (ctx.config.mfa.required || parsed.client.requireMfa)) {
         if (parsed.prompt.has('none')) throw fail('login_required', 'this application needs a second factor');
-        if (await mfa.demand(req, res, parsed, signedIn)) return;
+        const demanded = await mfa.demand(req, res, parsed, signedIn);
+        if (demanded === 'asked') return;
+        if (demanded === 'sign_in_again') {
+          render(req, res, 200, 'login', parsed, { error: 'Sign in again to set up a second factor.', username: signedIn.user.username });
+          return;
+        }
       }
       const { session, user } = signedIn;
       // The admin scope is never granted to a user without the admin role (SPEC 3).

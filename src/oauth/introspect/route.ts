@@ -7,8 +7,16 @@ import { clock } from '../../clock.ts';
 import { sendJson } from '../../http/send-json.ts';
 
 /**
+ * Roles that let a client introspect every client's tokens. `introspect` is for resource servers:
+ * it grants this and nothing else (the admin API checks for `admin` only), so an API that validates
+ * tokens here no longer needs a role that could also create admins.
+ */
+const READS_ANY_TOKEN = ['introspect', 'admin'];
+
+/**
  * RFC 7662 introspection for resource servers. The caller authenticates as a client and sees only
- * its own tokens, unless it holds the `admin` role; anything else is simply `active: false`.
+ * its own tokens, unless it holds the `introspect` (or `admin`) role; anything else is simply
+ * `active: false`.
  */
 export function introspectHandler(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
@@ -18,7 +26,8 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       const caller = await authenticateClient(ctx, req, p);
       const token = param(p, 'token');
       if (!token) throw oauthError('invalid_request', 'token is required');
-      const mayRead = (clientId: string) => clientId === caller.clientId || caller.roles.includes('admin');
+      const readsAny = caller.roles.some((r) => READS_ANY_TOKEN.includes(r));
+      const mayRead = (clientId: string) => clientId === caller.clientId || readsAny;
       const now = clock.now();
       const base = { iss: ctx.config.publicUrl, token_type: 'bearer' };
 

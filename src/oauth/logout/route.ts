@@ -12,10 +12,11 @@ import { param, readParams } from '../params.ts';
 const carried = ['client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
 
 /**
- * RP-initiated logout (`/connect/v10/logout`): ends the SSO session, revokes the tokens issued under
- * it, and redirects only to a `post_logout_redirect_uri` registered for the client named by
- * `client_id` or the `id_token_hint`'s audience. Without a valid hint for the signed-in user, the
- * user is asked first (a CSRF-protected form), so a link or an image cannot sign anyone out.
+ * RP-initiated logout (`/connect/v10/logout`): ends the SSO session with its codes and the tokens
+ * issued under it (session-ends.ts), and redirects only to a `post_logout_redirect_uri` registered
+ * for the client named by `client_id` or the `id_token_hint`'s audience. Without a valid hint for the
+ * signed-in user, the user is asked first (a CSRF-protected form), so a link or an image cannot sign
+ * anyone out.
  */
 export function logoutHandler(ctx: AppContext): RequestHandler {
   const secure = ctx.config.publicUrl.startsWith('https:');
@@ -54,8 +55,7 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
           res.status(200).type('html').send(logoutConfirmPage({ action: req.baseUrl + req.path, fields, csrfToken, username: user?.username ?? '' }));
           return;
         }
-        await ctx.tokens.revoke({ session_id: session.id });
-        await ctx.sessions.remove(session.id);
+        await ctx.sessions.end(session.id, { reason: 'logout' });
         await ctx.audit.record({ kind: 'logout', userId: session.userId, clientId, ip: req.ip, requestId: req.id });
       }
       res.clearCookie(SSO_COOKIE, cookieOptions(secure));

@@ -98,7 +98,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
           );
         }
       }
-      await ctx.audit.record({ kind: 'token.issued', userId: result.userId, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { grant: grantType, scope } });
+      await ctx.tokenAudit.issued({ kind: 'token.issued', userId: result.userId, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { grant: grantType, scope } });
       sendJson(res, body);
     } catch (err) {
       next(err);

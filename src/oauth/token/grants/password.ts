@@ -25,7 +25,16 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   const scopes = requestedScopes(param(p, 'scope'), client.scopes, client.scopes);
 
   const otp = param(p, 'otp') || undefined;
-  const outcome = await ctx.signIn.signIn({ username, password, otp, ip: req.ip ?? 'unknown', clientId: client.clientId, requestId: req.id, grant: 'password' });
+  const outcome = await ctx.signIn.signIn({
+    username,
+    password,
+    otp,
+    ip: req.ip ?? 'unknown',
+    clientId: client.clientId,
+    requestId: req.id,
+    grant: 'password',
+    publicClient: !client.confidential,
+  });
   if (!outcome.ok) {
     switch (outcome.reason) {
       case 'throttled':
@@ -37,7 +46,7 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
       case 'second_factor':
         throw oauthError('mfa_required', 'this account signs in with a second factor: send a one-time or recovery code in otp');
       case 'invalid_code':
-        throw oauthError('invalid_grant', 'invalid one-time code');
+        throw oauthError('invalid_grant', outcome.codesLocked ? 'too many wrong one-time codes lately: send a recovery code in otp' : 'invalid one-time code');
       default:
         throw oauthError('invalid_grant', refused[outcome.reason]);
     }

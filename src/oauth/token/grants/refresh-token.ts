@@ -7,7 +7,8 @@ import { grantableScopes, requestedScopes } from '../scopes.ts';
 
 /**
  * Rotation with reuse detection: each refresh token works once; a second use revokes the family.
- * The token is spent with the issue of its successor, in one transaction (SPEC 7). Before that, the
+ * The token is spent with the issue of its successor, in one transaction (SPEC 7). A token whose
+ * sign-in had no second factor is not refreshed for a client that needs one now. Before that, the
  * user is re-read from their backend (a directory user removed or disabled there gets no new
  * tokens); if that backend is down the answer is `temporarily_unavailable` and the token stays usable.
  */
@@ -23,6 +24,11 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
   }
   const { row } = outcome;
+  // SPEC 7: a client that needs a second factor now (or the server, `mfa.required`) refreshes no token
+  // whose sign-in had none. The token is left as it is: signing in again with the factor is the way on.
+  if ((ctx.config.mfa.required || client.requireMfa) && !row.amr?.includes('mfa')) {
+    throw oauthError('invalid_grant', 'this application now needs a second factor: sign in again');
+  }
   // The user is re-read from their backend before the token is spent: if that fails (the directory
   // is down) the token stays usable for the retry.
   const known = await ctx.users.find(row.userId);

@@ -1,0 +1,68 @@
+import type { Actor } from '../audit/record.ts';
+import { clock } from '../clock.ts';
+import type { TokenQueries } from '../tokens/queries.ts';
+import type { SessionQueries } from './session-queries.ts';
+
+/** Why sessions end: what the applications will be told once a back-channel logout hangs off this. */
+export type EndReason =
+  | 'logout'
+  | 'signed_out_everywhere'
+  | 'password_changed'
+  | 'factor_added'
+  | 'factor_removed'
+  | 'mfa_reset'
+  | 'user_disabled'
+  | 'tokens_revoked';
+
+export interface EndOptions {
+  reason: EndReason;
+  /** Who ended them: the user at /account, an administrator, the server. */
+  actor?: Actor;
+}
+
+export interface EndAllOptions extends EndOptions {
+  /** The session that made the change: it stays (its codes from before the change do not). */
+  except?: string;
+}
+
+/** What ending took with it. */
+export interface Ended {
+  sessions: number;
+  tokens: number;
+}
+
+/**
+ * The one way SSO sessions end (SPEC 7, "Sessions end with the credentials"): RP logout, sign out
+ * everywhere and every credential change (a password, a factor added or removed, MFA reset, a user
+ * disabled, an administrator's revocation) come here, so no code or token outlives the sign-in it
+ * came from, and a back-channel logout has one place to hang off.
+ *
+ * The order closes the race with a code exchange at the same moment: codes are refused first, on the
+ * row the exchange must spend, so an exchange either committed its tokens before (they are revoked
+ * last) or finds its code refused and issues nothing. Inside a transaction (`tx.sessions`) it all
+ * commits with the change.
+ */
+export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries) => ({
+  /** One session (RP logout): its codes, the session, and the tokens issued under it. */
+  async end(sessionId: string, _o: EndOptions): Promise<Ended> {
+    const now = clock.now();
+    await tokens.refuseCodes({ session_id: sessionId }, now);
+    const ended = await sessions.remove(sessionId);
+    return { sessions: ended, tokens: await tokens.revokeWhere({ session_id: sessionId }, now) };
+  },
+
+  /**
+   * Every session of a user but `except`, with the user's pending sign-ins, codes not yet redeemed
+   * (the kept session's too: issued before the change) and tokens.
+   */
+  async endAllOf(userId: string, o: EndAllOptions): Promise<Ended> {
+    const now = clock.now();
+    await tokens.refuseCodes({ user_id: userId }, now);
+    // The session that made the change stays, whoever passed it: the user at /account, or an admin
+    // changing their own account through a token of that session.
+    const except = o.except ?? (o.actor?.userId === userId ? (o.actor.sessionId ?? undefined) : undefined);
+    const ended = await sessions.removeAllOf(userId, except);
+    await sessions.removePendingOf(userId);
+    return { sessions: ended, tokens: await tokens.revokeWhere({ user_id: userId }, now) };
+  },
+});
