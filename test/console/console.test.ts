@@ -176,6 +176,8 @@ describe.each(['desktop', 'phone'] as const)('the admin console at %s width', (w
     await page.getByLabel('Kind').fill('admin.change');
     await page.getByRole('button', { name: 'Filter', exact: true }).click();
     await page.waitForURL((u) => u.searchParams.get('kind') === 'admin.change');
+    // The list stays on screen while the filtered one loads: wait for the filtered one.
+    await page.waitForFunction(() => [...document.querySelectorAll('tbody th')].every((th) => th.textContent!.startsWith('admin.change')));
     await page.getByRole('rowheader', { name: /user\.set_password/ }).first().waitFor();
     const text = await page.locator('table').textContent();
     for (const action of ['client.register', 'client.update', 'client.rotate_secret', 'client.delete', 'user.create', 'user.update', 'user.set_password', 'tokens.revoke']) {
@@ -192,6 +194,7 @@ describe.each(['desktop', 'phone'] as const)('the admin console at %s width', (w
 
     const userId = (await server.ctx.users.findByUsername('local', carol))!.id;
     await page.getByRole('button', { name: 'Clear filters' }).click();
+    await page.waitForURL((u) => u.search === '');
     await page.getByLabel('User ID').fill(userId);
     await page.getByRole('button', { name: 'Filter', exact: true }).click();
     await page.waitForURL((u) => u.searchParams.has('userId'));

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { Attribute, Change, Client } from 'ldapts';
 import { BASE_DN, groupDn, groups, people, PEOPLE, personDn, SERVICE_DN, SERVICE_PASSWORD } from '../fixtures/ldap/directory.ts';
 import { freePort } from './ports.ts';
+import { stopProcess } from './processes.ts';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -197,13 +198,7 @@ export async function startDirsrv(): Promise<Dirsrv> {
   const stop = async () => {
     const c = child;
     child = undefined;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise((resolve) => c.once('exit', resolve));
-    c.kill('SIGCONT');
-    c.kill('SIGTERM');
-    const late = setTimeout(() => c.kill('SIGKILL'), 30_000);
-    await gone;
-    clearTimeout(late);
+    await stopProcess(c, 30_000);
   };
 
   const start = async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'ldapts';
+import { stopProcess } from './processes.ts';
 
 const run = promisify(execFile);
 
@@ -126,12 +127,7 @@ export async function startSambaDc(ldif = ''): Promise<SambaDc> {
   const stop = async () => {
     const c = child;
     child = undefined;
-    if (!c || c.exitCode !== null || c.signalCode !== null) return;
-    const gone = new Promise((resolve) => c.once('exit', resolve));
-    c.kill('SIGTERM');
-    const late = setTimeout(() => c.kill('SIGKILL'), 10_000);
-    await gone;
-    clearTimeout(late);
+    await stopProcess(c, 10_000);
   };
 
   const start = async () => {

@@ -39,11 +39,20 @@ describe('a directory user with a passkey, in Chromium', () => {
     await slapd?.destroy();
   });
 
+  /**
+   * Signs in with the passkey alone and answers the heading of the page it ends on. The passkey
+   * script fetches its options, asks the authenticator and only then posts the form: the click
+   * returns before that on a busy machine, while the login page (whose heading is "Sign in" too)
+   * is still shown. So this waits for an outcome: the account page, the login page again with an
+   * alert, or the script's own message when the authenticator failed.
+   */
   const signInWithPasskey = async () => {
     await context.clearCookies();
     await page.goto(`${base}/account`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     await page.click('text=Sign in with a passkey');
-    await page.waitForSelector('h1');
+    const scriptMessage = page.locator('form[data-passkey] [role=status]').filter({ hasText: /\S/ });
+    await page.getByRole('heading', { name: 'Your account' }).or(page.getByRole('alert')).or(scriptMessage).first().waitFor();
     return (await page.locator('h1').innerText()).trim();
   };
 

@@ -1,9 +1,8 @@
-import { afterAll, describe, expect, jest, test } from '@jest/globals';
+import { afterAll, describe, expect, test } from '@jest/globals';
 import { fileURLToPath } from 'node:url';
 import { databaseKinds, type DatabaseKind } from '../helpers/databases.ts';
 import { Browser } from '../helpers/flow.ts';
 import { basic, postForm } from '../helpers/http.ts';
-import { spawnLatchkey, type LatchkeyProcess } from '../helpers/latchkey-process.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freezeClock, resetClock } from '../helpers/clock.ts';
 import { answer, browserWith, codeRequest, expectRefused, expectThrottled, passwordGrant, tally, type PasswordClient } from '../helpers/throttle.ts';
@@ -137,27 +136,5 @@ describe.each(databaseKinds)('the owner of an account under the brute-force poli
     for (let i = 0; i < 8; i++) expectRefused(await answer(await passwordGrant(server.url, app, 'shared', 'directory-pw')));
     expect(await server.sql('login_throttle').where('failures', '>', 0)).toEqual([]);
     expect((await passwordGrant(server.url, app, 'shared', 'database-pw')).status).toBe(200);
-  });
-});
-
-describe('right passwords of one account across two processes on one PostgreSQL database', () => {
-  jest.setTimeout(300_000);
-  let server: TestServer | undefined;
-  let other: LatchkeyProcess | undefined;
-  afterAll(async () => {
-    await other?.stop();
-    await server?.stop();
-  });
-
-  test('32 at once, split over both processes: every one is answered 200', async () => {
-    server = await startTestServer('postgres');
-    other = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret! });
-    await server.user('svc-cluster', PASSWORD);
-    const client = await server.client({ grantTypes: ['password'] });
-    const urls = [server.url, other.url];
-    for (let round = 0; round < 2; round++) {
-      const answers = await Promise.all(Array.from({ length: 32 }, (_, i) => passwordGrant(urls[i % 2]!, client, 'svc-cluster', PASSWORD).then(answer)));
-      expect(tally(answers)).toEqual({ 200: 32 });
-    }
   });
 });

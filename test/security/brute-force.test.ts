@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, jest, test } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, jest, test } from '@jest/globals';
 import { databaseKinds, type DatabaseKind } from '../helpers/databases.ts';
 import { Browser } from '../helpers/flow.ts';
 import { locationQuery } from '../helpers/http.ts';
@@ -14,6 +14,7 @@ import {
   passwordGrant,
   setCookieLine,
   tally,
+  type PasswordClient,
 } from '../helpers/throttle.ts';
 import { advanceClock, freezeClock, resetClock } from '../helpers/clock.ts';
 
@@ -181,19 +182,22 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
 describe('brute-force throttling across two processes on one PostgreSQL database', () => {
   // The second process loads and transpiles the whole server: allow for a loaded machine.
   jest.setTimeout(300_000);
-  let server: TestServer | undefined;
-  let other: LatchkeyProcess | undefined;
+  let server: TestServer;
+  let other: LatchkeyProcess;
+  let client: PasswordClient;
+  beforeAll(async () => {
+    server = await startTestServer('postgres');
+    other = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret! });
+    client = await server.client({ grantTypes: ['password'] });
+  });
   afterAll(async () => {
     await other?.stop();
     await server?.stop();
   });
 
   test('a burst split over both processes: exactly 5 passwords are checked in all', async () => {
-    server = await startTestServer('postgres');
-    other = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret! });
     await server.user('heidi', PASSWORD);
-    const client = await server.client({ grantTypes: ['password'] });
-    const failuresSoFar = async () => Number((await server!.sql('audit_events').where({ kind: 'login.failure' }).count({ n: '*' }))[0]!.n);
+    const failuresSoFar = async () => Number((await server.sql('audit_events').where({ kind: 'login.failure' }).count({ n: '*' }))[0]!.n);
     // Both processes answer for the same deployment.
     expect((await passwordGrant(other.url, client, 'nobody-here', 'x')).status).toBe(400);
     const before = await failuresSoFar();
@@ -207,5 +211,14 @@ describe('brute-force throttling across two processes on one PostgreSQL database
       else expectThrottled(a);
     }
     expect((await failuresSoFar()) - before).toBe(5);
+  });
+
+  test('32 right passwords of one account at once, split over both processes: every one is answered 200, twice over', async () => {
+    await server.user('svc-cluster', PASSWORD);
+    const urls = [server.url, other.url];
+    for (let round = 0; round < 2; round++) {
+      const answers = await Promise.all(Array.from({ length: 32 }, (_, i) => passwordGrant(urls[i % 2]!, client, 'svc-cluster', PASSWORD).then(answer)));
+      expect(tally(answers)).toEqual({ 200: 32 });
+    }
   });
 });

@@ -1,5 +1,5 @@
 /** The audit trail, newest first, filtered by kind, user and client (the filters live in the URL). */
-import { useEffect, useState } from 'preact/hooks';
+import { useLayoutEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { AuditEventsQuery } from '../api/generated.ts';
 import { ErrorNote, Loading, Pager, useCursorPages, useLoad, when } from '../ui/kit.tsx';
@@ -26,7 +26,11 @@ export function AuditSection() {
   const { query } = route.use();
   const filters = { kind: query.get('kind') ?? '', userId: query.get('userId') ?? '', clientId: query.get('clientId') ?? '' };
   const [draft, setDraft] = useState(filters);
-  useEffect(() => setDraft(filters), [filters.kind, filters.userId, filters.clientId]);
+  // The form follows the URL (a filter applied, Clear, Back) as the page renders. As a useEffect it
+  // waited for the next frame, and Preact runs a pending effect before the component's next render:
+  // when a keystroke came first (frames come late on a busy machine), that render ran it, and the
+  // URL's filters replaced what had just been typed.
+  useLayoutEffect(() => setDraft(filters), [filters.kind, filters.userId, filters.clientId]);
   const pages = useCursorPages([filters.kind, filters.userId, filters.clientId]);
   const list = useLoad(
     () => request(AuditEventsQuery, { first: PAGE, after: pages.after, kind: filters.kind || null, userId: filters.userId || null, clientId: filters.clientId || null }),

@@ -1,6 +1,6 @@
 /** The console's small parts: loading and error states, fields, search, pages of a list, dialogs. */
 import type { ComponentChildren, InputHTMLAttributes, TargetedEvent } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api/graphql.ts';
 
 const asApiError = (err: unknown): ApiError =>
@@ -184,7 +184,9 @@ export function SearchBox({ id, label, value, onSearch }: { id: string; label: s
 /** Cursor pagination going both ways: the cursors of the pages already seen are kept. */
 export function useCursorPages(resetOn: unknown[]) {
   const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  useEffect(() => setCursors([null]), resetOn);
+  // Back to the first page as the new search renders, not after the next frame: a reset still pending
+  // would run at the next render and undo a page chosen meanwhile (as the audit filters did to typing).
+  useLayoutEffect(() => setCursors([null]), resetOn);
   return {
     after: cursors[cursors.length - 1] ?? null,
     index: cursors.length - 1,
