@@ -1,12 +1,29 @@
 /**
- * Keeps the layers running one way (STYLE.md "The house"): HTTP → services → queries → database.
- * Run by `npm test`. Fails, naming file and line, when
- *  - SQL is built or run outside a queries module (`*queries.ts`) or `src/db/`;
- *  - a route, resolver or page imports a queries module (types excepted: they are the data's shape);
- *  - a queries module imports anything of HTTP.
+ * Keeps the layers running one way (STYLE.md "The house"). Run by `npm test` (`npm run typecheck`).
+ * Every module of src/ and plugins/ belongs to one layer, bottom to top:
+ *
+ *   1 foundation   src/errors/, src/config/, src/crypto/, src/clock.ts, src/paths.ts,
+ *                  src/root.ts, src/metrics/{registry,request-stats}.ts, src/cluster/messages.ts
+ *   2 database     src/db/ (connect, the fast statements and group commit, the gate, the `Transaction` type)
+ *   3 queries      every `*queries.ts` module: the only SQL besides src/db/
+ *   4 services     the rest of each capability's folder (audit, clients, users, tokens, login, mfa,
+ *                  throttle, keys, retention, identity) and plugins/
+ *   5 root         src/services.ts (the one composition root) and src/context.ts (the AppContext it builds)
+ *   6 http         src/web/, src/oauth/, src/oidc/, src/admin/, src/admin-console/, src/ops/, src/http/,
+ *                  src/metrics/http.ts, src/cluster/worker-metrics.ts, src/app.ts
+ *   7 entry        src/server.ts, src/main.ts, src/cli/, src/cluster/primary.ts
+ *
+ * A module may import (types included) from its own layer or a lower one. The check fails, naming
+ * file and line, when
+ *  - an import runs back up the layers;
+ *  - modules import each other in a circle (types included: a circle of types is still one design);
+ *  - SQL is built or run outside a queries module or src/db/;
+ *  - a route, resolver or page (the http layer) imports a queries module: it goes through a service
+ *    (types excepted: they are the data's shape);
+ *  - a module below the http layer imports express (types included).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, normalize, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -18,32 +35,115 @@ function files(dir: string): string[] {
   });
 }
 
-const isQueries = (file: string) => /(^|[/-])queries\.ts$/.test(file);
+const queriesModule = (f: string) => /(^|[/-])queries\.ts$/.test(f);
+
+/** The layers, bottom first; a module's layer is the one whose test it passes (services excludes queries modules). */
+const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
+  {
+    name: 'foundation',
+    holds: (f) =>
+      /^src\/(errors|config|crypto)\//.test(f) ||
+      /^src\/(clock|paths|root)\.ts$/.test(f) ||
+      /^src\/metrics\/(registry|request-stats)\.ts$/.test(f) ||
+      f === 'src/cluster/messages.ts',
+  },
+  { name: 'database', holds: (f) => f.startsWith('src/db/') },
+  { name: 'queries', holds: queriesModule },
+  { name: 'services', holds: (f) => !queriesModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity)\//.test(f) || f.startsWith('plugins/')) },
+  { name: 'root', holds: (f) => f === 'src/services.ts' || f === 'src/context.ts' },
+  {
+    name: 'http',
+    holds: (f) =>
+      /^src\/(web|oauth|oidc|admin|admin-console|ops|http)\//.test(f) ||
+      ['src/app.ts', 'src/metrics/http.ts', 'src/cluster/worker-metrics.ts'].includes(f),
+  },
+  { name: 'entry', holds: (f) => /^src\/(server|main)\.ts$/.test(f) || f.startsWith('src/cli/') || f === 'src/cluster/primary.ts' },
+];
+
+/** The layer of a module, checked top down; -1 for a module in none. */
+function layerOf(file: string): number {
+  for (let i = LAYERS.length - 1; i >= 0; i--) if (LAYERS[i]!.holds(file)) return i;
+  return -1;
+}
+
+const HTTP = LAYERS.findIndex((l) => l.name === 'http');
+const isQueries = (file: string) => LAYERS[layerOf(file)]?.name === 'queries';
 const isDb = (file: string) => file.startsWith('src/db/');
-/** Routes, resolvers, pages and the HTTP plumbing: the outermost layer. */
-const isHttp = (file: string) =>
-  /^src\/(oauth|oidc|ops|http|admin)\//.test(file) || file === 'src/app.ts' || /route\.ts$/.test(file) || file === 'src/login/passport.ts';
 
 const sql = /\b(db|trx|knex)\s*\(|\b(db|trx|knex)\.(raw|transaction|schema|migrate|select|from|insert|update)\b/;
 const valueImport = /^import\s+(?!type\b)[^;]*from\s+'([^']+)'/;
+/** Every `import … from`, `export … from` and `import('…')` of a relative module, with its line. */
+const importPattern = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g;
+
+interface Edge {
+  to: string;
+  line: number;
+}
+
 const problems: string[] = [];
+const graph = new Map<string, Edge[]>();
+const note = (text: string) => problems.push(text);
 
 for (const path of [...files(join(root, 'src')), ...files(join(root, 'plugins'))]) {
   const file = relative(root, path);
-  const lines = readFileSync(path, 'utf8').split('\n');
+  const text = readFileSync(path, 'utf8');
+  const lines = text.split('\n');
+  if (layerOf(file) < 0) problems.push(`${file}: in no layer; add it to LAYERS in scripts/check-layers.ts`);
   lines.forEach((line, i) => {
-    const where = `${file}:${i + 1}`;
     const code = line.replace(/\/\/.*$/, '');
-    if (!isQueries(file) && !isDb(file) && sql.test(code)) problems.push(`${where}: SQL outside a queries module: ${line.trim()}`);
+    if (!isQueries(file) && !isDb(file) && sql.test(code)) note(`${file}:${i + 1}: SQL outside a queries module: ${line.trim()}`);
+    if (layerOf(file) < HTTP && /from\s+'express'/.test(code)) note(`${file}:${i + 1}: below the http layer, imports express`);
     const imported = valueImport.exec(line)?.[1];
-    if (!imported) return;
-    if (isHttp(file) && /queries\.ts$/.test(imported)) problems.push(`${where}: the HTTP layer imports a queries module (${imported}); go through a service`);
-    if (isQueries(file) && (imported === 'express' || /\/(oauth|admin|http)\//.test(imported))) problems.push(`${where}: a queries module imports HTTP (${imported})`);
+    if (imported && LAYERS[layerOf(file)]?.name === 'http' && queriesModule(imported)) {
+      note(`${file}:${i + 1}: the HTTP layer imports a queries module (${imported}); go through a service`);
+    }
   });
+  const edges: Edge[] = [];
+  for (const match of text.matchAll(importPattern)) {
+    const spec = (match[1] ?? match[2])!;
+    const line = text.slice(0, match.index + match[0].indexOf(spec)).split('\n').length;
+    edges.push({ to: normalize(join(dirname(file), spec)), line });
+  }
+  graph.set(file, edges);
 }
 
+// Imports that run back up.
+for (const [file, edges] of graph) {
+  const from = layerOf(file);
+  for (const { to, line } of edges) {
+    const target = layerOf(to);
+    if (target <= from || target < 0 || from < 0) continue;
+    note(`${file}:${line}: an import runs back up: ${LAYERS[from]!.name} → ${LAYERS[target]!.name} (${to})`);
+  }
+}
+
+// Circles: a depth-first search; each circle is reported once, from its first module in path order.
+const seen = new Set<string>();
+const onPath: string[] = [];
+const circles = new Set<string>();
+function visit(file: string): void {
+  const at = onPath.indexOf(file);
+  if (at >= 0) {
+    const circle = onPath.slice(at);
+    const start = circle.indexOf([...circle].sort()[0]!);
+    const key = [...circle.slice(start), ...circle.slice(0, start)];
+    const text = `circle: ${[...key, key[0]].join(' → ')}`;
+    if (!circles.has(text)) {
+      circles.add(text);
+      problems.push(text);
+    }
+    return;
+  }
+  if (seen.has(file)) return;
+  onPath.push(file);
+  for (const { to } of graph.get(file) ?? []) if (graph.has(to)) visit(to);
+  onPath.pop();
+  seen.add(file);
+}
+for (const file of [...graph.keys()].sort()) visit(file);
+
 if (problems.length > 0) {
-  process.stderr.write(`Layers run one way (HTTP → services → queries → database):\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
+  process.stderr.write(`Layers run one way (${LAYERS.map((l) => l.name).reverse().join(' → ')}), with no circle:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
   process.exit(1);
 }
 process.stdout.write('layers: ok\n');

@@ -40,9 +40,9 @@ async function main(): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
     // Migrations, the first admin and the first keys once, before any worker starts.
     try {
-      const { ctx, db } = await openDeployment(config, logger);
+      const { ctx, database } = await openDeployment(config, logger);
       await ctx.identity.close();
-      await db.destroy();
+      await database.knex.destroy();
     } catch (err) {
       fail(err);
     }

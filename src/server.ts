@@ -3,16 +3,17 @@ import type { Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.ts';
 import type { Config } from './config/schema.ts';
-import { createContext, type AppContext } from './context.ts';
-import { connect, migrate, type Db } from './db/connect.ts';
+import type { AppContext } from './context.ts';
+import { connect, migrate, type Database } from './db/connect.ts';
+import { createContext } from './services.ts';
 
 export interface RunningServer {
   ctx: AppContext;
   server: Server;
   /** Where it listens, e.g. http://127.0.0.1:8080. */
   url: string;
-  /** The database handle, for tools and tests that look at the tables; routes never get it. */
-  sql: Db;
+  /** The database's knex handle, for tools and tests that look at the tables; routes never get it. */
+  sql: Database['knex'];
   close(): Promise<void>;
 }
 
@@ -61,12 +62,12 @@ function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Serv
  * the first signing keys). In cluster mode the primary does this once before it starts the workers,
  * so that they do not race to make them; in a worker it then finds everything in place.
  */
-export async function openDeployment(config: Config, logger: Logger): Promise<{ ctx: AppContext; db: Db }> {
-  const db = connect(config.databaseUrl, logger);
+export async function openDeployment(config: Config, logger: Logger): Promise<{ ctx: AppContext; database: Database }> {
+  const database = connect(config.databaseUrl, logger);
   try {
-    const applied = await migrate(db);
+    const applied = await migrate(database);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
-    const ctx = await createContext(config, db, logger);
+    const ctx = await createContext(config, database, logger);
 
     const admin = await ctx.users.ensureAdmin(config.admin.username, config.admin.password);
     if (admin.generatedPassword) {
@@ -79,16 +80,16 @@ export async function openDeployment(config: Config, logger: Logger): Promise<{ 
     }
 
     await ctx.clients.ensureBuiltin(config.publicUrl);
-    return { ctx, db };
+    return { ctx, database };
   } catch (err) {
-    await db.destroy().catch(() => undefined);
+    await database.knex.destroy().catch(() => undefined);
     throw err;
   }
 }
 
 /** Opens the deployment, schedules its periodic jobs and listens. */
 export async function startServer(config: Config, logger: Logger = createLogger(config)): Promise<RunningServer> {
-  const { ctx, db } = await openDeployment(config, logger);
+  const { ctx, database } = await openDeployment(config, logger);
   try {
     const keyCheck = await scheduleKeyRotation(ctx);
     // The admin API (Apollo, graphql) loads after the server listens: a quarter of a second of start-up
@@ -121,12 +122,12 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         ctx.dbOutage.stop();
         await (await adminApiServer.catch(() => undefined))?.stop();
         await ctx.identity.close();
-        await db.destroy();
+        await database.knex.destroy();
       })());
-    return { ctx, server, url, sql: db, close };
+    return { ctx, server, url, sql: database.knex, close };
   } catch (err) {
     await ctx.identity.close().catch(() => undefined);
-    await db.destroy().catch(() => undefined);
+    await database.knex.destroy().catch(() => undefined);
     throw err;
   }
 }

@@ -1,21 +1,45 @@
 import type { Logger } from 'pino';
 import { auditQueries } from './audit/queries.ts';
 import { auditLog, type AuditLog } from './audit/record.ts';
-import { clientQueries } from './clients/queries.ts';
+import { tokenIssueAudit } from './audit/token-issues.ts';
+import { clientQueries, GRANT_TYPES } from './clients/queries.ts';
 import { clientService, type ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
-import type { Db } from './db/connect.ts';
-import type { DatabaseOutage } from './db/outage.ts';
-import { inTransaction } from './db/transaction.ts';
-import type { SigningKeys } from './keys/signing-keys.ts';
+import { localBackendId, type AppContext } from './context.ts';
+import { deriveKey, DEVELOPMENT_SECRET } from './crypto/secrets.ts';
+import type { Database } from './db/database.ts';
+import { DatabaseOutage } from './db/outage.ts';
+import { ping, probeWrite } from './db/ping.ts';
+import type { Transaction } from './db/transaction.ts';
+import { IdentityChain } from './identity/chain.ts';
+import { loadBackend } from './identity/loader.ts';
+import { keyQueries } from './keys/key-queries.ts';
+import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.ts';
+import { signInService } from './login/sign-in.ts';
+import { createMetrics } from './metrics/registry.ts';
+import { PURGED_TABLES, purgeQueries } from './retention/purge-queries.ts';
+import { retention } from './retention/purge.ts';
+import { codeGuesses } from './throttle/code-guesses.ts';
+import { loginThrottle } from './throttle/login-throttle.ts';
+import { throttleQueries } from './throttle/throttle-queries.ts';
+import { JWT_ACCESS_TOKEN_MAX_TTL } from './tokens/jwt-access-token.ts';
 import { consentQueries } from './login/consent-queries.ts';
 import { consentStore, type ConsentStore } from './login/consents.ts';
 import { sessionQueries } from './login/session-queries.ts';
 import { sessionStore, type SessionStore } from './login/sessions.ts';
+import { mfaQueries } from './mfa/mfa-queries.ts';
+import { mfaService, type MfaService } from './mfa/service.ts';
 import { tokenQueries } from './tokens/queries.ts';
 import { tokenService, type TokenService } from './tokens/service.ts';
 import { userQueries } from './users/queries.ts';
 import { userService, type UserService } from './users/service.ts';
+
+/** The keys derived from LATCHKEY_SECRET that the services use. */
+export interface ServiceSecrets {
+  totp: Buffer;
+  recoveryCodes: Buffer;
+  webauthnChallenges: Buffer;
+}
 
 /** What the services need that outlives a transaction: settings, the log, the loaded signing keys. */
 export interface ServiceDeps {
@@ -25,21 +49,21 @@ export interface ServiceDeps {
   dbOutage: DatabaseOutage;
   /** The id of the built-in database backend, where created users live. */
   localBackend: string;
+  secrets: ServiceSecrets;
 }
 
-const queriesOn = (db: Db) => ({
-  clients: clientQueries(db),
-  users: userQueries(db),
-  tokens: tokenQueries(db),
-  audit: auditQueries(db),
-  sessions: sessionQueries(db),
-  consents: consentQueries(db),
+const queriesOn = (database: Database) => ({
+  clients: clientQueries(database),
+  users: userQueries(database),
+  tokens: tokenQueries(database),
+  audit: auditQueries(database),
+  sessions: sessionQueries(database),
+  consents: consentQueries(database),
+  mfa: mfaQueries(database),
+  keys: keyQueries(database),
 });
 
 export type Queries = ReturnType<typeof queriesOn>;
-
-/** Runs `work` with the services bound to one transaction: it commits whole or not at all. */
-export type Transaction = <T>(work: (tx: Services) => Promise<T>) => Promise<T>;
 
 /** The services (the rules) over the queries (the SQL), bound to one database handle or transaction. */
 export interface Services {
@@ -51,25 +75,117 @@ export interface Services {
   users: UserService;
   sessions: SessionStore;
   consents: ConsentStore;
-  transaction: Transaction;
+  mfa: MfaService;
+  transaction: Transaction<Services>;
 }
 
 /**
- * The one composition root of the layers: the request path gets the services on the database, and a
- * transaction gets the very same services on its connection.
+ * The services that hold no state of their own, bound to `database`: the request path gets them on
+ * the database, and a transaction gets the very same services on its connection.
  */
-export function createServices(db: Db, deps: ServiceDeps, inside = false): Services {
-  const queries = queriesOn(db);
-  const transaction: Transaction = (work) => inTransaction(db, (trx) => work(createServices(trx, deps, true)));
+export function createServices(database: Database, deps: ServiceDeps, inside = false): Services {
+  const queries = queriesOn(database);
+  const transaction: Transaction<Services> = (work) => database.transaction((trx) => work(createServices(trx, deps, true)));
+  // Inside a transaction an audit event commits with its change, or fails it.
+  const audit = auditLog(queries.audit, deps.logger, deps.dbOutage, inside);
+  const sessions = sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens);
   return {
     queries,
-    // Inside a transaction an audit event commits with its change, or fails it.
-    audit: auditLog(queries.audit, deps.logger, deps.dbOutage, inside),
+    audit,
     tokens: tokenService(queries.tokens, deps.config, deps.keys, { transaction }),
     clients: clientService(queries.clients, { transaction }),
     users: userService(queries.users, { transaction, localBackend: deps.localBackend }),
-    sessions: sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens),
+    sessions,
     consents: consentStore(queries.consents),
+    mfa: mfaService(queries.mfa, {
+      secretKey: deps.secrets.totp,
+      codeKey: deps.secrets.recoveryCodes,
+      sealKey: deps.secrets.webauthnChallenges,
+      audit,
+      issuer: new URL(deps.config.publicUrl).host,
+      publicUrl: deps.config.publicUrl,
+      sessions,
+      transaction,
+    }),
     transaction,
+  };
+}
+
+/**
+ * The one composition root: builds every service once, at start. The process-wide ones (the signing
+ * keys, the identity chain, the throttle, retention, the token audit tallies) hold state, so they are
+ * built here once; the rest are `createServices` on the database, whose `transaction` rebuilds them
+ * on a transaction's connection.
+ */
+export async function createContext(config: Config, database: Database, logger: Logger): Promise<AppContext> {
+  const secret = config.secret ?? DEVELOPMENT_SECRET;
+  if (!config.secret) {
+    logger.warn(
+      'LATCHKEY_SECRET is not set: signing keys are encrypted and forms protected with a built-in development secret. Set LATCHKEY_SECRET (32+ random characters, the same on every process) in production.',
+    );
+  }
+  const dbOutage = new DatabaseOutage(database, logger, () => probeWrite(database.knex));
+  // Services and keys need each other: the token service signs with the keys, and a rotation (never
+  // during the load) is a transaction of the services'.
+  let services: Services | undefined;
+  const keys = await loadSigningKeys(
+    keyQueries(database),
+    deriveKey(secret, 'signing-keys'),
+    {
+      publishDelayMs: config.keys.publishDelay * 1000,
+      // Everything a retired key signed has expired by then (JWT access tokens live at most a day).
+      keepRetiredMs: Math.max(config.tokens.idTokenTtl, config.tokens.accessTokenTtl, JWT_ACCESS_TOKEN_MAX_TTL) * 1000,
+    },
+    (work) => services!.transaction(work),
+  );
+  const secrets = {
+    totp: deriveKey(secret, 'totp-secrets'),
+    recoveryCodes: deriveKey(secret, 'recovery-codes'),
+    webauthnChallenges: deriveKey(secret, 'webauthn-challenges'),
+  };
+  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets });
+  const { clients, users, tokens, sessions, consents, audit, mfa } = services;
+
+  const members = [];
+  for (const entry of config.identity.backends) {
+    members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, logger }) });
+  }
+  const identity = new IdentityChain(members, services.queries.users, logger);
+  const deviceKey = deriveKey(secret, 'device-cookie');
+  const throttle = throttleQueries(database);
+  const metrics = createMetrics({
+    backendStates: () => identity.health(),
+    known: { backends: members.map((m) => m.id), grants: GRANT_TYPES, tables: PURGED_TABLES },
+  });
+  return {
+    config,
+    logger,
+    clients,
+    users,
+    tokens,
+    sessions,
+    consents,
+    audit,
+    tokenAudit: tokenIssueAudit(services.queries.audit, audit, logger, dbOutage, config.audit),
+    identity,
+    signIn: signInService({
+      identity,
+      findUser: users.find,
+      throttle: loginThrottle(throttle, config.throttle),
+      codeGuesses: codeGuesses(throttle, config.throttle),
+      audit,
+      metrics,
+      mfa,
+      accountKeyKey: deriveKey(secret, 'throttle-account'),
+      deviceKey,
+    }),
+    keys,
+    ping: () => ping(database.knex),
+    csrfKey: deriveKey(secret, 'csrf'),
+    deviceKey,
+    dbOutage,
+    metrics,
+    retention: retention(purgeQueries(database), config, metrics, logger),
+    mfa,
   };
 }

@@ -1,7 +1,7 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { isDatabaseUnavailable } from '../db/outage.ts';
-import { InputError, NotFoundError } from '../service-errors.ts';
+import { InputError, NotFoundError } from '../errors/service.ts';
 
 const UNAVAILABLE_MESSAGE = 'the database is unreachable; try again later';
 

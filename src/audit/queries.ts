@@ -1,5 +1,5 @@
-import type { Db } from '../db/connect.ts';
-import { fastOf, statement } from '../db/fast.ts';
+import type { Database } from '../db/database.ts';
+import { statement } from '../db/statements.ts';
 import { paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { num } from '../db/rows.ts';
 
@@ -72,21 +72,21 @@ const insertSql = statement(
 const findSummarySql = statement('select id, details from audit_events where at = ? and kind = ? and client_id = ? and request_id is null');
 const replaceDetailsSql = statement('update audit_events set details = ? where id = ? and details = ?');
 
-export const auditQueries = (db: Db) => ({
+export const auditQueries = ({ knex: db, fast }: Database) => ({
   async insert(e: AuditEvent, at: number): Promise<void> {
     const params = [at, e.kind, e.userId, e.clientId, e.actorUserId, e.actorClientId, e.ip, e.requestId].map((v) => v ?? null);
-    await fastOf(db).commit([{ stmt: insertSql, params: [...params, e.details ? JSON.stringify(e.details) : null] }]);
+    await fast.groupCommit([{ stmt: insertSql, params: [...params, e.details ? JSON.stringify(e.details) : null] }]);
   },
 
   /** The summary event of `kind` for `clientId` at `at`, with its details as stored. */
   async findSummary(at: number, kind: AuditKind, clientId: string): Promise<{ id: string; details: string } | undefined> {
-    const row = await fastOf(db).get(findSummarySql, [at, kind, clientId]);
+    const row = await fast.get(findSummarySql, [at, kind, clientId]);
     return row ? { id: String(row.id), details: String(row.details) } : undefined;
   },
 
   /** Compare-and-set of an event's details: false when another process changed them first. */
   async replaceDetails(id: string, from: string, to: string): Promise<boolean> {
-    return (await fastOf(db).run(replaceDetailsSql, [to, id, from])) === 1;
+    return (await fast.run(replaceDetailsSql, [to, id, from])) === 1;
   },
 
   /** Newest first, optionally of one kind, user or client. */

@@ -3,9 +3,10 @@ import pino from 'pino';
 import type { GrantType } from '../clients/queries.ts';
 import { CLI_ACTOR } from '../audit/record.ts';
 import { loadConfig } from '../config/load.ts';
-import { createContext, type AppContext } from '../context.ts';
+import type { AppContext } from '../context.ts';
+import { createContext } from '../services.ts';
 import { connect, migrate } from '../db/connect.ts';
-import { InputError, NotFoundError } from '../service-errors.ts';
+import { InputError, NotFoundError } from '../errors/service.ts';
 
 const usage = `usage: npm run latchkey -- <command> [options]
 
@@ -47,13 +48,13 @@ if (values.help || !noun || (!verb && noun !== 'purge')) {
 
 const config = loadConfig();
 const logger = pino({ level: 'error' });
-const db = connect(config.databaseUrl);
+const database = connect(config.databaseUrl);
 const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
 let ctx: AppContext | undefined;
 try {
-  await migrate(db);
-  ctx = await createContext(config, db, logger);
+  await migrate(database);
+  ctx = await createContext(config, database, logger);
   const command = verb ? `${noun} ${verb}` : noun;
   if (command === 'purge') {
     print({ deleted: await ctx.retention.purgeNow() });
@@ -96,5 +97,5 @@ try {
   } else throw err;
 } finally {
   await ctx?.identity.close();
-  await db.destroy();
+  await database.knex.destroy();
 }

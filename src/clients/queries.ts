@@ -1,5 +1,5 @@
-import type { Db } from '../db/connect.ts';
-import { fastOf, statement } from '../db/fast.ts';
+import type { Database } from '../db/database.ts';
+import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 
@@ -84,9 +84,9 @@ function toRow(c: Client): Row {
 
 const findSql = statement('select * from clients where client_id = ?');
 
-export const clientQueries = (db: Db) => ({
+export const clientQueries = ({ knex: db, fast }: Database) => ({
   async find(clientId: string): Promise<Client | undefined> {
-    const row = await fastOf(db).get(findSql, [clientId]);
+    const row = await fast.get(findSql, [clientId]);
     return row ? toClient(row) : undefined;
   },
   async insert(client: Client): Promise<void> {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
-import type { Actor } from '../audit/record.ts';
-import { InputError, NotFoundError } from '../service-errors.ts';
-import type { Transaction } from '../services.ts';
+import type { Actor, AuditLog } from '../audit/record.ts';
+import { InputError, NotFoundError } from '../errors/service.ts';
+import type { Transaction } from '../db/transaction.ts';
 import type { AccessTokenFormat, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
 import { clock } from '../clock.ts';
 
@@ -81,7 +81,13 @@ export type ClientPatch = Partial<Omit<RegisterClientInput, 'clientId'>>;
 /** The built-in clients: they cannot be deleted. */
 const BUILT_IN = new Set(['admin-cli', 'admin-console']);
 
-export const clientService = (queries: ClientQueries, deps: { transaction: Transaction }) => ({
+/** What a change needs of a transaction (named here: the root that builds it imports this file). */
+interface ClientTransaction {
+  queries: { clients: ClientQueries };
+  audit: Pick<AuditLog, 'change'>;
+}
+
+export const clientService = (queries: ClientQueries, deps: { transaction: Transaction<ClientTransaction> }) => ({
   find: queries.find,
   list: queries.list,
   page: queries.page,

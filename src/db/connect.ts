@@ -1,16 +1,15 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
-import knexFactory, { type Knex } from 'knex';
+import knexFactory from 'knex';
 import type { Logger } from 'pino';
 import { migrationSource } from './migrations.ts';
-import { registerFast } from './fast.ts';
+import { openedDatabase, type Database } from './database.ts';
 import { pgFast } from './fast-postgres.ts';
 import { sqliteFast, type SqliteConnection } from './fast-sqlite.ts';
 import { TransactionGate } from './transaction-gate.ts';
 
-export type Db = Knex;
-
+export type { Database } from './database.ts';
 
 /**
  * knex's own messages (one "Acquire connection error" per request while the database is down) go to
@@ -23,18 +22,14 @@ const knexLog = (logger?: Logger) => {
 
 const require = createRequire(import.meta.url);
 
-/** The gate of each SQLite handle: knex transactions hold it, fast statements wait for it. */
-const gates = new WeakMap<Db, TransactionGate>();
-export const gateOf = (db: Db): TransactionGate | undefined => gates.get(db);
-
 /**
  * SQLite: one connection, shared by knex and the fast statements (two connections would make writers
  * wait on each other's file locks while holding the event loop). SQLite serialises writers anyway.
  */
-function openSqlite(file: string, logger?: Logger): Db {
+function openSqlite(file: string, logger?: Logger): Database {
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
-  const Database = require('better-sqlite3') as new (file: string) => SqliteConnection;
-  const conn = new Database(file);
+  const BetterSqlite = require('better-sqlite3') as new (file: string) => SqliteConnection;
+  const conn = new BetterSqlite(file);
   conn.pragma('journal_mode = WAL');
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
@@ -51,14 +46,13 @@ function openSqlite(file: string, logger?: Logger): Db {
   const client = db.client as { acquireRawConnection(): Promise<unknown>; destroyRawConnection(c: unknown): Promise<void> };
   client.acquireRawConnection = async () => conn;
   client.destroyRawConnection = async () => conn.close();
+  // knex transactions hold the gate; the fast statements wait for it.
   const gate = new TransactionGate();
-  gates.set(db, gate);
-  registerFast(db, sqliteFast(conn, gate));
-  return db;
+  return openedDatabase(db, sqliteFast(conn, gate), gate);
 }
 
 /** Opens the database named by a `postgres://…` or `sqlite:PATH` URL. */
-export function connect(databaseUrl: string, logger?: Logger): Db {
+export function connect(databaseUrl: string, logger?: Logger): Database {
   if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length) || './data/latchkey.db', logger);
   const db = knexFactory({
     client: 'pg',
@@ -66,13 +60,12 @@ export function connect(databaseUrl: string, logger?: Logger): Db {
     pool: { min: 0, max: 10 },
     log: knexLog(logger),
   });
-  registerFast(db, pgFast(db));
-  return db;
+  return openedDatabase(db, pgFast(db));
 }
 
 /** Applies every pending migration (src/db/migrations.ts lists them); the same files serve SQLite and PostgreSQL. */
-export async function migrate(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource })) as [
+export async function migrate({ knex }: Database): Promise<string[]> {
+  const [, applied] = (await knex.migrate.latest({ migrationSource })) as [
     number,
     string[],
   ];

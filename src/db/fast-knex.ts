@@ -9,7 +9,7 @@ const changes = (result: unknown): number =>
 /** Inside a knex transaction: the same statements through it, so they belong to the transaction. */
 export function knexFast(trx: Knex): FastDb {
   const raw = (db: Knex, s: Statement, params: unknown[]) => db.raw(s.sql, params as Knex.RawBinding[]);
-  const batch = (steps: Step[]) =>
+  const transaction = (steps: Step[]) =>
     trx
       .transaction(async (inner) => {
         const counts: number[] = [];
@@ -24,9 +24,9 @@ export function knexFast(trx: Knex): FastDb {
     get: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(trx, s, params))[0] as T | undefined,
     all: async <T>(s: Statement, params: unknown[] = []) => rows(await raw(trx, s, params)) as T[],
     run: async (s: Statement, params: unknown[] = []) => changes(await raw(trx, s, params)),
-    batch,
+    transaction,
     // Inside a transaction there is nothing to group: its commit is the transaction's own.
-    commit: batch,
+    groupCommit: transaction,
     // Its statements are knex's, whose events report the end of an outage already.
     onNextSuccess: () => undefined,
   };

@@ -56,18 +56,18 @@ export function pgFast(db: Knex): FastDb {
     get: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows[0] as T | undefined),
     all: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows as T[]),
     run: (s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rowCount ?? 0),
-    batch: (steps: Step[]) =>
+    transaction: (steps: Step[]) =>
       on(async (c) => (await transactionOn(c, () => runSteps(c, steps))) ?? null).catch((err: unknown) => {
         throw err instanceof CommitUnknown ? err.cause : err;
       }),
-    commit: (steps: Step[]) => queue.add(steps),
+    groupCommit: (steps: Step[]) => queue.add(steps),
     onNextSuccess: (fn) => watch.add(fn),
   };
 
   /** One job in its own transaction (a single unguarded statement needs none: it commits by itself). */
-  const settle = (job: Job) => {
+  const commitAlone = (job: Job) => {
     const [only] = job.steps;
-    const done = job.steps.length === 1 && only!.expect === undefined ? fast.run(only!.stmt, only!.params).then((n) => [n]) : fast.batch(job.steps);
+    const done = job.steps.length === 1 && only!.expect === undefined ? fast.run(only!.stmt, only!.params).then((n) => [n]) : fast.transaction(job.steps);
     return done.then(job.resolve, job.reject);
   };
 
@@ -79,7 +79,7 @@ export function pgFast(db: Knex): FastDb {
    * like a replay.
    */
   const queue = new CommitQueue(async (jobs) => {
-    if (jobs.length === 1) return settle(jobs[0]!);
+    if (jobs.length === 1) return commitAlone(jobs[0]!);
     let grouped: number[][] | undefined;
     try {
       grouped = await on((c) =>
@@ -96,7 +96,7 @@ export function pgFast(db: Knex): FastDb {
       }
     }
     if (grouped) grouped.forEach((counts, i) => jobs[i]!.resolve(counts));
-    else await Promise.all(jobs.map(settle));
+    else await Promise.all(jobs.map(commitAlone));
   }, MAX_GROUP);
 
   return fast;

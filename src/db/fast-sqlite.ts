@@ -41,10 +41,9 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
     }),
   );
   const queue = new CommitQueue(async (jobs) => {
-    while (gate.busy) await gate.wait();
     let results;
     try {
-      results = group(jobs);
+      results = await gate.whenFree(() => group(jobs));
     } catch (err) {
       for (const job of jobs) job.reject(err);
       return;
@@ -54,29 +53,23 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
   });
 
   return {
-    async get<T>(s: Statement, params: unknown[] = []) {
-      while (gate.busy) await gate.wait();
-      return watch.ok(prep(s).get(...bindable(params)) as T | undefined);
-    },
-    async all<T>(s: Statement, params: unknown[] = []) {
-      while (gate.busy) await gate.wait();
-      return watch.ok(prep(s).all(...bindable(params)) as T[]);
-    },
-    async run(s: Statement, params: unknown[] = []) {
-      while (gate.busy) await gate.wait();
-      const p = prep(s);
-      return watch.ok(p.reader ? p.all(...bindable(params)).length : p.run(...bindable(params)).changes);
-    },
-    async batch(steps: Step[]) {
-      while (gate.busy) await gate.wait();
-      try {
-        return watch.ok(transaction(steps));
-      } catch (err) {
-        if (err instanceof Abort) return null;
-        throw err;
-      }
-    },
-    commit: (steps: Step[]) => queue.add(steps),
+    get: <T>(s: Statement, params: unknown[] = []) => gate.whenFree(() => watch.ok(prep(s).get(...bindable(params)) as T | undefined)),
+    all: <T>(s: Statement, params: unknown[] = []) => gate.whenFree(() => watch.ok(prep(s).all(...bindable(params)) as T[])),
+    run: (s: Statement, params: unknown[] = []) =>
+      gate.whenFree(() => {
+        const p = prep(s);
+        return watch.ok(p.reader ? p.all(...bindable(params)).length : p.run(...bindable(params)).changes);
+      }),
+    transaction: (steps: Step[]) =>
+      gate.whenFree(() => {
+        try {
+          return watch.ok(transaction(steps));
+        } catch (err) {
+          if (err instanceof Abort) return null;
+          throw err;
+        }
+      }),
+    groupCommit: (steps: Step[]) => queue.add(steps),
     onNextSuccess: (fn) => watch.add(fn),
   };
 }

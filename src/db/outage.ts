@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { Db } from './connect.ts';
-import { fastOf } from './fast.ts';
+import type { Database } from './database.ts';
 
 /** Socket-level failures: the database server is not there (or went away mid-query). */
 const networkCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
@@ -50,11 +49,11 @@ export class DatabaseOutage {
   private probing: Promise<boolean> | undefined;
 
   constructor(
-    private readonly db: Db,
+    private readonly database: Database,
     private readonly logger: Logger,
     private readonly probeWrite: () => Promise<void>,
   ) {
-    db.on('query-response', () => this.readSucceeded());
+    database.knex.on('query-response', () => this.readSucceeded());
   }
 
   private readSucceeded(): void {
@@ -83,7 +82,7 @@ export class DatabaseOutage {
     if (this.since !== undefined) return;
     this.since = Date.now();
     // The hot paths run outside knex: their first success ends the outage as well.
-    fastOf(this.db).onNextSuccess(() => this.readSucceeded());
+    this.database.fast.onNextSuccess(() => this.readSucceeded());
     const e = err as { code?: string; message?: string };
     const what = writes ? 'database refuses writes (disk full?): answering 503 to what writes until a write succeeds' : 'database unreachable: answering 503 until it is back';
     this.logger.error({ code: e.code, reason: e.message, requestId }, what);

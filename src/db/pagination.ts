@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { InputError } from '../service-errors.ts';
+import { InputError } from '../errors/service.ts';
 
 /** Keyset pagination over (created_at, key): stable under inserts, one indexed range read a page. */
 export interface PageRequest {

@@ -3,7 +3,7 @@
  * without building a query each time: prepared once per process on SQLite (fast-sqlite.ts), named
  * prepared statements on PostgreSQL (fast-postgres.ts), through knex inside a transaction
  * (fast-knex.ts). knex stays the toolkit for migrations, the schema and the cold paths; a queries
- * module chooses per statement.
+ * module chooses per statement. How each database commits: database.ts.
  */
 
 /** One SQL text with `?` placeholders, the same for both databases; named so PostgreSQL prepares it once. */
@@ -21,7 +21,7 @@ export function statement(sql: string): Statement {
   return { name: `lk_${++statements}`, sql, pgSql: sql.replace(/\?/g, () => `$${++n}`) };
 }
 
-/** A step of a batch; with `expect`, a row count other than that rolls the whole batch back. */
+/** A step of a transaction; with `expect`, a row count other than that rolls the whole transaction back. */
 export interface Step {
   stmt: Statement;
   params: unknown[];
@@ -35,13 +35,13 @@ export interface FastDb {
   all<T = Row>(s: Statement, params?: unknown[]): Promise<T[]>;
   /** Runs a statement; the number of rows it changed (or returned, for `… RETURNING`). */
   run(s: Statement, params?: unknown[]): Promise<number>;
-  /** Runs the steps in one transaction: each step's row count when committed, null when an `expect` failed (rolled back). */
-  batch(steps: Step[]): Promise<number[] | null>;
+  /** Runs the steps in one transaction of their own: each step's row count when committed, null when an `expect` failed (rolled back). */
+  transaction(steps: Step[]): Promise<number[] | null>;
   /**
-   * As `batch`, but the steps may share one transaction with the writes of concurrent requests (group
+   * As `transaction`, but the steps may share one transaction with the writes of concurrent requests (group
    * commit): all-or-nothing for its own steps, and resolved only once they are committed.
    */
-  commit(steps: Step[]): Promise<number[] | null>;
+  groupCommit(steps: Step[]): Promise<number[] | null>;
   /** Calls `fn` once, after the next statement that succeeds (the end of a database outage). */
   onNextSuccess(fn: () => void): void;
 }

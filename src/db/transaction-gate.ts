@@ -10,24 +10,31 @@ export class TransactionGate {
   }
 
   /**
-   * Resolves when no transaction holds the gate. Another may take it before the caller resumes, so a
-   * caller loops (`while (gate.busy) await gate.wait()`) and then runs its statement at once, in the
-   * same synchronous stretch as the last check.
+   * Runs `statement` once no transaction holds the gate. Another transaction may take the gate while
+   * this one waits, so it checks again after each wait, and runs `statement` in the same synchronous
+   * stretch as the last check (hence a synchronous `statement`: an await would let a transaction in).
    */
-  async wait(): Promise<void> {
+  async whenFree<T>(statement: () => T): Promise<T> {
     while (this.open) await this.open;
+    return statement();
   }
 
   async hold<T>(work: () => Promise<T>): Promise<T> {
     // Checked and claimed in one synchronous stretch: two callers can never both get past here.
-    while (this.open) await this.open;
-    let release!: () => void;
-    this.open = new Promise((r) => (release = r));
+    const release = await this.whenFree(() => this.claim());
     try {
       return await work();
     } finally {
-      this.open = undefined;
       release();
     }
+  }
+
+  private claim(): () => void {
+    let resolve!: () => void;
+    this.open = new Promise((r) => (resolve = r));
+    return () => {
+      this.open = undefined;
+      resolve();
+    };
   }
 }

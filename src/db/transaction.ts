@@ -1,12 +1,7 @@
-import { gateOf, type Db } from './connect.ts';
-
 /**
- * Runs `work` on a connection in one transaction: it commits if `work` resolves, rolls back if it
- * throws. On SQLite the fast statements of other requests wait until it ends, so none of them can
- * slip into it on the shared connection.
+ * Runs `work` with `S` (the services, or the slice of them a service needs) bound to one
+ * transaction: it commits if `work` resolves, rolls back if it throws. Declared here, beside the
+ * database code, so that a service names what it needs of a transaction without importing the
+ * composition root that builds it (src/services.ts).
  */
-export function inTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
-  const run = () => db.transaction((trx) => work(trx));
-  const gate = gateOf(db);
-  return gate ? gate.hold(run) : run();
-}
+export type Transaction<S> = <T>(work: (tx: S) => Promise<T>) => Promise<T>;

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DatabaseOutage, isDatabaseUnavailable } from '../db/outage.ts';
-import { databaseUnavailable, OAuthError } from '../oauth/errors.ts';
+import { databaseUnavailable, OAuthError } from '../errors/oauth.ts';
 
 /** The status of one of body-parser's refusals (http-errors with a 4xx status); undefined for anything else. */
 export const bodyErrorStatus = (err: { status?: unknown; statusCode?: unknown } | undefined): number | undefined => {

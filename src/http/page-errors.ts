@@ -1,8 +1,8 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import { isDatabaseUnavailable } from '../db/outage.ts';
-import { errorPage } from '../login/pages.ts';
-import { databaseUnavailable, OAuthError } from '../oauth/errors.ts';
+import { errorPage } from '../web/pages/error.ts';
+import { databaseUnavailable, OAuthError } from '../errors/oauth.ts';
 
 /**
  * How the HTML endpoints (authorize, logout) answer an error: an OAuth error as an error page with its

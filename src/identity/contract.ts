@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import type { Db } from '../db/connect.ts';
+import type { Database } from '../db/database.ts';
 
 /**
  * Why an account whose password was right is refused; each is told to the user as such. A backend
@@ -61,7 +61,8 @@ export interface PluginContext {
   /** The backend's configured id (`identity.backends[].id`). */
   id: string;
   logger: Logger;
-  db: Db;
+  /** Latchkey's own database (knex and the prepared statements), for a backend that keeps users there. */
+  db: Database;
 }
 
 export interface IdentityPlugin<S extends z.ZodType = z.ZodType> {

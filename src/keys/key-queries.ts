@@ -1,4 +1,4 @@
-import type { Db } from '../db/connect.ts';
+import type { Database } from '../db/database.ts';
 import { num, numOrNull } from '../db/rows.ts';
 
 /** A stored key: its private half still sealed under LATCHKEY_SECRET. */
@@ -12,7 +12,7 @@ export interface StoredKey {
   retiredAt: number | null;
 }
 
-export const keyQueries = (db: Db) => ({
+export const keyQueries = ({ knex: db }: Database) => ({
   /** Keys still published: not retired, or retired after `retiredAfter`; in the order they sign. */
   async published(retiredAfter: number): Promise<StoredKey[]> {
     const rows = await db('signing_keys')

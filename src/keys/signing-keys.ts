@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { decrypt, encrypt } from '../crypto/secrets.ts';
 import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/record.ts';
+import type { Transaction } from '../db/transaction.ts';
 import type { KeyQueries, StoredKey } from './key-queries.ts';
 import { clock } from '../clock.ts';
 
@@ -43,7 +44,10 @@ const generate = (alg: SigningAlg) =>
  * in the JWKS for `keepRetiredMs`, so tokens it signed still verify. Every process re-reads the table
  * periodically (`reload`), so all of them publish a key before any of them signs with it.
  */
-export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer, policy: KeyPolicy, audit: AuditLog) {
+/** What a rotation needs of a transaction: the new keys, the retirements and the audit event commit together. */
+export type KeyTransaction = Transaction<{ queries: { keys: Pick<KeyQueries, 'insert' | 'retireOthers'> }; audit: Pick<AuditLog, 'change'> }>;
+
+export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer, policy: KeyPolicy, transaction: KeyTransaction) {
   const imported = new Map<string, LoadedKey>();
   let keys: LoadedKey[] = [];
   let jwks: { keys: JWK[] } = { keys: [] };
@@ -73,18 +77,18 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
     localSet = createLocalJWKSet(jwks);
   }
 
-  async function insert(alg: SigningAlg, activatesAt: number): Promise<string> {
+  /** A new key, as stored; generated before any transaction starts (an RSA key takes a while). */
+  async function newKey(alg: SigningAlg, activatesAt: number): Promise<Omit<StoredKey, 'retiredAt'>> {
     const { publicKey, privateKey } = await generate(alg);
     const kid = randomUUID();
-    await queries.insert({
+    return {
       kid,
       alg,
       publicJwk: JSON.stringify({ ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }),
       privateJwkEnc: encrypt(encryptionKey, JSON.stringify(await exportJWK(privateKey))),
       createdAt: clock.now(),
       activatesAt,
-    });
-    return kid;
+    };
   }
 
   /** The key that signs for `alg` now: the newest whose time has come and which is not retired. */
@@ -102,7 +106,7 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
   }
   // First start (or a new algorithm): a key for every algorithm, usable at once.
   const missing = SIGNING_ALGS.filter((alg) => !keys.some((k) => k.alg === alg && k.retiredAt === null));
-  for (const alg of missing) await insert(alg, clock.now());
+  for (const alg of missing) await queries.insert(await newKey(alg, clock.now()));
   if (missing.length > 0) await reload();
 
   return {
@@ -143,14 +147,16 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
      */
     async rotate(algs: readonly SigningAlg[] = SIGNING_ALGS, actor: Actor = SYSTEM_ACTOR, now = clock.now()): Promise<PublishedKey[]> {
       const activatesAt = now + policy.publishDelayMs;
-      const kids: string[] = [];
-      for (const alg of algs) {
-        const kid = await insert(alg, activatesAt);
-        await queries.retireOthers(alg, kid, activatesAt);
-        kids.push(kid);
-      }
+      const made = await Promise.all(algs.map((alg) => newKey(alg, activatesAt)));
+      const kids = made.map((k) => k.kid);
+      await transaction(async (tx) => {
+        for (const key of made) {
+          await tx.queries.keys.insert(key);
+          await tx.queries.keys.retireOthers(key.alg, key.kid, activatesAt);
+        }
+        await tx.audit.change('keys.rotate', actor, {}, { kids });
+      });
       await reload();
-      await audit.change('keys.rotate', actor, {}, { kids });
       return this.list(now).filter((k) => kids.includes(k.kid));
     },
 

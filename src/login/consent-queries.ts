@@ -1,7 +1,7 @@
-import type { Db } from '../db/connect.ts';
+import type { Database } from '../db/database.ts';
 import { json } from '../db/rows.ts';
 
-export const consentQueries = (db: Db) => ({
+export const consentQueries = ({ knex: db }: Database) => ({
   async scopes(userId: string, clientId: string): Promise<string[]> {
     const row = await db('consents').where({ user_id: userId, client_id: clientId }).first('scopes');
     return json<string[]>(row?.scopes, []);

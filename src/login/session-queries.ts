@@ -1,7 +1,12 @@
-import type { Db } from '../db/connect.ts';
-import { fastOf, statement } from '../db/fast.ts';
+import type { Database } from '../db/database.ts';
+import { statement } from '../db/statements.ts';
 import { json, num, numOrNull } from '../db/rows.ts';
-import type { Amr } from '../mfa/service.ts';
+
+/**
+ * RFC 8176 authentication method references, as a session stores them and the id_token's `amr`
+ * carries them. Declared with the stored session, the lowest place that needs it.
+ */
+export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa';
 
 export interface SsoSession {
   /** The stored id: a hash of the cookie value, so a database read gives no usable cookie. */
@@ -20,12 +25,12 @@ const sql = {
   find: statement('select * from sso_sessions where id_hash = ?'),
 };
 
-export const sessionQueries = (db: Db) => ({
+export const sessionQueries = ({ knex: db, fast }: Database) => ({
   async insert(s: SsoSession, now: number): Promise<void> {
-    await fastOf(db).commit([{ stmt: sql.insert, params: [s.id, s.userId, s.authTime, JSON.stringify(s.amr), s.expiresAt, now] }]);
+    await fast.groupCommit([{ stmt: sql.insert, params: [s.id, s.userId, s.authTime, JSON.stringify(s.amr), s.expiresAt, now] }]);
   },
   async find(id: string): Promise<SsoSession | undefined> {
-    const row = await fastOf(db).get(sql.find, [id]);
+    const row = await fast.get(sql.find, [id]);
     return row
       ? {
           id: String(row.id_hash),

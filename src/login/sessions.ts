@@ -1,7 +1,6 @@
 import { hashToken, randomToken } from '../crypto/tokens.ts';
-import type { Amr } from '../mfa/service.ts';
 import type { TokenQueries } from '../tokens/queries.ts';
-import type { SessionQueries, SsoSession } from './session-queries.ts';
+import type { Amr, SessionQueries, SsoSession } from './session-queries.ts';
 import { sessionEnds } from './session-ends.ts';
 import { clock } from '../clock.ts';
 

@@ -30,29 +30,14 @@ export function createMetrics(o: {
   registry.registerMetric(
     requests.histogram('latchkey_http_request_duration_seconds', 'Time from a request arriving to its response being sent, by route pattern, method and status'),
   );
-  const tokens = new Counter({
-    name: 'latchkey_tokens_issued_total',
-    help: 'Token responses issued at the token endpoint, by grant type',
-    labelNames: ['grant'] as const,
-    registers: [registry],
-  });
-  const logins = new Counter({
-    name: 'latchkey_logins_total',
-    help: 'Password sign-ins (login page and password grant), by identity backend and result',
-    labelNames: ['backend', 'result'] as const,
-    registers: [registry],
-  });
-  const purged = new Counter({
-    name: 'latchkey_purged_rows_total',
-    help: 'Expired rows deleted by the retention purge, by table',
-    labelNames: ['table'] as const,
-    registers: [registry],
-  });
-  const mfaGuessing = new Counter({
-    name: 'latchkey_mfa_guessing_total',
-    help: 'Accounts whose wrong second-factor codes reached throttle.codeMaxFailures within throttle.codeWindow (someone holding the password is guessing codes)',
-    registers: [registry],
-  });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) => new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const tokens = counter('latchkey_tokens_issued_total', 'Token responses issued at the token endpoint, by grant type', ['grant']);
+  const logins = counter('latchkey_logins_total', 'Password sign-ins (login page and password grant), by identity backend and result', ['backend', 'result']);
+  const purged = counter('latchkey_purged_rows_total', 'Expired rows deleted by the retention purge, by table', ['table']);
+  const mfaGuessing = counter(
+    'latchkey_mfa_guessing_total',
+    'Accounts whose wrong second-factor codes reached throttle.codeMaxFailures within throttle.codeWindow (someone holding the password is guessing codes)',
+  );
   new Gauge({
     name: 'latchkey_identity_backend_up',
     help: 'Whether each identity backend answers (1) or not (0), checked at scrape time',

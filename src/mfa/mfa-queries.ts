@@ -1,11 +1,14 @@
-import type { Db } from '../db/connect.ts';
-import { fastOf, statement } from '../db/fast.ts';
+import type { Database } from '../db/database.ts';
+import { statement } from '../db/statements.ts';
 import { json, num } from '../db/rows.ts';
 
-/** Asked at every password sign-in: prepared once, not built by knex each time. */
-const factorCountSql = statement(
-  'select (select count(*) from user_totp where user_id = ? and confirmed_at is not null) + (select count(*) from passkeys where user_id = ?) as n',
-);
+/**
+ * The counts, prepared once (the factor count is asked at every password sign-in); passkeys are
+ * counted by the same subquery in both.
+ */
+const passkeysOf = 'select count(*) from passkeys where user_id = ?';
+const factorCountSql = statement(`select (select count(*) from user_totp where user_id = ? and confirmed_at is not null) + (${passkeysOf}) as n`);
+const passkeyCountSql = statement(`select (${passkeysOf}) as n`);
 
 export interface StoredTotp {
   userId: string;
@@ -45,7 +48,7 @@ const toPasskey = (r: Record<string, unknown>): StoredPasskey => ({
   lastUsedAt: r.last_used_at == null ? null : num(r.last_used_at),
 });
 
-export const mfaQueries = (db: Db) => ({
+export const mfaQueries = ({ knex: db, fast }: Database) => ({
   async passkeys(userId: string): Promise<StoredPasskey[]> {
     return (await db('passkeys').where({ user_id: userId }).orderBy('created_at')).map(toPasskey);
   },
@@ -55,12 +58,12 @@ export const mfaQueries = (db: Db) => ({
   },
   /** Confirmed TOTP plus passkeys, in one round trip: asked at every password sign-in. */
   async factorCount(userId: string): Promise<number> {
-    const row = await fastOf(db).get<{ n: number | string }>(factorCountSql, [userId, userId]);
+    const row = await fast.get<{ n: number | string }>(factorCountSql, [userId, userId]);
     return Number(row?.n ?? 0);
   },
   async passkeyCount(userId: string): Promise<number> {
-    const [r] = await db('passkeys').where({ user_id: userId }).count({ n: '*' });
-    return Number(r?.n ?? 0);
+    const row = await fast.get<{ n: number | string }>(passkeyCountSql, [userId]);
+    return Number(row?.n ?? 0);
   },
   /** Adds a credential; false when its id is registered already (to this user or another). */
   async insertPasskey(p: StoredPasskey): Promise<boolean> {

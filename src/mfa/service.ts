@@ -1,5 +1,6 @@
 import type { Actor, AuditLog } from '../audit/record.ts';
 import type { SessionStore } from '../login/sessions.ts';
+import type { Transaction } from '../db/transaction.ts';
 import { clock } from '../clock.ts';
 import { decrypt, encrypt } from '../crypto/secrets.ts';
 import type { User } from '../users/queries.ts';
@@ -7,9 +8,9 @@ import type { MfaQueries } from './mfa-queries.ts';
 import { newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeHash } from './recovery-codes.ts';
 import { passkeyService } from './passkeys.ts';
 import { matchingStep, newTotpSecret, totpUri } from './totp.ts';
+import type { Amr } from '../login/session-queries.ts';
 
-/** RFC 8176 authentication method references, as the id_token's `amr` carries them. */
-export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa';
+export type { Amr };
 
 export interface MfaStatus {
   totp: boolean;
@@ -22,6 +23,13 @@ export interface ChangeContext {
   ip?: string;
   requestId?: string;
   keep?: string;
+}
+
+/** What `reset` needs of a transaction. */
+interface MfaTransaction {
+  queries: { mfa: Pick<MfaQueries, 'removeTotp' | 'removePasskeys' | 'removeRecoveryCodes'> };
+  sessions: Pick<SessionStore, 'endAllOf'>;
+  audit: Pick<AuditLog, 'change'>;
 }
 
 /** Which factor a code was: a TOTP code or one of the recovery codes. */
@@ -40,7 +48,17 @@ export const withMfa = (methods: Amr[]): Amr[] => {
  */
 export function mfaService(
   queries: MfaQueries,
-  deps: { secretKey: Buffer; codeKey: Buffer; sealKey: Buffer; audit: AuditLog; issuer: string; publicUrl: string; sessions: Pick<SessionStore, 'endAllOf'> },
+  deps: {
+    secretKey: Buffer;
+    codeKey: Buffer;
+    sealKey: Buffer;
+    audit: AuditLog;
+    issuer: string;
+    publicUrl: string;
+    sessions: Pick<SessionStore, 'endAllOf'>;
+    /** For the admin's reset: its deletes and its audit event commit together. */
+    transaction: Transaction<MfaTransaction>;
+  },
 ) {
   const issueCodes = async (userId: string, now: number): Promise<string[]> => {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
@@ -163,11 +181,13 @@ export function mfaService(
 
     /** An administrator removes every factor of a user (a lost phone); every session of theirs ends. */
     async reset(userId: string, actor: Actor): Promise<void> {
-      await queries.removeTotp(userId);
-      await queries.removePasskeys(userId);
-      await queries.removeRecoveryCodes(userId);
-      await deps.sessions.endAllOf(userId, { reason: 'mfa_reset', actor });
-      await deps.audit.change('user.reset_mfa', actor, { userId });
+      await deps.transaction(async (tx) => {
+        await tx.queries.mfa.removeTotp(userId);
+        await tx.queries.mfa.removePasskeys(userId);
+        await tx.queries.mfa.removeRecoveryCodes(userId);
+        await tx.sessions.endAllOf(userId, { reason: 'mfa_reset', actor });
+        await tx.audit.change('user.reset_mfa', actor, { userId });
+      });
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { oauthError } from './errors.ts';
+import { oauthError } from '../errors/oauth.ts';
 
 export type Params = Record<string, string>;
 

@@ -1,4 +1,5 @@
-import type { Db } from '../db/connect.ts';
+import type { Knex } from 'knex';
+import type { Database } from '../db/database.ts';
 
 /** Each table the purge keeps small, with the primary key a batch is chosen by. */
 export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins'] as const;
@@ -32,7 +33,7 @@ const keyOf: Record<PurgedTable, string> = {
  * that block nobody and whose window has passed; old audit events. Every condition is on an indexed
  * column, so a batch is an index range read.
  */
-function dead(db: Db, table: PurgedTable, c: Cutoffs) {
+function dead(db: Knex, table: PurgedTable, c: Cutoffs) {
   const q = db(table).select(keyOf[table]);
   if (table === 'login_throttle') {
     return q
@@ -45,7 +46,7 @@ function dead(db: Db, table: PurgedTable, c: Cutoffs) {
   return q.where('expires_at', '<', c.now);
 }
 
-export const purgeQueries = (db: Db) => ({
+export const purgeQueries = ({ knex: db }: Database) => ({
   /** Deletes at most `limit` dead rows of `table`; how many it deleted. */
   async deleteBatch(table: PurgedTable, c: Cutoffs, limit: number): Promise<number> {
     return db(table).whereIn(keyOf[table], dead(db, table, c).limit(limit)).delete();

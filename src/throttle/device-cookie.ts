@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { CookieOptions } from 'express';
 import { hmac } from '../crypto/secrets.ts';
 import { safeEqual } from '../crypto/tokens.ts';
 
@@ -8,7 +7,16 @@ export const DEVICE_COOKIE = 'lk_device';
 /** How long a browser stays known after a successful sign-in. */
 export const DEVICE_COOKIE_MAX_AGE_MS = 180 * 24 * 3600 * 1000;
 
-export const deviceCookieOptions = (secure: boolean): CookieOptions => ({
+/** The cookie's attributes, in the shape express's `res.cookie` takes (the throttle knows no HTTP). */
+export interface DeviceCookieOptions {
+  httpOnly: boolean;
+  sameSite: 'lax';
+  secure: boolean;
+  path: string;
+  maxAge: number;
+}
+
+export const deviceCookieOptions = (secure: boolean): DeviceCookieOptions => ({
   httpOnly: true,
   sameSite: 'lax',
   secure,

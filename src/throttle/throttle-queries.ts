@@ -1,5 +1,5 @@
-import type { Db } from '../db/connect.ts';
-import { fastOf, statement, type Statement, type Step } from '../db/fast.ts';
+import type { Database } from '../db/database.ts';
+import { statement, type Statement, type Step } from '../db/statements.ts';
 import { num } from '../db/rows.ts';
 
 /** A delay ladder: how long a key waits after its `n`-th counted failure within a window. */
@@ -94,8 +94,7 @@ export type Settle =
   | { key: string; outcome: 'cleared'; held: boolean }
   | { key: string; outcome: 'released' };
 
-export const throttleQueries = (db: Db) => {
-  const fast = fastOf(db);
+export const throttleQueries = ({ knex: db, fast }: Database) => {
   const fails = new Map<Ladder, ReturnType<typeof named>>();
   const failStep = (s: Extract<Settle, { outcome: 'failed' }>, now: number): Step => {
     let counter = fails.get(s.ladder);
@@ -126,7 +125,7 @@ export const throttleQueries = (db: Db) => {
 
     /** The end of an attempt on each of its keys, in one write that shares the group commit of concurrent requests. */
     async settle(settles: Settle[], now: number): Promise<void> {
-      await fast.commit(
+      await fast.groupCommit(
         settles.map((s) =>
           s.outcome === 'failed'
             ? failStep(s, now)

@@ -1,7 +1,7 @@
-import type { Db } from '../db/connect.ts';
-import { fastOf, statement, type Statement, type Step } from '../db/fast.ts';
+import type { Database } from '../db/database.ts';
+import { statement, type Statement, type Step } from '../db/statements.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
-import type { Amr } from '../mfa/service.ts';
+import type { Amr } from '../login/session-queries.ts';
 
 export interface CodeRow {
   codeHash: string;
@@ -36,6 +36,10 @@ export interface RefreshRow {
   expiresAt: number;
   rotatedAt: number | null;
   revokedAt: number | null;
+  /** Its client may still use OAuth (`oauthEnabled`), read with the token. */
+  clientOauthEnabled: boolean;
+  /** Its user still exists and is not disabled, read with the token. */
+  userActive: boolean;
 }
 
 const toCode = (r: Record<string, unknown>): CodeRow => ({
@@ -68,6 +72,8 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
   expiresAt: num(r.expires_at),
   rotatedAt: numOrNull(r.rotated_at),
   revokedAt: numOrNull(r.revoked_at),
+  clientOauthEnabled: bool(r.oauth_enabled),
+  userActive: r.user_disabled != null && !bool(r.user_disabled),
 });
 
 export interface NewCode {
@@ -180,7 +186,10 @@ const sql = {
   spendRefresh: statement('update refresh_tokens set rotated_at = ? where token_hash = ? and rotated_at is null and revoked_at is null'),
   insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
   insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
-  findRefresh: statement('select * from refresh_tokens where token_hash = ?'),
+  /** The refresh token with the state of its client and user, in one indexed read. */
+  findRefresh: statement(`select r.*, c.oauth_enabled, u.disabled as user_disabled
+from refresh_tokens r join clients c on c.client_id = r.client_id left join users u on u.id = r.user_id
+where r.token_hash = ?`),
   findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.expires_at, a.created_at,
   c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes,
   u.username, u.email, u.display_name, u.groups, u.roles, u.disabled
@@ -210,11 +219,10 @@ function revokeSql(columns: string[]): { access: Statement; refresh: Statement }
 
 const values = <T extends object>(row: T, columns: readonly (keyof T)[]): unknown[] => columns.map((c) => row[c] ?? null);
 
-export const tokenQueries = (db: Db) => {
-  const fast = fastOf(db);
+export const tokenQueries = ({ knex: db, fast }: Database) => {
   return {
     async insertCode(row: NewCode): Promise<void> {
-      await fast.commit([{ stmt: sql.insertCode, params: values(row, CODE_COLUMNS) }]);
+      await fast.groupCommit([{ stmt: sql.insertCode, params: values(row, CODE_COLUMNS) }]);
     },
 
     async findCode(codeHash: string): Promise<{ row: CodeRow; consumed: boolean } | undefined> {
@@ -240,7 +248,7 @@ export const tokenQueries = (db: Db) => {
       }
       steps.push({ stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) });
       if (refresh) steps.push({ stmt: sql.insertRefresh, params: values(refresh, REFRESH_COLUMNS) });
-      return (await fast.commit(steps)) !== null;
+      return (await fast.groupCommit(steps)) !== null;
     },
 
     async findRefresh(tokenHash: string): Promise<RefreshRow | undefined> {
@@ -267,7 +275,7 @@ export const tokenQueries = (db: Db) => {
       const columns = Object.keys(where).sort();
       const params = columns.map((c) => where[c]);
       const { access, refresh } = revokeSql(columns);
-      const counts = await fast.batch([
+      const counts = await fast.transaction([
         { stmt: access, params },
         { stmt: refresh, params: [now, ...params] },
       ]);

@@ -1,153 +1,60 @@
-import { randomUUID } from 'node:crypto';
 import type { Client } from '../clients/queries.ts';
 import type { Config } from '../config/schema.ts';
-import { hashToken, randomToken } from '../crypto/tokens.ts';
+import { hashToken } from '../crypto/tokens.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
-import { JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
-import type { Actor } from '../audit/record.ts';
-import { InputError } from '../service-errors.ts';
-import type { Transaction } from '../services.ts';
-import type { CodeRow, RefreshRow, Spend, TokenQueries } from './queries.ts';
-import type { Amr } from '../mfa/service.ts';
+import type { Actor, AuditLog } from '../audit/record.ts';
+import { InputError } from '../errors/service.ts';
+import type { Transaction } from '../db/transaction.ts';
+import type { SessionStore } from '../login/sessions.ts';
+import type { RefreshRow, TokenQueries } from './queries.ts';
 import { clock } from '../clock.ts';
+import { judgeBearer, type Bearer } from './bearer.ts';
+import { codeRules } from './codes.ts';
+import { issuing } from './issue.ts';
+import { replays } from './replays.ts';
+import type { AuditTrail } from './trail.ts';
 
-export interface CodeRequest {
-  client: Client;
-  userId: string;
-  sessionId: string | null;
-  redirectUri: string;
-  scope: string;
-  nonce: string | null;
-  codeChallenge: string | null;
-  codeChallengeMethod: string | null;
-  authTime: number;
-  amr: Amr[];
-}
-
-export interface TokenRequest {
-  client: Client;
-  userId: string | null;
-  scope: string;
-  /** Keeps a refresh token's lineage: rotation reuses it, and reuse revokes it whole. */
-  familyId?: string;
-  codeHash?: string | null;
-  sessionId?: string | null;
-  authTime?: number | null;
-  /** How the user signed in, kept with the refresh token for the id_tokens of its refreshes. */
-  amr?: Amr[] | null;
-  withRefresh: boolean;
-  /** The code or refresh token these tokens are issued for, spent in the same transaction. */
-  spend?: Spend;
-}
-
-export interface IssuedTokens {
-  accessToken: string;
-  expiresIn: number;
-  refreshToken?: string;
-}
+export type { CodeRequest, FoundCode } from './codes.ts';
+export type { IssuedTokens, IssueRefusal, TokenRequest } from './issue.ts';
+export type { Bearer, BearerRefusal } from './bearer.ts';
+export type { AuditTrail } from './trail.ts';
 
 export type RefreshOutcome =
   | { ok: true; row: RefreshRow }
   | { ok: false; reason: 'unknown' | 'expired' | 'reused' | 'revoked' | 'other_client' };
 
-export const tokenService = (queries: TokenQueries, config: Config, keys: SigningKeys, deps: { transaction: Transaction }) => ({
-  async issueCode(req: CodeRequest): Promise<string> {
-    const code = randomToken();
-    const now = clock.now();
-    await queries.insertCode({
-      code_hash: hashToken(code),
-      client_id: req.client.clientId,
-      user_id: req.userId,
-      session_id: req.sessionId,
-      redirect_uri: req.redirectUri,
-      scope: req.scope,
-      nonce: req.nonce,
-      code_challenge: req.codeChallenge,
-      code_challenge_method: req.codeChallengeMethod,
-      auth_time: req.authTime,
-      amr: JSON.stringify(req.amr),
-      expires_at: now + config.tokens.codeTtl * 1000,
-      created_at: now,
-    });
-    return code;
-  },
+/** What introspection may say of a refresh token: nothing unless it can still be used. */
+export interface LiveRefresh {
+  clientId: string;
+  userId: string;
+  scope: string;
+  expiresAt: number;
+}
 
-  /**
-   * Looks a code up for an exchange; nothing is spent yet (that happens with the issue, in one
-   * transaction). A code already used is a replay: everything it issued is revoked (RFC 6749 §4.1.2).
-   * `signInEnded`: the code was refused since (its user's credentials changed) or its session is
-   * gone (SPEC 7): the exchange must answer `invalid_grant`.
-   */
-  async findCode(code: string): Promise<(CodeRow & { signInEnded: boolean }) | 'invalid' | 'replayed' | 'expired'> {
-    const now = clock.now();
-    const codeHash = hashToken(code);
-    const found = await queries.findCode(codeHash);
-    if (!found) return 'invalid';
-    if (found.consumed) {
-      await queries.revokeWhere({ code_hash: codeHash }, now);
-      return 'replayed';
-    }
-    const { row } = found;
-    if (row.expiresAt <= now) return 'expired';
-    const sessionGone = row.sessionId !== null && (row.sessionExpiresAt === null || row.sessionExpiresAt <= now);
-    return { ...row, signInEnded: row.revokedAt !== null || sessionGone };
-  },
+/** What `revokeFor` needs of a transaction (named here: the root that builds it imports this file). */
+interface TokenTransaction {
+  sessions: Pick<SessionStore, 'endAllOf'>;
+  tokens: {
+    refuseCodes(where: { user_id?: string; client_id?: string }): Promise<number>;
+    revoke(where: Record<string, string>): Promise<number>;
+  };
+  audit: Pick<AuditLog, 'record' | 'change'>;
+}
 
-  /** A failed exchange uses the code up all the same. */
-  burnCode: (code: string) => queries.burnCode(hashToken(code), clock.now()),
+/**
+ * The token rules, whoever asks: codes, issuing (with the id_token and the audit), refresh, bearer
+ * authentication and revocation. Tokens are hashed here and nowhere else.
+ */
+export const tokenService = (queries: TokenQueries, config: Config, keys: SigningKeys, deps: { transaction: Transaction<TokenTransaction> }) => ({
+  ...codeRules(queries, config),
 
-  /**
-   * Issues tokens; with `req.spend`, spends the code or refresh token they are issued for in the same
-   * transaction. `'replayed'` when it was already spent: then everything issued from it is revoked,
-   * after the winner's tokens were committed, so none survive (SPEC 7).
-   */
-  async issue(req: TokenRequest): Promise<IssuedTokens | 'replayed'> {
-    const now = clock.now();
-    const jwt = req.client.accessTokenFormat === 'jwt';
-    const configuredTtl = req.client.accessTokenTtl ?? config.tokens.accessTokenTtl;
-    const accessTtl = jwt ? Math.min(configuredTtl, JWT_ACCESS_TOKEN_MAX_TTL) : configuredTtl;
-    const refreshTtl = req.client.refreshTokenTtl ?? config.tokens.refreshTokenTtl;
-    const accessToken = jwt
-      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: req.client.clientId, userId: req.userId, scope: req.scope, ttl: accessTtl, authTime: req.authTime })
-      : randomToken();
-    const refreshToken = req.withRefresh && req.userId ? randomToken() : undefined;
-    const familyId = refreshToken ? (req.familyId ?? randomUUID()) : null;
-    const common = {
-      client_id: req.client.clientId,
-      scope: req.scope,
-      code_hash: req.codeHash ?? null,
-      session_id: req.sessionId ?? null,
-      created_at: now,
-    };
-    const issued = await queries.insertTokens(
-      { ...common, token_hash: hashToken(accessToken), user_id: req.userId, family_id: familyId, expires_at: now + accessTtl * 1000 },
-      refreshToken
-        ? {
-            ...common,
-            token_hash: hashToken(refreshToken),
-            user_id: req.userId!,
-            family_id: familyId!,
-            auth_time: req.authTime ?? null,
-            amr: req.amr ? JSON.stringify(req.amr) : null,
-            expires_at: now + refreshTtl * 1000,
-          }
-        : undefined,
-      req.spend,
-      now,
-    );
-    if (!issued) {
-      const spend = req.spend!;
-      await queries.revokeWhere('code' in spend ? { code_hash: spend.code } : { family_id: req.familyId! }, now);
-      return 'replayed';
-    }
-    return { accessToken, expiresIn: accessTtl, refreshToken };
-  },
+  issue: issuing(queries, config, keys),
 
   /**
    * Checks a refresh token for the refresh grant; it is spent later, with the issue of its successor.
-   * A token already rotated is a reuse: its whole family is revoked.
+   * A token already rotated is a reuse (replays.ts).
    */
-  async checkRefresh(token: string, client: Client): Promise<RefreshOutcome> {
+  async checkRefresh(token: string, client: Client, trail: AuditTrail): Promise<RefreshOutcome> {
     const now = clock.now();
     const row = await queries.findRefresh(hashToken(token));
     if (!row) return { ok: false, reason: 'unknown' };
@@ -155,15 +62,31 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
     if (row.revokedAt !== null) return { ok: false, reason: 'revoked' };
     if (row.expiresAt <= now) return { ok: false, reason: 'expired' };
     if (row.rotatedAt !== null) {
-      await queries.revokeWhere({ family_id: row.familyId }, now);
+      await replays(queries).refreshReused(row.familyId, client.clientId, trail);
       return { ok: false, reason: 'reused' };
     }
     return { ok: true, row };
   },
 
-  findAccess: (token: string) => queries.findAccess(hashToken(token)),
+  /**
+   * Whether a presented access token (opaque or JWT: both are stored by hash) is good, and for whom.
+   * The one decision behind `/me`, userinfo, introspection and the admin API, so they cannot disagree;
+   * each only shapes the answer for its wire.
+   */
+  async authenticate(bearer: string): Promise<Bearer> {
+    return judgeBearer(await queries.findAccess(hashToken(bearer)), clock.now());
+  },
 
-  findRefresh: (token: string) => queries.findRefresh(hashToken(token)),
+  /**
+   * A refresh token that the refresh grant would still take: not expired, rotated or revoked, its
+   * client allowed OAuth and its user still there and enabled (the grant checks those too).
+   */
+  async liveRefresh(token: string): Promise<LiveRefresh | undefined> {
+    const row = await queries.findRefresh(hashToken(token));
+    if (!row || row.expiresAt <= clock.now() || row.rotatedAt !== null || row.revokedAt !== null) return undefined;
+    if (!row.clientOauthEnabled || !row.userActive) return undefined;
+    return { clientId: row.clientId, userId: row.userId, scope: row.scope, expiresAt: row.expiresAt };
+  },
 
   /**
    * RFC 7009: an access token is deleted; a refresh token takes its whole family with it. A client may

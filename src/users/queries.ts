@@ -1,5 +1,5 @@
-import type { Db } from '../db/connect.ts';
-import { fastOf, statement } from '../db/fast.ts';
+import type { Database } from '../db/database.ts';
+import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
 import { bool, json, num } from '../db/rows.ts';
@@ -60,18 +60,18 @@ const sql = {
   findByExternalId: statement('select * from users where backend = ? and external_id = ?'),
 };
 
-export const userQueries = (db: Db) => ({
+export const userQueries = ({ knex: db, fast }: Database) => ({
   async find(id: string): Promise<User | undefined> {
-    const row = await fastOf(db).get(sql.find, [id]);
+    const row = await fast.get(sql.find, [id]);
     return row ? toUser(row) : undefined;
   },
   async findByUsername(backend: string, username: string): Promise<User | undefined> {
-    const row = await fastOf(db).get(sql.findByUsername, [backend, username.toLowerCase()]);
+    const row = await fast.get(sql.findByUsername, [backend, username.toLowerCase()]);
     return row ? toUser(row) : undefined;
   },
   async findByExternalId(backend: string, externalId: string): Promise<User | undefined> {
     // Every sign-in through a directory reads it (provisioning): a prepared statement, not a built query.
-    const row = await fastOf(db).get(sql.findByExternalId, [backend, externalId]);
+    const row = await fast.get(sql.findByExternalId, [backend, externalId]);
     return row ? toUser(row) : undefined;
   },
   async insert(user: User): Promise<void> {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { hashPassword } from '../crypto/passwords.ts';
 import { randomToken } from '../crypto/tokens.ts';
-import { SYSTEM_ACTOR, type Actor } from '../audit/record.ts';
-import { InputError, NotFoundError } from '../service-errors.ts';
-import type { Transaction } from '../services.ts';
+import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/record.ts';
+import { InputError, NotFoundError } from '../errors/service.ts';
+import type { Transaction } from '../db/transaction.ts';
+import type { SessionStore } from '../login/sessions.ts';
 import type { User, UserQueries } from './queries.ts';
 import { clock } from '../clock.ts';
 
@@ -59,7 +60,14 @@ function checkRoles(roles: string[]): string[] {
  * change (a disabled user's or a new password's sessions and tokens stop at once) live here, so the
  * admin API and the CLI behave alike.
  */
-export const userService = (queries: UserQueries, deps: { transaction: Transaction; localBackend: string }) => {
+/** What a change needs of a transaction (named here: the root that builds it imports this file). */
+interface UserTransaction {
+  queries: { users: UserQueries };
+  sessions: Pick<SessionStore, 'endAllOf'>;
+  audit: Pick<AuditLog, 'change'>;
+}
+
+export const userService = (queries: UserQueries, deps: { transaction: Transaction<UserTransaction>; localBackend: string }) => {
   const { localBackend, transaction } = deps;
   return {
   localBackend,

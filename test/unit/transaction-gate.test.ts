@@ -31,10 +31,7 @@ test('a statement waiting at the gate runs only once no transaction holds it', a
     order.push('tx2');
     await new Promise((r) => setTimeout(r, 5));
   });
-  const statement = (async () => {
-    while (gate.busy) await gate.wait();
-    order.push('statement');
-  })();
+  const statement = gate.whenFree(() => order.push('statement'));
   await Promise.all([first, second, statement]);
   expect(order.indexOf('statement')).toBe(2);
 });

@@ -4,6 +4,7 @@ import { request } from '../api/graphql.ts';
 import { AuditEventsQuery } from '../api/generated.ts';
 import { ErrorNote, Loading, Pager, useCursorPages, useLoad, when } from '../ui/kit.tsx';
 import { href, navigate, route } from '../ui/router.ts';
+import { Table, type Column } from '../ui/table.tsx';
 import { Named } from './names.tsx';
 
 const PAGE = 25;
@@ -21,6 +22,34 @@ function describe(details: string | null | undefined): { action?: string; rest: 
     return { rest: details };
   }
 }
+
+type AuditRow = AuditEventsQuery['auditEvents']['edges'][number]['node'] & { described: ReturnType<typeof describe> };
+
+const columns: Array<Column<AuditRow>> = [
+  { header: 'When', cell: (e) => <time dateTime={e.at}>{when(e.at)}</time> },
+  {
+    header: 'Event',
+    rowHeader: true,
+    cell: (e) => (
+      <>
+        {e.kind}
+        {e.described.action ? <span class="action">{e.described.action}</span> : null}
+      </>
+    ),
+  },
+  { header: 'User', cell: (e) => (e.userId ? <Named kind="user" id={e.userId} /> : '—') },
+  { header: 'Client', cell: (e) => (e.clientId ? <Named kind="client" id={e.clientId} /> : '—') },
+  {
+    header: 'By',
+    cell: (e) => (
+      <>
+        {e.actorUserId ? <Named kind="user" id={e.actorUserId} /> : e.actorClientId ? <Named kind="client" id={e.actorClientId} /> : '—'}
+        {e.ip ? <span class="hint"> from {e.ip}</span> : null}
+      </>
+    ),
+  },
+  { header: 'Details', class: 'details', cell: (e) => e.described.rest || '—' },
+];
 
 export function AuditSection() {
   const { query } = route.use();
@@ -77,49 +106,14 @@ export function AuditSection() {
         </h2>
         <ErrorNote error={list.error} labels={{ userId: 'User ID', clientId: 'Client ID', kind: 'Kind' }} />
         {list.loading && !conn ? <Loading>Loading events…</Loading> : null}
-        {conn ? (
-          conn.edges.length === 0 ? (
-            <p class="empty">No events match.</p>
-          ) : (
-            <table class="list audit">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">User</th>
-                  <th scope="col">Client</th>
-                  <th scope="col">By</th>
-                  <th scope="col">Details</th>
-                </tr>
-              </thead>
-              <tbody>
-                {conn.edges.map(({ node: e }) => {
-                  const d = describe(e.details);
-                  return (
-                    <tr key={e.id}>
-                      <td data-label="When">
-                        <time dateTime={e.at}>{when(e.at)}</time>
-                      </td>
-                      <th scope="row" data-label="Event">
-                        {e.kind}
-                        {d.action ? <span class="action">{d.action}</span> : null}
-                      </th>
-                      <td data-label="User">{e.userId ? <Named kind="user" id={e.userId} /> : '—'}</td>
-                      <td data-label="Client">{e.clientId ? <Named kind="client" id={e.clientId} /> : '—'}</td>
-                      <td data-label="By">
-                        {e.actorUserId ? <Named kind="user" id={e.actorUserId} /> : e.actorClientId ? <Named kind="client" id={e.actorClientId} /> : '—'}
-                        {e.ip ? <span class="hint"> from {e.ip}</span> : null}
-                      </td>
-                      <td data-label="Details" class="details">
-                        {d.rest || '—'}
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          )
-        ) : null}
+        <Table
+          label="Audit events"
+          class="audit"
+          columns={columns}
+          rows={conn?.edges.map(({ node }) => ({ ...node, described: describe(node.details) }))}
+          rowKey={(e) => e.id}
+          empty="No events match."
+        />
         <Pager label="Audit events" size={PAGE} pages={pages} conn={conn} />
       </section>
     </>

@@ -2,6 +2,14 @@
 import { request } from '../api/graphql.ts';
 import { IdentityBackendsQuery } from '../api/generated.ts';
 import { ErrorNote, Loading, useLoad } from '../ui/kit.tsx';
+import { Table, type Column } from '../ui/table.tsx';
+
+const columns: Array<Column<IdentityBackendsQuery['identityBackends'][number]>> = [
+  { header: 'Order', cell: (b) => b.order + 1 },
+  { header: 'ID', rowHeader: true, cell: (b) => b.id },
+  { header: 'Plugin', cell: (b) => b.plugin },
+  { header: 'State', cell: (b) => <span class={`badge ${b.up ? 'on' : 'off'}`}>{b.up ? 'up' : 'down'}</span> },
+];
 
 export function BackendsSection() {
   const list = useLoad(() => request(IdentityBackendsQuery, {}), []);
@@ -16,32 +24,7 @@ export function BackendsSection() {
       </div>
       <ErrorNote error={list.error} />
       {list.loading && !backends ? <Loading>Checking the backends…</Loading> : null}
-      {backends ? (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Order</th>
-              <th scope="col">ID</th>
-              <th scope="col">Plugin</th>
-              <th scope="col">State</th>
-            </tr>
-          </thead>
-          <tbody>
-            {backends.map((b) => (
-              <tr key={b.id}>
-                <td data-label="Order">{b.order + 1}</td>
-                <th scope="row" data-label="ID">
-                  {b.id}
-                </th>
-                <td data-label="Plugin">{b.plugin}</td>
-                <td data-label="State">
-                  <span class={`badge ${b.up ? 'on' : 'off'}`}>{b.up ? 'up' : 'down'}</span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table label="Identity backends" columns={columns} rows={backends} rowKey={(b) => b.id} empty="No identity backends." />
     </section>
   );
 }

@@ -4,6 +4,7 @@ import { request } from '../api/graphql.ts';
 import { ClientsQuery, DeleteClientMutation, RotateClientSecretMutation, type ClientFieldsFragment } from '../api/generated.ts';
 import { CopyButton, Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, Notice } from '../ui/kit.tsx';
 import { follow, href } from '../ui/router.ts';
+import { Table, type Column } from '../ui/table.tsx';
 import { ClientForm, clientLabels } from './client-form.tsx';
 
 const PAGE = 20;
@@ -37,6 +38,14 @@ function SecretPanel({ name, clientId, secret, onClose }: { name: string; client
 }
 
 type Confirm = { kind: 'delete' | 'rotate'; client: ClientFieldsFragment };
+
+const columns: Array<Column<ClientFieldsFragment>> = [
+  { header: 'Name', rowHeader: true, cell: (c) => c.name },
+  { header: 'Client ID', cell: (c) => <code>{c.clientId}</code> },
+  { header: 'Type', cell: (c) => (c.confidential ? 'confidential' : 'public') },
+  { header: 'Grants', cell: (c) => c.grantTypes.map((g) => grantNames[g] ?? g).join(', ') },
+  { header: 'Redirect URIs', class: 'uris', cell: (c) => c.redirectUris.join(' ') || '—' },
+];
 
 export function ClientsSection() {
   const [search, setSearch] = useState('');
@@ -102,61 +111,33 @@ export function ClientsSection() {
         </h2>
         <ErrorNote error={list.error} />
         {list.loading && !conn ? <Loading>Loading clients…</Loading> : null}
-        {conn ? (
-          conn.edges.length === 0 ? (
-            <p class="empty">{search ? `No client matches “${search}”.` : 'No clients yet.'}</p>
-          ) : (
-            <table class="list">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Client ID</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Grants</th>
-                  <th scope="col">Redirect URIs</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {conn.edges.map(({ node: c }) => (
-                  <tr key={c.clientId}>
-                    <th scope="row" data-label="Name">
-                      {c.name}
-                    </th>
-                    <td data-label="Client ID">
-                      <code>{c.clientId}</code>
-                    </td>
-                    <td data-label="Type">{c.confidential ? 'confidential' : 'public'}</td>
-                    <td data-label="Grants">{c.grantTypes.map((g) => grantNames[g] ?? g).join(', ')}</td>
-                    <td data-label="Redirect URIs" class="uris">
-                      {c.redirectUris.join(' ') || '—'}
-                    </td>
-                    <td class="row-actions">
-                      <button type="button" class="secondary" aria-label={`Edit ${c.name}`} onClick={() => (setForm({ client: c }), setSecret(undefined))}>
-                        Edit
-                      </button>
-                      {c.confidential ? (
-                        <button type="button" class="secondary" aria-label={`Rotate the secret of ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'rotate', client: c }))}>
-                          Rotate secret
-                        </button>
-                      ) : null}
-                      {BUILT_IN.has(c.clientId) ? null : (
-                        <button type="button" class="danger" aria-label={`Delete ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'delete', client: c }))}>
-                          Delete
-                        </button>
-                      )}
-                      <a href={href('audit', { clientId: c.clientId })} onClick={follow} aria-label={`Audit events of ${c.name}`}>
-                        Audit
-                      </a>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        ) : null}
+        <Table
+          label="Registered clients"
+          columns={columns}
+          rows={conn?.edges.map((e) => e.node)}
+          rowKey={(c) => c.clientId}
+          empty={search ? `No client matches “${search}”.` : 'No clients yet.'}
+          actions={(c) => (
+            <>
+              <button type="button" class="secondary" aria-label={`Edit ${c.name}`} onClick={() => (setForm({ client: c }), setSecret(undefined))}>
+                Edit
+              </button>
+              {c.confidential ? (
+                <button type="button" class="secondary" aria-label={`Rotate the secret of ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'rotate', client: c }))}>
+                  Rotate secret
+                </button>
+              ) : null}
+              {BUILT_IN.has(c.clientId) ? null : (
+                <button type="button" class="danger" aria-label={`Delete ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'delete', client: c }))}>
+                  Delete
+                </button>
+              )}
+              <a href={href('audit', { clientId: c.clientId })} onClick={follow} aria-label={`Audit events of ${c.name}`}>
+                Audit
+              </a>
+            </>
+          )}
+        />
         <Pager label="Clients" size={PAGE} pages={pages} conn={conn} />
       </section>
       {confirm ? (

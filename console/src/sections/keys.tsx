@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { RotateSigningKeysMutation, SigningKeysQuery, type SigningAlgorithm } from '../api/generated.ts';
 import { Checkbox, Dialog, ErrorNote, Loading, useAction, useLoad, when, Notice } from '../ui/kit.tsx';
+import { Table, type Column } from '../ui/table.tsx';
 
 const ALGORITHMS: SigningAlgorithm[] = ['RS256', 'ES256'];
 
@@ -12,6 +13,15 @@ function state(k: { signing: boolean; retiredAt?: string | null; activatesAt: st
   if (Date.parse(k.activatesAt) > Date.now()) return 'waiting';
   return 'published';
 }
+
+const columns: Array<Column<SigningKeysQuery['signingKeys'][number]>> = [
+  { header: 'Key ID', rowHeader: true, cell: (k) => <code>{k.kid}</code> },
+  { header: 'Algorithm', cell: (k) => k.algorithm },
+  { header: 'State', cell: (k) => <span class={`badge ${k.signing ? 'on' : ''}`}>{state(k)}</span> },
+  { header: 'Created', class: 'when', cell: (k) => when(k.createdAt) },
+  { header: 'Signs from', class: 'when', cell: (k) => when(k.activatesAt) },
+  { header: 'Stops signing', class: 'when', cell: (k) => when(k.retiredAt) },
+];
 
 export function KeysSection() {
   const list = useLoad(() => request(SigningKeysQuery, {}), []);
@@ -41,36 +51,7 @@ export function KeysSection() {
       <Notice text={notice} />
       <ErrorNote error={list.error} />
       {list.loading && !keys ? <Loading>Loading keys…</Loading> : null}
-      {keys ? (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Key ID</th>
-              <th scope="col">Algorithm</th>
-              <th scope="col">State</th>
-              <th scope="col">Created</th>
-              <th scope="col">Signs from</th>
-              <th scope="col">Stops signing</th>
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((k) => (
-              <tr key={k.kid}>
-                <th scope="row" data-label="Key ID">
-                  <code>{k.kid}</code>
-                </th>
-                <td data-label="Algorithm">{k.algorithm}</td>
-                <td data-label="State">
-                  <span class={`badge ${k.signing ? 'on' : ''}`}>{state(k)}</span>
-                </td>
-                <td data-label="Created" class="when">{when(k.createdAt)}</td>
-                <td data-label="Signs from" class="when">{when(k.activatesAt)}</td>
-                <td data-label="Stops signing" class="when">{when(k.retiredAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      ) : null}
+      <Table label="Signing keys" columns={columns} rows={keys} rowKey={(k) => k.kid} empty="No signing keys yet." />
       {asking ? (
         <Dialog title="Rotate the signing keys?" onClose={() => setAsking(false)}>
           <form onSubmit={confirmed}>

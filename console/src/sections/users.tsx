@@ -5,6 +5,7 @@ import { CreateUserMutation, ResetUserMfaMutation, RevokeTokensMutation, SetUser
 import { account } from '../auth/session.ts';
 import { Dialog, ErrorNote, Field, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, words, Notice } from '../ui/kit.tsx';
 import { follow, href } from '../ui/router.ts';
+import { Table, type Column } from '../ui/table.tsx';
 
 const PAGE = 20;
 const labels: Record<string, string> = { username: 'Username', password: 'Password', email: 'Email', displayName: 'Display name', roles: 'Roles', id: 'User' };
@@ -65,6 +66,25 @@ const hasFactor = (u: UserFieldsFragment) => u.mfa.totp || u.mfa.passkeys > 0;
 const askTitle = (a: Ask) =>
   a.kind === 'password' ? `Set the password of ${a.user.username}` : a.kind === 'mfa' ? `Reset the second factors of ${a.user.username}?` : `Revoke the tokens of ${a.user.username}?`;
 const askButton = { password: 'Set password', revoke: 'Revoke tokens', mfa: 'Reset second factors' } as const;
+
+/** The signed-in user's own row is marked "you". */
+const columns = (myId: string | undefined): Array<Column<UserFieldsFragment>> => [
+  {
+    header: 'Username',
+    rowHeader: true,
+    cell: (u) => (
+      <>
+        {u.username}
+        {u.id === myId ? <span class="tag">you</span> : null}
+      </>
+    ),
+  },
+  { header: 'Name', cell: (u) => u.displayName ?? '—' },
+  { header: 'Email', cell: (u) => u.email ?? '—' },
+  { header: 'Backend', cell: (u) => u.backend },
+  { header: 'Roles', cell: (u) => u.roles.join(', ') || '—' },
+  { header: 'Status', cell: (u) => <span class={`badge ${u.disabled ? 'off' : 'on'}`}>{u.disabled ? 'disabled' : 'active'}</span> },
+];
 
 export function UsersSection() {
   const [search, setSearch] = useState('');
@@ -136,73 +156,42 @@ export function UsersSection() {
         <ErrorNote error={list.error} />
         <ErrorNote error={rowAction.error} labels={labels} />
         {list.loading && !conn ? <Loading>Loading users…</Loading> : null}
-        {conn ? (
-          conn.edges.length === 0 ? (
-            <p class="empty">{search ? `No user matches “${search}”.` : 'No users yet.'}</p>
-          ) : (
-            <table class="list">
-              <thead>
-                <tr>
-                  <th scope="col">Username</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Email</th>
-                  <th scope="col">Backend</th>
-                  <th scope="col">Roles</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {conn.edges.map(({ node: u }) => {
-                  const self = u.id === me?.userId;
-                  return (
-                    <tr key={u.id} class={u.disabled ? 'disabled' : ''}>
-                      <th scope="row" data-label="Username">
-                        {u.username}
-                        {self ? <span class="tag">you</span> : null}
-                      </th>
-                      <td data-label="Name">{u.displayName ?? '—'}</td>
-                      <td data-label="Email">{u.email ?? '—'}</td>
-                      <td data-label="Backend">{u.backend}</td>
-                      <td data-label="Roles">{u.roles.join(', ') || '—'}</td>
-                      <td data-label="Status">
-                        <span class={`badge ${u.disabled ? 'off' : 'on'}`}>{u.disabled ? 'disabled' : 'active'}</span>
-                      </td>
-                      <td class="row-actions">
-                        <button type="button" class="secondary" aria-label={`Edit ${u.username}`} onClick={() => setForm({ user: u })}>
-                          Edit
-                        </button>
-                        {self ? null : (
-                          <button type="button" class="secondary" aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`} disabled={rowAction.busy} onClick={() => toggle(u)}>
-                            {u.disabled ? 'Enable' : 'Disable'}
-                          </button>
-                        )}
-                        {u.readOnly ? null : (
-                          <button type="button" class="secondary" aria-label={`Set the password of ${u.username}`} onClick={() => (action.clear(), setPassword(''), setAsk({ kind: 'password', user: u }))}>
-                            Set password
-                          </button>
-                        )}
-                        {hasFactor(u) ? (
-                          <button type="button" class="secondary" aria-label={`Reset the second factors of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'mfa', user: u }))}>
-                            Reset MFA
-                          </button>
-                        ) : null}
-                        <button type="button" class="secondary" aria-label={`Revoke the tokens of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'revoke', user: u }))}>
-                          Revoke tokens
-                        </button>
-                        <a href={href('audit', { userId: u.id })} onClick={follow} aria-label={`Audit events of ${u.username}`}>
-                          Audit
-                        </a>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          )
-        ) : null}
+        <Table
+          label="Users"
+          columns={columns(me?.userId)}
+          rows={conn?.edges.map((e) => e.node)}
+          rowKey={(u) => u.id}
+          rowClass={(u) => (u.disabled ? 'disabled' : undefined)}
+          empty={search ? `No user matches “${search}”.` : 'No users yet.'}
+          actions={(u) => (
+            <>
+              <button type="button" class="secondary" aria-label={`Edit ${u.username}`} onClick={() => setForm({ user: u })}>
+                Edit
+              </button>
+              {u.id === me?.userId ? null : (
+                <button type="button" class="secondary" aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`} disabled={rowAction.busy} onClick={() => toggle(u)}>
+                  {u.disabled ? 'Enable' : 'Disable'}
+                </button>
+              )}
+              {u.readOnly ? null : (
+                <button type="button" class="secondary" aria-label={`Set the password of ${u.username}`} onClick={() => (action.clear(), setPassword(''), setAsk({ kind: 'password', user: u }))}>
+                  Set password
+                </button>
+              )}
+              {hasFactor(u) ? (
+                <button type="button" class="secondary" aria-label={`Reset the second factors of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'mfa', user: u }))}>
+                  Reset MFA
+                </button>
+              ) : null}
+              <button type="button" class="secondary" aria-label={`Revoke the tokens of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'revoke', user: u }))}>
+                Revoke tokens
+              </button>
+              <a href={href('audit', { userId: u.id })} onClick={follow} aria-label={`Audit events of ${u.username}`}>
+                Audit
+              </a>
+            </>
+          )}
+        />
         <Pager label="Users" size={PAGE} pages={pages} conn={conn} />
       </section>
       {ask ? (

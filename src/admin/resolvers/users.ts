@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../service-errors.ts';
+import { NotFoundError } from '../../errors/service.ts';
 import type { Resolvers } from '../generated/graphql.ts';
 
 /** Users and their tokens: every rule and audit event is the services'; the resolvers only translate. */

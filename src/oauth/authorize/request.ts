@@ -1,6 +1,6 @@
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
-import { OAuthError, oauthError } from '../errors.ts';
+import { OAuthError, oauthError } from '../../errors/oauth.ts';
 import { param, type Params } from '../params.ts';
 
 /** An error that, the client and redirect URI being verified, goes back to the client by redirect. */

@@ -1,9 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { oauthError } from '../errors.ts';
+import { oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
-import { clock } from '../../clock.ts';
 import { sendJson } from '../../http/send-json.ts';
 
 /**
@@ -28,25 +27,29 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       if (!token) throw oauthError('invalid_request', 'token is required');
       const readsAny = caller.roles.some((r) => READS_ANY_TOKEN.includes(r));
       const mayRead = (clientId: string) => clientId === caller.clientId || readsAny;
-      const now = clock.now();
       const base = { iss: ctx.config.publicUrl, token_type: 'bearer' };
 
-      const access = p.token_type_hint === 'refresh_token' ? undefined : await ctx.tokens.findAccess(token);
-      if (access && mayRead(access.clientId) && access.expiresAt > now) {
+      // The token service's answer is the one /me, userinfo and the admin API get: a token refused
+      // there (its client's oauthEnabled off, its user disabled or gone, expired) is inactive here.
+      const access = p.token_type_hint === 'refresh_token' ? undefined : await ctx.tokens.authenticate(token);
+      if (access?.ok && mayRead(access.grant.clientId)) {
+        const { grant } = access;
         sendJson(res, {
           ...base,
           active: true,
-          client_id: access.clientId,
-          scope: access.scopes.join(' '),
-          exp: Math.floor(access.expiresAt / 1000),
-          iat: Math.floor(access.createdAt / 1000),
-          aud: access.clientId,
-          ...(access.user ? { sub: access.user.id, username: access.user.username } : {}),
+          client_id: grant.clientId,
+          scope: grant.scopes.join(' '),
+          exp: Math.floor(grant.expiresAt / 1000),
+          iat: Math.floor(grant.createdAt / 1000),
+          aud: grant.clientId,
+          ...(grant.user ? { sub: grant.user.id, username: grant.user.username } : {}),
         });
         return;
       }
-      const refresh = access ? undefined : await ctx.tokens.findRefresh(token);
-      if (refresh && mayRead(refresh.clientId) && refresh.expiresAt > now && refresh.rotatedAt === null && refresh.revokedAt === null) {
+      // A token known as an access token is not looked up again as a refresh token.
+      const known = access !== undefined && (access.ok || access.refusal !== 'unknown');
+      const refresh = known ? undefined : await ctx.tokens.liveRefresh(token);
+      if (refresh && mayRead(refresh.clientId)) {
         sendJson(res, {
           ...base,
           active: true,

@@ -1,11 +1,11 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { sendPageError } from '../../http/page-errors.ts';
-import { cookieOptions, readCookie, SSO_COOKIE } from '../../login/cookies.ts';
-import { checkCsrfToken, issueCsrfToken } from '../../login/csrf.ts';
-import { logoutConfirmPage, signedOutPage } from '../../login/pages.ts';
+import { cookieOptions, readCookie, SSO_COOKIE } from '../../web/cookies.ts';
+import { checkCsrfToken, issueCsrfToken } from '../../web/csrf.ts';
+import { logoutConfirmPage, signedOutPage } from '../../web/pages/logout.ts';
 import { redirectWith } from '../authorize/request.ts';
-import { oauthError } from '../errors.ts';
+import { oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
 
 /** The parameters the confirmation form carries back. */

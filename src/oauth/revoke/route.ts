@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { oauthError } from '../errors.ts';
+import { oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 

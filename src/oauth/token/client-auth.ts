@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
-import { basicAuthFailed, oauthError } from '../errors.ts';
+import { basicAuthFailed, oauthError } from '../../errors/oauth.ts';
 import { param, type Params } from '../params.ts';
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */

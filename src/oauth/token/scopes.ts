@@ -1,5 +1,5 @@
 import type { User } from '../../users/queries.ts';
-import { oauthError } from '../errors.ts';
+import { oauthError } from '../../errors/oauth.ts';
 
 /**
  * SPEC 3: the scope that carries a user's admin rights to the admin API. Only the built-in admin

@@ -1,8 +1,8 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { scopedClaims, type ClaimsUser } from '../claims.ts';
-import { bearerError } from '../errors.ts';
-import { clock } from '../../clock.ts';
+import { scopedClaims, type ClaimsUser } from '../../tokens/claims.ts';
+import { bearerError, type OAuthErrorCode } from '../../errors/oauth.ts';
+import type { BearerRefusal } from '../../tokens/service.ts';
 import { sendJson } from '../../http/send-json.ts';
 
 /** The token from `Authorization: Bearer`, `access_token` or `token` (SPEC 2.3); exactly one of them. */
@@ -30,15 +30,22 @@ interface TokenUser {
   user: ClaimsUser;
 }
 
-/** One indexed read: the token with its client and user. Revocation is a deleted row, seen at once. */
+/** Each refusal of the token service, as these two endpoints have always said it (SPEC 2.4). */
+const refusals: Record<BearerRefusal, [OAuthErrorCode, string]> = {
+  unknown: ['invalid_access_token', 'the access token is invalid or revoked'],
+  expired: ['access_token_exprise', 'the access token has expired'],
+  user_gone: ['invalid_access_token', 'the user no longer exists'],
+  user_disabled: ['invalid_access_token', 'the user is disabled'],
+  oauth_disabled: ['app_unsupport_oauth', 'this application may not use OAuth'],
+};
+
+/** The token service decides whether the token is good; these endpoints need it issued for a user too. */
 async function resolveToken(ctx: AppContext, req: Request): Promise<TokenUser> {
-  const grant = await ctx.tokens.findAccess(presentedToken(req));
-  if (!grant) throw bearerError('invalid_access_token', 'the access token is invalid or revoked');
-  if (grant.expiresAt <= clock.now()) throw bearerError('access_token_exprise', 'the access token has expired');
+  const bearer = await ctx.tokens.authenticate(presentedToken(req));
+  if (!bearer.ok) throw bearerError(...refusals[bearer.refusal]);
+  const { grant } = bearer;
   // A client_credentials token has no user: it is for resource servers (introspection), not here.
   if (!grant.user) throw bearerError('invalid_access_token', 'the access token was not issued for a user');
-  if (grant.user.disabled) throw bearerError('invalid_access_token', 'the user is disabled');
-  if (!grant.client.oauthEnabled) throw bearerError('app_unsupport_oauth', 'this application may not use OAuth');
   return { clientId: grant.clientId, scopes: grant.scopes, user: grant.user };
 }
 

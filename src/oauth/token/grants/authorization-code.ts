@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { hashToken, safeEqual } from '../../../crypto/tokens.ts';
-import { oauthError } from '../../errors.ts';
+import { safeEqual } from '../../../crypto/tokens.ts';
+import { oauthError } from '../../../errors/oauth.ts';
 import { param } from '../../params.ts';
-import type { Grant } from '../grant.ts';
+import { auditTrail, type Grant } from '../grant.ts';
 
 const verifierPattern = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -18,17 +18,14 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   const redirectUri = param(p, 'redirect_uri');
   if (!redirectUri) throw oauthError('empty_redirect_uri', 'redirect_uri is required');
 
-  const row = await ctx.tokens.findCode(code);
-  if (row === 'replayed') {
-    // Everything this code issued is revoked already (RFC 6749 §4.1.2).
-    await ctx.audit.record({ kind: 'code.replayed', clientId: client.clientId, ip: req.ip, requestId: req.id });
-    throw oauthError('invalid_code', 'the code was already used');
-  }
+  const row = await ctx.tokens.findCode(code, client.clientId, auditTrail(ctx, req));
+  // Everything a replayed code issued is revoked already (RFC 6749 §4.1.2), and the replay audited.
+  if (row === 'replayed') throw oauthError('invalid_code', 'the code was already used');
   if (row === 'invalid') throw oauthError('invalid_code', 'the code is invalid');
   if (row === 'expired') throw oauthError('invalid_code', 'the code has expired');
   // A failed exchange uses the code up, as a successful one does.
   const refuse = async (error: Parameters<typeof oauthError>[0], description: string) => {
-    await ctx.tokens.burnCode(code);
+    await ctx.tokens.burnCode(row);
     return oauthError(error, description);
   };
   if (row.clientId !== client.clientId) throw await refuse('invalid_code', 'the code was issued to another client');
@@ -50,13 +47,11 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   const user = await ctx.users.find(row.userId);
   if (!user || user.disabled) throw await refuse('invalid_grant', 'the user is disabled or no longer exists');
 
-  const codeHash = hashToken(code);
   return {
     userId: row.userId,
     user,
     scopes: row.scope.split(' ').filter(Boolean),
-    codeHash,
-    spend: { code: codeHash },
+    from: { code: row },
     sessionId: row.sessionId,
     authTime: row.authTime,
     amr: row.amr,

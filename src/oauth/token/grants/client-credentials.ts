@@ -1,4 +1,4 @@
-import { oauthError } from '../../errors.ts';
+import { oauthError } from '../../../errors/oauth.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { requestedScopes } from '../scopes.ts';

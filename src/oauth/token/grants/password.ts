@@ -1,4 +1,4 @@
-import { backendUnavailable, oauthError, throttled } from '../../errors.ts';
+import { backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../scopes.ts';

@@ -1,8 +1,8 @@
 import type { User } from '../../../users/queries.ts';
 import { BackendUnavailableError } from '../../../identity/contract.ts';
-import { backendUnavailable, oauthError } from '../../errors.ts';
+import { backendUnavailable, oauthError } from '../../../errors/oauth.ts';
 import { param } from '../../params.ts';
-import type { Grant } from '../grant.ts';
+import { auditTrail, type Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../scopes.ts';
 
 /**
@@ -15,12 +15,10 @@ import { grantableScopes, requestedScopes } from '../scopes.ts';
 export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   const token = param(p, 'refresh_token');
   if (!token) throw oauthError('invalid_request', 'refresh_token is required');
-  const outcome = await ctx.tokens.checkRefresh(token, client);
+  // A reused token's family is revoked and the reuse audited by the token service.
+  const outcome = await ctx.tokens.checkRefresh(token, client, auditTrail(ctx, req));
   if (!outcome.ok) {
     if (outcome.reason === 'expired') throw oauthError('refresh_token_exprise', 'the refresh token has expired');
-    if (outcome.reason === 'reused') {
-      await ctx.audit.record({ kind: 'token.reuse_detected', clientId: client.clientId, ip: req.ip, requestId: req.id });
-    }
     throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
   }
   const { row } = outcome;
@@ -46,9 +44,7 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     userId: row.userId,
     user,
     scopes: grantableScopes(requestedScopes(param(p, 'scope'), granted, granted), user),
-    familyId: row.familyId,
-    codeHash: row.codeHash ?? undefined,
-    spend: { refresh: row.tokenHash },
+    from: { refresh: row },
     sessionId: row.sessionId,
     authTime: row.authTime,
     amr: row.amr,

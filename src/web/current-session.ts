@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { AppContext } from '../context.ts';
 import type { User } from '../users/queries.ts';
 import { readCookie, SSO_COOKIE } from './cookies.ts';
-import type { SsoSession } from './sessions.ts';
+import type { SsoSession } from '../login/sessions.ts';
 
 export interface SignedIn {
   session: SsoSession;

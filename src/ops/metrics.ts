@@ -3,7 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { clusterMetrics } from '../cluster/worker-metrics.ts';
 import type { AppContext } from '../context.ts';
-import { bearerError } from '../oauth/errors.ts';
+import { bearerError } from '../errors/oauth.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

@@ -1,6 +1,6 @@
-import { errorBox, escapeHtml, hidden, layout } from '../login/pages.ts';
-import { passkeyForm, passkeyScriptTag } from '../login/mfa-pages.ts';
-import type { MfaStatus } from '../mfa/service.ts';
+import { errorBox, escapeHtml, hidden, layout } from './layout.ts';
+import { passkeyForm, passkeyScriptTag } from './second-factor.ts';
+import type { MfaStatus } from '../../mfa/service.ts';
 
 export interface AccountView {
   username: string;

@@ -1,3 +1,7 @@
+/**
+ * The one error type of the OAuth endpoints and the pages that share their handler (SPEC 2.4, 7). At the
+ * bottom of the house: the HTTP layer serialises these, and any layer may throw them.
+ */
 /** The interface document's 19 codes, spelled as there (`exprise` included). */
 export const documentCodes = [
   'empty_client_id',

@@ -1,4 +1,4 @@
-import { errorBox, escapeHtml, hidden, layout } from './pages.ts';
+import { errorBox, escapeHtml, hidden, layout } from './layout.ts';
 
 /** A form's target and the fields it carries (the authorize request's parameters, or none). */
 export interface FormTarget {

@@ -4,7 +4,7 @@ import { seal, unseal } from '../crypto/sealed.ts';
 import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
 import type { Amr } from '../mfa/service.ts';
 import { cookieOptions, readCookie } from './cookies.ts';
-import type { SessionStore } from './sessions.ts';
+import type { SessionStore } from '../login/sessions.ts';
 
 /** How long the second step may wait after the password. */
 const TTL_MS = 5 * 60 * 1000;

@@ -16,3 +16,6 @@ export function readCookie(req: Request, name: string): string | undefined {
   const header = req.headers.cookie;
   return header ? parse(header)[name] : undefined;
 }
+
+/** Cookies are `Secure` when the server is reached over HTTPS. */
+export const secureCookies = (config: { publicUrl: string }): boolean => config.publicUrl.startsWith('https:');

@@ -1,11 +1,11 @@
 import type { RequestHandler } from 'express';
-import type { AppContext } from '../context.ts';
-import { checkCsrfToken } from './csrf.ts';
-import { currentSession } from './current-session.ts';
-import { openPending } from './pending-sign-in.ts';
-import { passkeyScript } from './passkey-script.ts';
+import type { AppContext } from '../../context.ts';
+import { checkCsrfToken } from '../csrf.ts';
+import { currentSession } from '../current-session.ts';
+import { openPending } from '../pending-sign-in.ts';
+import { passkeyScript } from './script.ts';
 
-/** `GET /assets/passkey.js`: the pages' one script (see passkey-script.ts). */
+/** `GET /assets/passkey.js`: the pages' one script (see script.ts). */
 export const passkeyScriptHandler: RequestHandler = (_req, res) => {
   res.setHeader('Cache-Control', 'public, max-age=3600');
   res.type('application/javascript').send(passkeyScript);

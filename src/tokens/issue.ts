@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { Client, GrantType } from '../clients/queries.ts';
+import { clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import { hashToken, randomToken } from '../crypto/tokens.ts';
+import type { SigningKeys } from '../keys/signing-keys.ts';
+import type { Amr } from '../mfa/service.ts';
+import type { ClaimsUser } from './claims.ts';
+import { CODE_HASH, type FoundCode } from './codes.ts';
+import { signIdToken } from './id-token.ts';
+import { JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
+import type { RefreshRow, Spend, TokenQueries } from './queries.ts';
+import { replays } from './replays.ts';
+import type { AuditTrail } from './trail.ts';
+
+/** What a grant decided; the token service issues from it. */
+export interface TokenRequest {
+  client: Client;
+  grantType: GrantType;
+  /** The user the tokens are for; null for client_credentials. */
+  userId: string | null;
+  /** That user as the grant read them: the claims an id_token shows. */
+  user?: ClaimsUser;
+  scopes: string[];
+  /**
+   * The code or refresh token these tokens are issued for, as the service found it: spent in the same
+   * transaction as their issue. A refresh token's successor keeps its lineage (family and code).
+   */
+  from?: { code: FoundCode } | { refresh: RefreshRow };
+  sessionId?: string | null;
+  authTime?: number | null;
+  /** How the user signed in (RFC 8176): the id_token's `amr`, kept with a refresh token. */
+  amr?: Amr[] | null;
+  nonce?: string | null;
+}
+
+export interface IssuedTokens {
+  accessToken: string;
+  expiresIn: number;
+  refreshToken?: string;
+  /** When the scopes hold `openid` and there is a user. */
+  idToken?: string;
+  scope: string;
+}
+
+/** Why nothing was issued: what the tokens were for was spent meanwhile by a concurrent request. */
+export type IssueRefusal = 'code_replayed' | 'refresh_reused';
+
+/**
+ * What spending `from` means to the queries (a code by its hash, a refresh token by its own), and the
+ * lineage the new tokens keep: the code they descend from, a refresh token's family.
+ */
+function lineage(from: TokenRequest['from']): { spend?: Spend; codeHash: string | null; familyId?: string } {
+  if (!from) return { codeHash: null };
+  if ('code' in from) {
+    const hash = from.code[CODE_HASH];
+    return { spend: { code: hash }, codeHash: hash };
+  }
+  return { spend: { refresh: from.refresh.tokenHash }, codeHash: from.refresh.codeHash, familyId: from.refresh.familyId };
+}
+
+/**
+ * Issues tokens; spends what they are issued for in the same transaction. When that was already
+ * spent, everything issued from it is revoked, after the winner's tokens were committed, so none
+ * survive (SPEC 7). Each outcome is audited here, once.
+ */
+export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys) =>
+  async function issue(req: TokenRequest, trail: AuditTrail): Promise<IssuedTokens | IssueRefusal> {
+    const { client, userId } = req;
+    const now = clock.now();
+    const scope = req.scopes.join(' ');
+    const jwt = client.accessTokenFormat === 'jwt';
+    const configuredTtl = client.accessTokenTtl ?? config.tokens.accessTokenTtl;
+    const accessTtl = jwt ? Math.min(configuredTtl, JWT_ACCESS_TOKEN_MAX_TTL) : configuredTtl;
+    const refreshTtl = client.refreshTokenTtl ?? config.tokens.refreshTokenTtl;
+    const accessToken = jwt
+      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: client.clientId, userId, scope, ttl: accessTtl, authTime: req.authTime })
+      : randomToken();
+    const refreshToken = client.grantTypes.includes('refresh_token') && userId ? randomToken() : undefined;
+
+    const { spend, codeHash, familyId: kept } = lineage(req.from);
+    const familyId = refreshToken ? (kept ?? randomUUID()) : null;
+    const common = {
+      client_id: client.clientId,
+      scope,
+      code_hash: codeHash,
+      session_id: req.sessionId ?? null,
+      created_at: now,
+    };
+    const inserted = await queries.insertTokens(
+      { ...common, token_hash: hashToken(accessToken), user_id: userId, family_id: familyId, expires_at: now + accessTtl * 1000 },
+      refreshToken
+        ? {
+            ...common,
+            token_hash: hashToken(refreshToken),
+            user_id: userId!,
+            family_id: familyId!,
+            auth_time: req.authTime ?? null,
+            amr: req.amr ? JSON.stringify(req.amr) : null,
+            expires_at: now + refreshTtl * 1000,
+          }
+        : undefined,
+      spend,
+      now,
+    );
+    if (!inserted) {
+      // A concurrent request spent it first; what that one issued is revoked now.
+      if (spend && 'code' in spend) {
+        await replays(queries).codeReplayed(spend.code, client.clientId, trail);
+        return 'code_replayed';
+      }
+      await replays(queries).refreshReused(kept!, client.clientId, trail);
+      return 'refresh_reused';
+    }
+
+    const idToken =
+      userId && req.user && req.scopes.includes('openid')
+        ? await signIdToken(keys, config, client, accessToken, { user: req.user, scopes: req.scopes, authTime: req.authTime, amr: req.amr, nonce: req.nonce, sessionId: req.sessionId })
+        : undefined;
+    await trail.issues.issued({ kind: 'token.issued', userId, clientId: client.clientId, ip: trail.ip, requestId: trail.requestId, details: { grant: req.grantType, scope } });
+    return { accessToken, expiresIn: accessTtl, refreshToken, idToken, scope };
+  };

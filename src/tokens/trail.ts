@@ -1,0 +1,15 @@
+import type { AuditLog } from '../audit/record.ts';
+import type { TokenIssueAudit } from '../audit/token-issues.ts';
+
+/**
+ * Where the token service writes its events (a replayed code, a reused refresh token, `token.issued`)
+ * and the request they are about. Handed in per call because the summing of `token.issued` lives
+ * for the whole process, outside the services a transaction rebuilds.
+ */
+export interface AuditTrail {
+  audit: Pick<AuditLog, 'record'>;
+  /** `token.issued`: client_credentials summed per client and minute (SPEC 7 "Audit volume"). */
+  issues: Pick<TokenIssueAudit, 'issued'>;
+  ip?: string;
+  requestId?: string;
+}

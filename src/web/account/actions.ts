@@ -1,0 +1,92 @@
+import type { Request } from 'express';
+import type { Actor } from '../../audit/record.ts';
+import type { AppContext } from '../../context.ts';
+import { provedRecently } from '../../login/sessions.ts';
+import { InputError } from '../../errors/service.ts';
+import type { SignedIn } from '../current-session.ts';
+import { identityProof } from './proof.ts';
+import type { AccountAnswer } from './view.ts';
+
+/** A form posted by a signed-in user at `/account`. */
+export interface AccountForm {
+  req: Request;
+  signedIn: SignedIn;
+  form: Record<string, string>;
+}
+
+export type AccountAction = (posted: AccountForm) => Promise<AccountAnswer>;
+
+const actorOf = ({ req, signedIn }: AccountForm): Actor => ({ userId: signedIn.user.id, clientId: null, via: 'account', ip: req.ip, requestId: req.id });
+/** A change of the factors ends the user's other sessions (SPEC 7); the one that made it stays. */
+const changeOf = ({ req, signedIn }: AccountForm) => ({ ip: req.ip, requestId: req.id, keep: signedIn.session.id });
+
+/**
+ * The account page's actions, one each, by the form's `_action`. Removing a factor, new recovery codes
+ * and a new password ask for the password or a current code again (SPEC 8); adding a passkey needs
+ * such a proof within five minutes.
+ */
+export function accountActions(ctx: AppContext): Map<string, AccountAction> {
+  const confirm = identityProof(ctx);
+  /** Asked again first; `fields`: what may prove it (the password change takes the password only). */
+  const confirmed =
+    (then: AccountAction, fields = (form: Record<string, string>) => form): AccountAction =>
+    async (posted) => {
+      const refused = await confirm(posted.req, posted.signedIn, fields(posted.form));
+      return refused ? { show: 'account', status: 401, error: refused } : then(posted);
+    };
+
+  const prove: AccountAction = async () => ({ show: 'account', notice: 'Confirmed. For the next five minutes you can add a passkey or an authenticator app.' });
+
+  const removeTotp: AccountAction = async (posted) => {
+    await ctx.mfa.removeTotp(posted.signedIn.user.id, changeOf(posted));
+    return { show: 'account', notice: 'The authenticator app is off, and its recovery codes no longer work.' };
+  };
+
+  const addPasskey: AccountAction = async (posted) => {
+    const { signedIn, form } = posted;
+    if (!provedRecently(signedIn.session)) return { show: 'account', status: 401, error: 'Confirm it is you first (your password, or a code), then add the passkey.' };
+    const refused = await ctx.mfa.addPasskey(signedIn.user, form.webauthn_state, form.webauthn_response, form.name ?? '', changeOf(posted));
+    if (refused) return { show: 'account', status: 400, error: refused };
+    const codes = await ctx.mfa.codesForFirstFactor(signedIn.user.id);
+    return codes ? { show: 'recovery_codes', codes } : { show: 'account', notice: 'The passkey is added.' };
+  };
+
+  const removePasskey: AccountAction = async (posted) => {
+    await ctx.mfa.removePasskey(posted.signedIn.user.id, posted.form.credential_id ?? '', changeOf(posted));
+    return { show: 'account', notice: 'The passkey is removed.' };
+  };
+
+  const recoveryCodes: AccountAction = async ({ req, signedIn }) => ({
+    show: 'recovery_codes',
+    codes: await ctx.mfa.newRecoveryCodes(signedIn.user.id, { ip: req.ip, requestId: req.id }),
+  });
+
+  const changePassword: AccountAction = async (posted) => {
+    try {
+      await ctx.users.setPassword(posted.signedIn.user.id, posted.form.new_password ?? '', actorOf(posted), posted.signedIn.session.id);
+    } catch (err) {
+      if (err instanceof InputError) return { show: 'account', status: 400, error: `New password: ${err.message}` };
+      throw err;
+    }
+    return { show: 'account', notice: 'Your password is changed. Applications signed in with the old one must sign in again.' };
+  };
+
+  const signOutEverywhere: AccountAction = async (posted) => {
+    const { req, signedIn } = posted;
+    const userId = signedIn.user.id;
+    const ended = await ctx.sessions.endAllOf(userId, { reason: 'signed_out_everywhere', actor: actorOf(posted) });
+    await ctx.audit.record({ kind: 'token.revoked', userId, ip: req.ip, requestId: req.id, details: { count: ended.tokens } });
+    await ctx.audit.record({ kind: 'account.signed_out_everywhere', userId, ip: req.ip, requestId: req.id, details: { sessions: ended.sessions } });
+    return { show: 'signed_out' };
+  };
+
+  return new Map<string, AccountAction>([
+    ['prove', confirmed(prove)],
+    ['remove_totp', confirmed(removeTotp)],
+    ['add_passkey', addPasskey],
+    ['remove_passkey', confirmed(removePasskey)],
+    ['recovery_codes', confirmed(recoveryCodes)],
+    ['password', confirmed(changePassword, (form) => ({ password: form.password ?? '' }))],
+    ['sign_out_everywhere', signOutEverywhere],
+  ]);
+}

@@ -1,0 +1,53 @@
+import type { Request, Response } from 'express';
+import type { AppContext } from '../../context.ts';
+import { qrSvg } from '../../mfa/qr.ts';
+import { secureCookies } from '../cookies.ts';
+import { issueCsrfToken } from '../csrf.ts';
+import { consentPage, loginPage } from '../pages/login.ts';
+import { enrolTotpPage, passkeyForm, passkeyScriptTag, recoveryCodesPage, secondStepPage, type FormTarget } from '../pages/second-factor.ts';
+import type { PageStep } from './step.ts';
+
+/** Where a sign-in's pages post back, and what they carry. */
+export interface Place {
+  /** The form's target: the authorize endpoint, or `/account`. */
+  action: string;
+  /** The authorize request's own parameters, carried unchanged; none at the account page. */
+  fields: Record<string, string>;
+  clientName: string;
+  /** The label of the button after the recovery codes. */
+  continueLabel: string;
+}
+
+/** The login page's passkey button (hidden unless the browser has WebAuthn and PUBLIC_URL allows passkeys). */
+export function loginPasskeyButton(ctx: AppContext, t: FormTarget): string {
+  if (!ctx.mfa.passkeys.enabled) return '';
+  return passkeyForm(t, { purpose: 'login', action: 'passkey', label: 'Sign in with a passkey', options: '/passkey/options', secondary: true }) + passkeyScriptTag;
+}
+
+async function pageOf(ctx: AppContext, step: PageStep, place: Place, csrfToken: string): Promise<string> {
+  const target: FormTarget = { action: place.action, fields: place.fields, csrfToken };
+  const form = { action: place.action, request: place.fields, csrfToken, clientName: place.clientName };
+  switch (step.show) {
+    case 'login':
+    case 'change_password':
+      return loginPage({ ...form, error: step.error, username: step.username, extra: loginPasskeyButton(ctx, target) });
+    case 'second_factor': {
+      const fields = step.pending ? { ...place.fields, pending: step.pending } : place.fields;
+      return secondStepPage({ ...target, fields, username: step.user.username, error: step.error, passkey: step.passkey });
+    }
+    case 'enrol':
+      return enrolTotpPage({ ...target, secret: step.enrolment.secret, qrSvg: await qrSvg(step.enrolment.uri), required: true, error: step.error });
+    case 'recovery_codes':
+      return recoveryCodesPage({ ...target, codes: step.codes, nextLabel: place.continueLabel });
+    case 'consent':
+      return consentPage({ ...form, error: step.error, scopes: step.scopes, username: step.user.username });
+  }
+}
+
+/** Shows a sign-in step's page: the one place a step becomes a response. */
+export async function showStep(ctx: AppContext, req: Request, res: Response, step: PageStep, place: Place): Promise<void> {
+  const html = await pageOf(ctx, step, place, issueCsrfToken(req, res, ctx.csrfKey, secureCookies(ctx.config)));
+  const status = step.show === 'recovery_codes' ? 200 : step.status;
+  if ('retryAfter' in step && step.retryAfter !== undefined) res.setHeader('Retry-After', String(step.retryAfter));
+  res.status(status).type('html').send(html);
+}

@@ -1,0 +1,57 @@
+import type { AppContext } from '../../context.ts';
+import type { User } from '../../users/queries.ts';
+import type { SignedIn } from '../current-session.ts';
+import type { Refusal } from '../refusals.ts';
+
+/** What the browser sign-in is for: the authorize request's client, or the account page (no client). */
+export interface Flow {
+  /** '' at the account page. */
+  clientId: string;
+  /** The client's `requireMfa`, or `mfa.required` (SPEC 8). */
+  needsMfa: boolean;
+  prompt: Set<string>;
+  /** Seconds: an older session signs in again (OIDC `max_age`). */
+  maxAge?: number;
+  requireConsent: boolean;
+  /** The scopes this user may be granted (the admin scope only to an admin, SPEC 3). */
+  scopesFor(user: User): string[];
+}
+
+/**
+ * What to show next. The steps never write a page themselves: they set cookies at most (the session,
+ * the device, the pending sign-in) and answer with a step; the route shows it (show.ts) or, for
+ * `continue`, goes on with the request, and for `refused` sends the error back to the client.
+ */
+export type Step =
+  | { show: 'login'; status: number; error?: string; username?: string; retryAfter?: number }
+  /** The directory asks for a new password (SPEC 12). Shown as the login page until that issue comes. */
+  | { show: 'change_password'; status: number; error: string; username: string }
+  /** The code (or passkey) after a password (`pending`), or on a session that needs more. */
+  | { show: 'second_factor'; status: number; user: User; passkey: boolean; pending?: string; error?: string; retryAfter?: number }
+  | { show: 'enrol'; status: number; enrolment: { secret: string; uri: string }; error?: string }
+  | { show: 'recovery_codes'; codes: string[] }
+  | { show: 'consent'; status: number; user: User; scopes: string[]; error?: string }
+  | { show: 'refused'; error: 'login_required' | 'consent_required' | 'access_denied'; description: string }
+  | { show: 'continue'; signedIn: SignedIn; scopes: string[] };
+
+/** A step the route shows as a page. */
+export type PageStep = Exclude<Step, { show: 'continue' } | { show: 'refused' }>;
+
+/** The answer to a sign-in form that worked: the session, and whether it started just now. */
+export interface SignedInNow {
+  signedIn: SignedIn;
+  fresh: boolean;
+}
+
+/** The second step's page: a code, or a passkey when the user has one. */
+export async function askForCode(ctx: AppContext, user: User, o: { pending?: string; refusal?: Refusal } = {}): Promise<PageStep> {
+  return {
+    show: 'second_factor',
+    status: o.refusal?.status ?? 200,
+    user,
+    passkey: await ctx.mfa.offersPasskey(user.id),
+    pending: o.pending,
+    error: o.refusal?.message,
+    retryAfter: o.refusal?.retryAfter,
+  };
+}

@@ -1,0 +1,48 @@
+import type { Request, Response } from 'express';
+import { clock } from '../../clock.ts';
+import type { AppContext } from '../../context.ts';
+import { currentSession } from '../current-session.ts';
+import { signInStrategies } from '../passport.ts';
+import { signInAnswers } from './answers.ts';
+import { consentStep } from './consent.ts';
+import { enrolmentSteps } from './enrolment.ts';
+import type { Flow, SignedInNow, Step } from './step.ts';
+
+export type { Flow, Step } from './step.ts';
+
+/**
+ * The browser sign-in, one step after another: password (→ a new password when the directory asks,
+ * SPEC 12) → second factor → enrolment → consent → continue. Each request answers the form it brings,
+ * then finds the first step still missing; it says what to show, the route shows it.
+ */
+export function signInSteps(ctx: AppContext) {
+  const answers = signInAnswers(ctx, signInStrategies(ctx.signIn));
+  const enrolment = enrolmentSteps(ctx);
+  const consent = consentStep(ctx);
+
+  return {
+    answers,
+
+    async next(req: Request, res: Response, form: Record<string, string>, flow: Flow): Promise<Step> {
+      const posted = req.method === 'POST' ? form : {};
+      let signedIn = await currentSession(ctx, req);
+      let fresh = false;
+      const answered: Step | SignedInNow | undefined =
+        posted._action === 'enrol' && enrolment.mayEnrol(signedIn)
+          ? await enrolment.enrol(req, posted, signedIn)
+          : // An older session's enrolment falls through: it is asked for its password again below.
+            await answers.answer(req, res, posted, flow, signedIn);
+      if (answered && 'show' in answered) return answered;
+      if (answered) ({ signedIn, fresh } = answered);
+
+      const tooOld = signedIn && flow.maxAge !== undefined && clock.now() - signedIn.session.authTime > flow.maxAge * 1000;
+      if (!signedIn || (!fresh && (flow.prompt.has('login') || tooOld))) {
+        if (flow.prompt.has('none')) return { show: 'refused', error: 'login_required', description: 'the user is not signed in' };
+        return { show: 'login', status: 200 };
+      }
+      return (await enrolment.demand(flow, signedIn)) ?? consent(req, posted, flow, signedIn);
+    },
+  };
+}
+
+export type SignInSteps = ReturnType<typeof signInSteps>;
