@@ -52,7 +52,7 @@ export interface ServiceDeps {
   secrets: ServiceSecrets;
 }
 
-const queriesOn = (database: Database) => ({
+const queriesFor = (database: Database) => ({
   clients: clientQueries(database),
   users: userQueries(database),
   tokens: tokenQueries(database),
@@ -63,7 +63,7 @@ const queriesOn = (database: Database) => ({
   keys: keyQueries(database),
 });
 
-export type Queries = ReturnType<typeof queriesOn>;
+export type Queries = ReturnType<typeof queriesFor>;
 
 /** The services (the rules) over the queries (the SQL), bound to one database handle or transaction. */
 export interface Services {
@@ -84,7 +84,7 @@ export interface Services {
  * the database, and a transaction gets the very same services on its connection.
  */
 export function createServices(database: Database, deps: ServiceDeps, inside = false): Services {
-  const queries = queriesOn(database);
+  const queries = queriesFor(database);
   const transaction: Transaction<Services> = (work) => database.transaction((trx) => work(createServices(trx, deps, true)));
   // Inside a transaction an audit event commits with its change, or fails it.
   const audit = auditLog(queries.audit, deps.logger, deps.dbOutage, inside);

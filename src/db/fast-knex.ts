@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { Abort, checked, type FastDb, type Row, type Statement, type Step } from './statements.ts';
+import { RowCountMismatch, checked, type FastDb, type Row, type Statement, type Step } from './statements.ts';
 
 const rows = (result: unknown): Row[] => (Array.isArray(result) ? result : ((result as { rows?: Row[] }).rows ?? []));
 /** Rows changed: pg's `rowCount`, better-sqlite3's `changes`, or the rows a `RETURNING` gave back. */
@@ -17,7 +17,7 @@ export function knexFast(trx: Knex): FastDb {
         return counts;
       })
       .catch((err: unknown) => {
-        if (err instanceof Abort) return null;
+        if (err instanceof RowCountMismatch) return null;
         throw err;
       });
   return {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { Abort, checked, CommitQueue, SuccessWatch, type FastDb, type Job, type Row, type Statement, type Step } from './statements.ts';
+import { RowCountMismatch, checked, CommitQueue, SuccessWatch, type FastDb, type Job, type Row, type Statement, type Step } from './statements.ts';
 
 interface PgConnection {
   query(q: { name?: string; text: string; values?: unknown[] } | string): Promise<{ rows: Row[]; rowCount: number | null }>;
@@ -41,7 +41,7 @@ export function pgFast(db: Knex): FastDb {
       result = await work();
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
-      if (err instanceof Abort) return undefined;
+      if (err instanceof RowCountMismatch) return undefined;
       throw err;
     }
     try {
@@ -67,7 +67,7 @@ export function pgFast(db: Knex): FastDb {
   /** One job in its own transaction (a single unguarded statement needs none: it commits by itself). */
   const commitAlone = (job: Job) => {
     const [only] = job.steps;
-    const done = job.steps.length === 1 && only!.expect === undefined ? fast.run(only!.stmt, only!.params).then((n) => [n]) : fast.transaction(job.steps);
+    const done = job.steps.length === 1 && only!.expectRows === undefined ? fast.run(only!.stmt, only!.params).then((n) => [n]) : fast.transaction(job.steps);
     return done.then(job.resolve, job.reject);
   };
 

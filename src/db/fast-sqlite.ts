@@ -1,4 +1,4 @@
-import { Abort, checked, CommitQueue, SuccessWatch, type FastDb, type Job, type Statement, type Step } from './statements.ts';
+import { RowCountMismatch, checked, CommitQueue, SuccessWatch, type FastDb, type Job, type Statement, type Step } from './statements.ts';
 import type { TransactionGate } from './transaction-gate.ts';
 
 /** What better-sqlite3 offers that is used here (the package ships no types). */
@@ -36,7 +36,7 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
         // SQLite rolled the whole transaction back (disk full, I/O error): nothing of the group may
         // commit, so the group fails whole rather than committing later jobs on their own.
         if (!conn.inTransaction) throw err;
-        return err instanceof Abort ? null : { error: err };
+        return err instanceof RowCountMismatch ? null : { error: err };
       }
     }),
   );
@@ -65,7 +65,7 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
         try {
           return watch.ok(transaction(steps));
         } catch (err) {
-          if (err instanceof Abort) return null;
+          if (err instanceof RowCountMismatch) return null;
           throw err;
         }
       }),

@@ -25,7 +25,7 @@ export function statement(sql: string): Statement {
 export interface Step {
   stmt: Statement;
   params: unknown[];
-  expect?: number;
+  expectRows?: number;
 }
 
 export type Row = Record<string, unknown>;
@@ -47,11 +47,11 @@ export interface FastDb {
 }
 
 /** Thrown inside a transaction when a step's `expect` fails: the transaction is rolled back. */
-export class Abort extends Error {}
+export class RowCountMismatch extends Error {}
 
 /** The row count a step must have, checked as it runs. */
 export function checked(step: Step, changed: number): number {
-  if (step.expect !== undefined && changed !== step.expect) throw new Abort();
+  if (step.expectRows !== undefined && changed !== step.expectRows) throw new RowCountMismatch();
   return changed;
 }
 

@@ -102,7 +102,7 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
   return {
     event,
     /** Neither a failure nor a success (an outage, or a second factor still to come): the attempt is given back. */
-    refund: () => release.refund(),
+    inconclusive: () => release.inconclusive(),
     async failed(backend: string, reason: string, failedUserId?: string): Promise<void> {
       deps.metrics.login(backend, 'failure');
       await release.failed();
@@ -125,7 +125,7 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
 async function checkCode(deps: Deps, user: User, code: string, attempt: Attempt): Promise<Amr[] | SignInOutcome> {
   const totp = /^\d{6}$/.test(code.trim());
   if (totp && (await deps.codeGuesses.totpLocked(user.id))) {
-    await attempt.refund();
+    await attempt.inconclusive();
     return { ok: false, reason: 'invalid_code', codesLocked: true };
   }
   if (await deps.mfa.verify(user.id, code, attempt.event)) return ['otp'];
@@ -155,20 +155,20 @@ export const signInService = (deps: Deps) => ({
     try {
       result = await deps.identity.signIn(a.username, a.password);
     } catch (err) {
-      await attempt.refund().catch(() => undefined);
+      await attempt.inconclusive().catch(() => undefined);
       throw err;
     }
     if (!result.ok) {
       if (result.reason === 'unavailable') {
         deps.metrics.login(result.backends[0] ?? NO_BACKEND, 'unavailable');
-        await attempt.refund();
+        await attempt.inconclusive();
         return { ok: false, reason: 'unavailable' };
       }
       if (result.skipped.length > 0) {
         // A backend was down before this answer: the account may be one of its users, whom an outage
         // never counts against (SPEC 7, "A backend in an outage"), whoever answered afterwards.
         deps.metrics.login(result.backend ?? NO_BACKEND, 'failure');
-        await attempt.refund();
+        await attempt.inconclusive();
         await deps.audit.record({ kind: 'login.failure', ...(result.user ? { userId: result.user.id } : {}), ...attempt.event, details: { reason: result.reason, uncounted: result.skipped } });
       } else {
         await attempt.failed(result.backend ?? NO_BACKEND, result.reason, result.user?.id);
@@ -180,7 +180,7 @@ export const signInService = (deps: Deps) => ({
     if (await deps.mfa.hasFactor(user.id)) {
       if (a.otp === undefined) {
         // Not a failure, not a success yet: the attempt is given back and the second step counts its own.
-        await attempt.refund();
+        await attempt.inconclusive();
         return { ok: false, reason: 'second_factor', user };
       }
       const checked = await checkCode(deps, user, a.otp, attempt);
@@ -223,7 +223,7 @@ export const signInService = (deps: Deps) => ({
     // user (PIN, biometrics) is enough; without that it is a second factor only. Not a guess, so
     // not counted as a failure: the right credential, used where it cannot serve.
     if (!a.user && !use.userVerified) {
-      await attempt.refund();
+      await attempt.inconclusive();
       await deps.audit.record({ kind: 'login.failure', ...attempt.event, details: { reason: 'passkey_not_verified' } });
       return { ok: false, reason: 'invalid_code' };
     }
@@ -233,12 +233,12 @@ export const signInService = (deps: Deps) => ({
     try {
       current = await deps.identity.refresh(user);
     } catch (err) {
-      await attempt.refund();
+      await attempt.inconclusive();
       if (err instanceof BackendUnavailableError) return { ok: false, reason: 'unavailable' };
       throw err;
     }
     if (!current) {
-      await attempt.refund();
+      await attempt.inconclusive();
       await deps.audit.record({ kind: 'login.failure', ...attempt.event, details: { reason: 'disabled' } });
       return { ok: false, reason: 'disabled' };
     }

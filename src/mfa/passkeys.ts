@@ -84,7 +84,7 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; a
      * the account page): a credential id registered already, or the same registration sent again,
      * is the user's mistake to be told, not a server error.
      */
-    async register(user: User, state: string | undefined, responseText: string | undefined, name: string, ctx: { ip?: string; requestId?: string } = {}): Promise<string | undefined> {
+    async register(user: User, state: string | undefined, responseText: string | undefined, name: string, from: { ip?: string; requestId?: string } = {}): Promise<string | undefined> {
       const response = parse<RegistrationResponseJSON>(responseText);
       if (!response?.id) return PASSKEY_NOT_ADDED;
       // Asked before the challenge is taken, so a registration sent again is told why, not "expired".
@@ -112,7 +112,7 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; a
         lastUsedAt: null,
       });
       if (!added) return PASSKEY_ALREADY_REGISTERED;
-      await deps.audit.record({ kind: 'mfa.passkey_added', userId: user.id, ip: ctx.ip, requestId: ctx.requestId });
+      await deps.audit.record({ kind: 'mfa.passkey_added', userId: user.id, ip: from.ip, requestId: from.requestId });
       return undefined;
     },
 
@@ -169,9 +169,9 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; a
       return { user: stored.userId, userVerified: verified.authenticationInfo.userVerified };
     },
 
-    async remove(userId: string, credentialId: string, ctx: { ip?: string; requestId?: string } = {}): Promise<boolean> {
+    async remove(userId: string, credentialId: string, from: { ip?: string; requestId?: string } = {}): Promise<boolean> {
       if ((await queries.removePasskey(userId, credentialId)) === 0) return false;
-      await deps.audit.record({ kind: 'mfa.passkey_removed', userId, ip: ctx.ip, requestId: ctx.requestId });
+      await deps.audit.record({ kind: 'mfa.passkey_removed', userId, ip: from.ip, requestId: from.requestId });
       return true;
     },
   };

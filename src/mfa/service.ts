@@ -19,7 +19,7 @@ export interface MfaStatus {
 }
 
 /** Where a user's own change comes from; `keep`: the session making it, which stays (SPEC 7). */
-export interface ChangeContext {
+export interface ChangeOrigin {
   ip?: string;
   requestId?: string;
   keep?: string;
@@ -68,7 +68,7 @@ export function mfaService(
   const totpOn = async (userId: string) => (await queries.totp(userId))?.confirmedAt != null;
   const factorCount = queries.factorCount;
   /** A factor added or removed: the user's other sessions, codes and tokens end with the old set (SPEC 7). */
-  const factorsChanged = (userId: string, reason: 'factor_added' | 'factor_removed', c: ChangeContext) =>
+  const factorsChanged = (userId: string, reason: 'factor_added' | 'factor_removed', c: ChangeOrigin) =>
     deps.sessions.endAllOf(userId, { except: c.keep, reason, actor: { userId, clientId: null, via: 'account', ip: c.ip, requestId: c.requestId } });
 
   return {
@@ -119,19 +119,19 @@ export function mfaService(
      * Confirms a pending enrolment with its first code: the recovery codes when TOTP is the user's
      * first factor (else an empty list), undefined for a wrong code.
      */
-    async confirmTotp(user: User, code: string, ctx: ChangeContext = {}): Promise<string[] | undefined> {
+    async confirmTotp(user: User, code: string, origin: ChangeOrigin = {}): Promise<string[] | undefined> {
       const row = await queries.totp(user.id);
       if (!row || row.confirmedAt !== null) return undefined;
       const now = clock.now();
       const step = matchingStep(decrypt(deps.secretKey, row.secretEnc), code.trim(), now);
       if (step === undefined || !(await queries.takeStep(user.id, step, now, true))) return undefined;
-      await factorsChanged(user.id, 'factor_added', ctx);
-      await deps.audit.record({ kind: 'mfa.totp_enrolled', userId: user.id, ip: ctx.ip, requestId: ctx.requestId });
+      await factorsChanged(user.id, 'factor_added', origin);
+      await deps.audit.record({ kind: 'mfa.totp_enrolled', userId: user.id, ip: origin.ip, requestId: origin.requestId });
       return (await this.codesForFirstFactor(user.id)) ?? [];
     },
 
     /** Checks a second-factor code: a TOTP code (six digits) or a recovery code, each taken once. */
-    async verify(userId: string, typed: string, ctx: { ip?: string; requestId?: string; clientId?: string } = {}): Promise<CodeKind | undefined> {
+    async verify(userId: string, typed: string, origin: { ip?: string; requestId?: string; clientId?: string } = {}): Promise<CodeKind | undefined> {
       const code = typed.trim();
       const now = clock.now();
       if (/^\d{6}$/.test(code)) {
@@ -142,30 +142,30 @@ export function mfaService(
       }
       if (code.length < 10 || code.length > 64) return undefined;
       if (!(await queries.useRecoveryCode(userId, recoveryCodeHash(deps.codeKey, code), now))) return undefined;
-      await deps.audit.record({ kind: 'mfa.recovery_code_used', userId, clientId: ctx.clientId, ip: ctx.ip, requestId: ctx.requestId, details: { left: await queries.recoveryCodesLeft(userId) } });
+      await deps.audit.record({ kind: 'mfa.recovery_code_used', userId, clientId: origin.clientId, ip: origin.ip, requestId: origin.requestId, details: { left: await queries.recoveryCodesLeft(userId) } });
       return 'recovery';
     },
 
     /** A fresh set of ten recovery codes; every earlier one stops working. */
-    async newRecoveryCodes(userId: string, ctx: { ip?: string; requestId?: string } = {}): Promise<string[]> {
+    async newRecoveryCodes(userId: string, origin: { ip?: string; requestId?: string } = {}): Promise<string[]> {
       const codes = await issueCodes(userId, clock.now());
-      await deps.audit.record({ kind: 'mfa.recovery_codes_renewed', userId, ip: ctx.ip, requestId: ctx.requestId });
+      await deps.audit.record({ kind: 'mfa.recovery_codes_renewed', userId, ip: origin.ip, requestId: origin.requestId });
       return codes;
     },
 
     /** The user turns TOTP off; with no factor left, the recovery codes go too. */
-    async removeTotp(userId: string, ctx: ChangeContext = {}): Promise<void> {
+    async removeTotp(userId: string, origin: ChangeOrigin = {}): Promise<void> {
       if ((await queries.removeTotp(userId)) === 0) return;
       if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
-      await factorsChanged(userId, 'factor_removed', ctx);
-      await deps.audit.record({ kind: 'mfa.totp_removed', userId, ip: ctx.ip, requestId: ctx.requestId });
+      await factorsChanged(userId, 'factor_removed', origin);
+      await deps.audit.record({ kind: 'mfa.totp_removed', userId, ip: origin.ip, requestId: origin.requestId });
     },
 
     /** The user removes a passkey; with no factor left, the recovery codes go too. */
-    async removePasskey(userId: string, credentialId: string, ctx: ChangeContext = {}): Promise<boolean> {
-      if (!(await this.passkeys.remove(userId, credentialId, { ip: ctx.ip, requestId: ctx.requestId }))) return false;
+    async removePasskey(userId: string, credentialId: string, origin: ChangeOrigin = {}): Promise<boolean> {
+      if (!(await this.passkeys.remove(userId, credentialId, { ip: origin.ip, requestId: origin.requestId }))) return false;
       if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
-      await factorsChanged(userId, 'factor_removed', ctx);
+      await factorsChanged(userId, 'factor_removed', origin);
       return true;
     },
 
@@ -173,9 +173,9 @@ export function mfaService(
      * A new passkey of the user's (the ceremony checked by passkeys.register): undefined when added,
      * else why not, for the account page.
      */
-    async addPasskey(user: User, state: string | undefined, response: string | undefined, name: string, ctx: ChangeContext = {}): Promise<string | undefined> {
-      const refused = await this.passkeys.register(user, state, response, name, { ip: ctx.ip, requestId: ctx.requestId });
-      if (!refused) await factorsChanged(user.id, 'factor_added', ctx);
+    async addPasskey(user: User, state: string | undefined, response: string | undefined, name: string, origin: ChangeOrigin = {}): Promise<string | undefined> {
+      const refused = await this.passkeys.register(user, state, response, name, { ip: origin.ip, requestId: origin.requestId });
+      if (!refused) await factorsChanged(user.id, 'factor_added', origin);
       return refused;
     },
 

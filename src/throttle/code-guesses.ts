@@ -24,7 +24,7 @@ export const codeGuesses = (queries: ThrottleQueries, policy: Config['throttle']
     /** Counts a wrong code; true when this one reached the limit (the moment to tell the operator). */
     async failed(userId: string): Promise<boolean> {
       const now = clock.now();
-      await queries.settle([{ key: keyOf(userId), outcome: 'failed', ladder, held: false }], now);
+      await queries.endAttempt([{ key: keyOf(userId), outcome: 'failed', ladder, held: false }], now);
       return (await queries.failures(keyOf(userId), ladder, now)) === ladder.free;
     },
   };

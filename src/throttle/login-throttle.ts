@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.ts';
-import type { Ladder, Settle, ThrottleQueries } from './throttle-queries.ts';
+import type { Ladder, KeyOutcome, ThrottleQueries } from './throttle-queries.ts';
 import { addressOf } from './address.ts';
 import { SlotWaiters } from './slot-waiters.ts';
 import { clock } from '../clock.ts';
@@ -24,7 +24,7 @@ export interface Release {
   /** A wrong password: counted on the lane, the account, its total and the address. */
   failed(): Promise<void>;
   /** Neither (an outage, a second factor still to come): nothing is counted. */
-  refund(): Promise<void>;
+  inconclusive(): Promise<void>;
 }
 
 /** A reserved attempt is checked within this; a process that dies holding slots frees them when it runs out. */
@@ -79,7 +79,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
         held.push(key);
         continue;
       }
-      if (held.length > 0) await queries.settle(held.map((k) => ({ key: k, outcome: 'released' as const })), now);
+      if (held.length > 0) await queries.endAttempt(held.map((k) => ({ key: k, outcome: 'released' as const })), now);
       held.forEach((k) => waiters.wake(k));
       return { ok: false, key, ladder };
     }
@@ -118,9 +118,9 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
         await waiters.wait(taken.key, Math.min(pause, left));
       }
 
-      const end = async (settles: Settle[]) => {
+      const end = async (outcomes: KeyOutcome[]) => {
         try {
-          await queries.settle(settles, clock.now());
+          await queries.endAttempt(outcomes, clock.now());
         } finally {
           for (const [key] of gates) waiters.wake(key);
         }
@@ -143,7 +143,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
               ...(laneKey !== userKey ? [{ key: userKey, outcome: 'failed' as const, ladder: user, held: false }] : []),
               { key: totalKey, outcome: 'failed', ladder: total, held: held(totalKey) },
             ]),
-          refund: () => end(gates.map(([key]) => ({ key, outcome: 'released' as const }))),
+          inconclusive: () => end(gates.map(([key]) => ({ key, outcome: 'released' as const }))),
         },
       };
     },

@@ -89,14 +89,14 @@ const sql = {
 };
 
 /** What one key's count does when an attempt ends. */
-export type Settle =
+export type KeyOutcome =
   | { key: string; outcome: 'failed'; ladder: Ladder; held: boolean }
   | { key: string; outcome: 'cleared'; held: boolean }
   | { key: string; outcome: 'released' };
 
 export const throttleQueries = ({ knex: db, fast }: Database) => {
   const fails = new Map<Ladder, ReturnType<typeof named>>();
-  const failStep = (s: Extract<Settle, { outcome: 'failed' }>, now: number): Step => {
+  const failStep = (s: Extract<KeyOutcome, { outcome: 'failed' }>, now: number): Step => {
     let counter = fails.get(s.ladder);
     if (!counter) fails.set(s.ladder, (counter = named(failSql(s.ladder))));
     const firstBlock = delayMs(1, s.ladder) ? now + delayMs(1, s.ladder) : 0;
@@ -124,9 +124,9 @@ export const throttleQueries = ({ knex: db, fast }: Database) => {
     },
 
     /** The end of an attempt on each of its keys, in one write that shares the group commit of concurrent requests. */
-    async settle(settles: Settle[], now: number): Promise<void> {
+    async endAttempt(outcomes: KeyOutcome[], now: number): Promise<void> {
       await fast.groupCommit(
-        settles.map((s) =>
+        outcomes.map((s) =>
           s.outcome === 'failed'
             ? failStep(s, now)
             : s.outcome === 'cleared'

@@ -71,5 +71,5 @@ export const codeRules = (queries: TokenQueries, config: Config) => ({
   },
 
   /** A failed exchange uses the code up all the same. */
-  burnCode: (code: FoundCode) => queries.burnCode(code[CODE_HASH], clock.now()),
+  useUpCode: (code: FoundCode) => queries.useUpCode(code[CODE_HASH], clock.now()),
 });

@@ -231,7 +231,7 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
     },
 
     /** Marks a code used without issuing anything (a failed exchange still uses the code up). */
-    async burnCode(codeHash: string, now: number): Promise<void> {
+    async useUpCode(codeHash: string, now: number): Promise<void> {
       await fast.run(sql.spendCode, [now, codeHash]);
     },
 
@@ -244,7 +244,7 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
     async insertTokens(access: NewAccessToken, refresh: NewRefreshToken | undefined, spend: Spend | undefined, now: number): Promise<boolean> {
       const steps: Step[] = [];
       if (spend) {
-        steps.push('code' in spend ? { stmt: sql.spendCode, params: [now, spend.code], expect: 1 } : { stmt: sql.spendRefresh, params: [now, spend.refresh], expect: 1 });
+        steps.push('code' in spend ? { stmt: sql.spendCode, params: [now, spend.code], expectRows: 1 } : { stmt: sql.spendRefresh, params: [now, spend.refresh], expectRows: 1 });
       }
       steps.push({ stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) });
       if (refresh) steps.push({ stmt: sql.insertRefresh, params: values(refresh, REFRESH_COLUMNS) });

@@ -24,15 +24,15 @@ export function totpHandler(ctx: AppContext): RequestHandler {
   const csrf = (req: Request, res: Response) => issueCsrfToken(req, res, ctx.csrfKey, secureCookies(ctx.config));
 
   /** The POST's answer: whether the session is proved now, and the page's status and error. */
-  async function answer(req: Request, s: SignedIn, form: Record<string, string>): Promise<{ proved: boolean; status: number; error?: string; codes?: string[] }> {
-    const proved = provedRecently(s.session);
+  async function answer(req: Request, signedIn: SignedIn, form: Record<string, string>): Promise<{ proved: boolean; status: number; error?: string; codes?: string[] }> {
+    const proved = provedRecently(signedIn.session);
     if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return { proved, status: 403, error: expiredForm.other };
     if (form._action === 'prove') {
-      const refused = await confirm(req, s, form);
+      const refused = await confirm(req, signedIn, form);
       return refused ? { proved, status: 401, error: refused } : { proved: true, status: 200 };
     }
     if (!proved) return { proved, status: 401, error: 'Confirm it is you first.' };
-    const codes = await ctx.mfa.confirmTotp(s.user, form.code ?? '', { ip: req.ip, requestId: req.id, keep: s.session.id });
+    const codes = await ctx.mfa.confirmTotp(signedIn.user, form.code ?? '', { ip: req.ip, requestId: req.id, keep: signedIn.session.id });
     if (codes) return { proved, status: 200, codes };
     return { proved, status: 400, error: 'That code is not right: check the time on your phone and try the current one.' };
   }
@@ -40,15 +40,15 @@ export function totpHandler(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     try {
-      const s = await currentSession(ctx, req);
-      if (!s || (await ctx.mfa.status(s.user.id)).totp) return res.redirect(303, '/account');
-      const got = req.method === 'POST' ? await answer(req, s, (req.body ?? {}) as Record<string, string>) : { proved: provedRecently(s.session), status: 200 };
-      if ('codes' in got && got.codes) return await views.show(req, res, s, { show: 'recovery_codes', codes: got.codes });
+      const signedIn = await currentSession(ctx, req);
+      if (!signedIn || (await ctx.mfa.status(signedIn.user.id)).totp) return res.redirect(303, '/account');
+      const got = req.method === 'POST' ? await answer(req, signedIn, (req.body ?? {}) as Record<string, string>) : { proved: provedRecently(signedIn.session), status: 200 };
+      if ('codes' in got && got.codes) return await views.show(req, res, signedIn, { show: 'recovery_codes', codes: got.codes });
       if (!got.proved) {
-        const withCode = await ctx.mfa.hasFactor(s.user.id);
+        const withCode = await ctx.mfa.hasFactor(signedIn.user.id);
         return void res.status(got.status).type('html').send(proofPage({ action: ACTION, csrfToken: csrf(req, res), purpose: 'set up an authenticator app', withCode, error: got.error }));
       }
-      const enrolment = (await ctx.mfa.pendingTotp(s.user)) ?? (await ctx.mfa.startTotp(s.user));
+      const enrolment = (await ctx.mfa.pendingTotp(signedIn.user)) ?? (await ctx.mfa.startTotp(signedIn.user));
       if (!enrolment) return res.redirect(303, '/account');
       const page = enrolTotpPage({ action: ACTION, fields: {}, csrfToken: csrf(req, res), secret: enrolment.secret, qrSvg: await qrSvg(enrolment.uri), error: got.error });
       res.status(got.status).type('html').send(page);

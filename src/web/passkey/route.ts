@@ -26,13 +26,13 @@ export function passkeyOptionsHandler(ctx: AppContext): RequestHandler {
       if (!passkeys.enabled) return void res.status(404).json({ error: 'invalid_request', error_description: 'passkeys are off: PUBLIC_URL is an IP address' });
       if (!checkCsrfToken(req, ctx.csrfKey, body.csrf_token)) return void res.status(403).json({ error: 'invalid_request', error_description: 'the form expired; reload the page' });
       if (body.purpose === 'register') {
-        const s = await currentSession(ctx, req);
-        if (!s) return void res.status(401).json({ error: 'login_required', error_description: 'sign in first' });
-        return void res.json(await passkeys.registrationOptions(s.user));
+        const signedIn = await currentSession(ctx, req);
+        if (!signedIn) return void res.status(401).json({ error: 'login_required', error_description: 'sign in first' });
+        return void res.json(await passkeys.registrationOptions(signedIn.user));
       }
       const pending = body.pending ? openPending(ctx.csrfKey, body.pending, body.client_id ?? '') : undefined;
-      const s = pending ? undefined : await currentSession(ctx, req);
-      res.json(await passkeys.authenticationOptions(pending?.userId ?? s?.user.id));
+      const signedIn = pending ? undefined : await currentSession(ctx, req);
+      res.json(await passkeys.authenticationOptions(pending?.userId ?? signedIn?.user.id));
     } catch (err) {
       next(err);
     }

@@ -25,7 +25,7 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   if (row === 'expired') throw oauthError('invalid_code', 'the code has expired');
   // A failed exchange uses the code up, as a successful one does.
   const refuse = async (error: Parameters<typeof oauthError>[0], description: string) => {
-    await ctx.tokens.burnCode(row);
+    await ctx.tokens.useUpCode(row);
     return oauthError(error, description);
   };
   if (row.clientId !== client.clientId) throw await refuse('invalid_code', 'the code was issued to another client');
