@@ -4,6 +4,7 @@ import { adminConsole } from './admin-console/route.ts';
 import type { AppContext } from './context.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { ExactRoutes } from './http/exact-routes.ts';
+import { clientPreflight, publicCors, publicPreflight } from './http/cors.ts';
 import { requestId } from './http/request-id.ts';
 import { styleHash } from './web/pages/layout.ts';
 import { accountHandlers } from './web/account/route.ts';
@@ -77,6 +78,9 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
 
   route(paths.introspect).post(form, introspectHandler(ctx));
   route(paths.revoke).post(form, revokeHandler(ctx));
+  // CORS preflights (SPEC 11): OPTIONS is not in the exact table, so the router answers them here.
+  const preflight = clientPreflight((origin) => ctx.clients.originRegistered(origin));
+  for (const path of [...paths.token, ...paths.me, ...paths.userinfo, paths.revoke]) app.options(path, preflight);
   route('/assets/passkey.js').get(passkeyScriptHandler);
   route('/passkey/options').post(form, passkeyOptionsHandler(ctx));
   const account = accountHandlers(ctx);
@@ -86,9 +90,11 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
 
   const discovery = discoveryHandler(ctx);
-  route('/.well-known/openid-configuration').get(discovery);
-  route('/.well-known/oauth-authorization-server').get(discovery);
-  route(paths.jwks).get(jwksHandler(ctx));
+  const publicDocuments = ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', paths.jwks];
+  route(publicDocuments[0]!).get(publicCors, discovery);
+  route(publicDocuments[1]!).get(publicCors, discovery);
+  route(paths.jwks).get(publicCors, jwksHandler(ctx));
+  for (const path of publicDocuments) app.options(path, publicPreflight);
 
   if (admin) {
     const graphql = admin.then(({ handlers }) => express.Router().use(...handlers));

@@ -12,6 +12,7 @@ const usage = `usage: npm run latchkey -- <command> [options]
 
   client create --name NAME --redirect-uri URI [--redirect-uri URI…] [--grant authorization_code|password|refresh_token|client_credentials …]
                 [--scope SCOPE …] [--public] [--require-consent] [--require-mfa] [--role ROLE …] [--client-id ID]
+                [--web-origin ORIGIN …]   (default: the redirect URIs' origins)
   client list
   client delete --client-id ID
   user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
@@ -25,6 +26,7 @@ const { positionals, values } = parseArgs({
   options: {
     name: { type: 'string' },
     'redirect-uri': { type: 'string', multiple: true },
+    'web-origin': { type: 'string', multiple: true },
     grant: { type: 'string', multiple: true },
     scope: { type: 'string', multiple: true },
     role: { type: 'string', multiple: true },
@@ -69,11 +71,13 @@ try {
       requireConsent: values['require-consent'] ?? false,
       requireMfa: values['require-mfa'] ?? false,
       clientId: values['client-id'],
+      webOrigins: values['web-origin'],
     }, CLI_ACTOR);
     const { secretHash: _hidden, ...shown } = client;
-    print({ ...shown, clientSecret });
+    print({ ...shown, webOrigins: ctx.clients.webOrigins(client), clientSecret });
   } else if (command === 'client list') {
-    print((await ctx.clients.list()).map(({ secretHash: _hidden, ...c }) => c));
+    const clients = ctx.clients;
+    print((await clients.list()).map(({ secretHash: _hidden, ...c }) => ({ ...c, webOrigins: clients.webOrigins(c) })));
   } else if (command === 'client delete') {
     print({ deleted: await ctx.clients.remove(values['client-id'] ?? '', CLI_ACTOR) });
   } else if (command === 'user create') {

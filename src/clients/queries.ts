@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
@@ -28,6 +29,8 @@ export interface Client {
   refreshTokenTtl: number | null;
   idTokenAlg: IdTokenAlg;
   accessTokenFormat: AccessTokenFormat;
+  /** The origins set for its browser app (SPEC 11, CORS); null: never set, so its redirect URIs' origins. */
+  webOrigins: string[] | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -53,6 +56,7 @@ function toClient(r: Row): Client {
     refreshTokenTtl: numOrNull(r.refresh_token_ttl),
     idTokenAlg: (r.id_token_alg as IdTokenAlg | undefined) ?? 'RS256',
     accessTokenFormat: (r.access_token_format as AccessTokenFormat | undefined) ?? 'opaque',
+    webOrigins: json<string[] | null>(r.web_origins, null),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -77,24 +81,42 @@ function toRow(c: Client): Row {
     refresh_token_ttl: c.refreshTokenTtl,
     id_token_alg: c.idTokenAlg,
     access_token_format: c.accessTokenFormat,
+    web_origins: c.webOrigins === null ? null : JSON.stringify(c.webOrigins),
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };
 }
 
 const findSql = statement('select * from clients where client_id = ?');
+const originSql = statement('select 1 as found from client_web_origins where origin = ? limit 1');
+
+async function setOrigins(db: Knex, clientId: string, origins: string[]): Promise<void> {
+  await db('client_web_origins').where({ client_id: clientId }).delete();
+  if (origins.length) await db('client_web_origins').insert(origins.map((origin) => ({ client_id: clientId, origin })));
+}
 
 export const clientQueries = ({ knex: db, fast }: Database) => ({
   async find(clientId: string): Promise<Client | undefined> {
     const row = await fast.get(findSql, [clientId]);
     return row ? toClient(row) : undefined;
   },
-  async insert(client: Client): Promise<void> {
-    await db('clients').insert(toRow(client));
+  /** `origins`: the client's effective web origins, kept beside it for the preflight's lookup. */
+  async insert(client: Client, origins: string[]): Promise<void> {
+    await db.transaction(async (trx) => {
+      await trx('clients').insert(toRow(client));
+      await setOrigins(trx, client.clientId, origins);
+    });
   },
-  async update(client: Client): Promise<void> {
+  async update(client: Client, origins: string[]): Promise<void> {
     const { client_id, created_at, ...rest } = toRow(client);
-    await db('clients').where({ client_id }).update(rest);
+    await db.transaction(async (trx) => {
+      await trx('clients').where({ client_id }).update(rest);
+      await setOrigins(trx, client.clientId, origins);
+    });
+  },
+  /** Whether any client's browser app has this origin (a CORS preflight names no client). */
+  async originRegistered(origin: string): Promise<boolean> {
+    return (await fast.get(originSql, [origin])) !== undefined;
   },
   async remove(clientId: string): Promise<boolean> {
     return (await db('clients').where({ client_id: clientId }).delete()) > 0;

@@ -5,6 +5,7 @@ import { InputError, NotFoundError } from '../errors/service.ts';
 import type { Transaction } from '../db/transaction.ts';
 import type { AccessTokenFormat, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
 import { clock } from '../clock.ts';
+import { checkWebOrigin, webOriginsOf } from './web-origins.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -23,6 +24,8 @@ export interface RegisterClientInput {
   postLogoutRedirectUris?: string[];
   idTokenAlg?: IdTokenAlg;
   accessTokenFormat?: AccessTokenFormat;
+  /** Origins of the client's browser app, allowed by CORS (SPEC 11). @default the redirect URIs' origins */
+  webOrigins?: string[] | null;
 }
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -51,6 +54,8 @@ function validate(input: RegisterClientInput): void {
   if (input.redirectUris.length > 50) throw new InputError('redirectUris', 'at most 50');
   input.redirectUris.forEach((u) => checkRedirectUri('redirectUris', u));
   (input.postLogoutRedirectUris ?? []).forEach((u) => checkRedirectUri('postLogoutRedirectUris', u));
+  if (input.webOrigins && input.webOrigins.length > 50) throw new InputError('webOrigins', 'at most 50');
+  (input.webOrigins ?? []).forEach((o) => checkWebOrigin('webOrigins', o));
   for (const key of ['accessTokenTtl', 'refreshTokenTtl'] as const) {
     const v = input[key];
     if (v != null && (!Number.isInteger(v) || v <= 0 || v > 365 * 24 * 3600)) {
@@ -117,12 +122,13 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       refreshTokenTtl: input.refreshTokenTtl ?? null,
       idTokenAlg: input.idTokenAlg ?? 'RS256',
       accessTokenFormat: input.accessTokenFormat ?? 'opaque',
+      webOrigins: input.webOrigins ?? null,
       createdAt: now,
       updatedAt: now,
     };
     await deps.transaction(async (tx) => {
       if (await tx.queries.clients.find(client.clientId)) throw new InputError('clientId', `${client.clientId} is taken`);
-      await tx.queries.clients.insert(client);
+      await tx.queries.clients.insert(client, webOriginsOf(client));
       await tx.audit.change('client.register', actor, { clientId: client.clientId });
     });
     return { client, clientSecret };
@@ -130,7 +136,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
 
   /**
    * Changes a client after the same checks as registration. `undefined` leaves a field as it is; so
-   * does `null`, except for the lifetimes, where it means the server default.
+   * does `null`, except for the lifetimes (the server default) and webOrigins (the default origins).
    */
   update(clientId: string, patch: ClientPatch, actor: Actor): Promise<Client> {
     return deps.transaction(async (tx) => {
@@ -139,11 +145,12 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       const next: Client = { ...client, updatedAt: clock.now() };
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
-        if (value === null && key !== 'accessTokenTtl' && key !== 'refreshTokenTtl') continue;
+        // null resets the lifetimes to the server default and webOrigins to the redirect URIs' origins.
+        if (value === null && key !== 'accessTokenTtl' && key !== 'refreshTokenTtl' && key !== 'webOrigins') continue;
         (next as unknown as Record<string, unknown>)[key] = value;
       }
       validate(next);
-      await tx.queries.clients.update(next);
+      await tx.queries.clients.update(next, webOriginsOf(next));
       await tx.audit.change('client.update', actor, { clientId });
       return next;
     });
@@ -157,7 +164,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       if (!client.confidential) throw new InputError('clientId', 'a public client has no secret');
       const clientSecret = randomToken(32);
       const next = { ...client, secretHash: hashToken(clientSecret), updatedAt: clock.now() };
-      await tx.queries.clients.update(next);
+      await tx.queries.clients.update(next, webOriginsOf(next));
       await tx.audit.change('client.rotate_secret', actor, { clientId });
       return { client: next, clientSecret };
     });
@@ -203,6 +210,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       refreshTokenTtl: null,
       idTokenAlg: 'RS256',
       accessTokenFormat: 'opaque',
+      webOrigins: null,
       createdAt: now,
       updatedAt: now,
       ...fields,
@@ -210,7 +218,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
     // Two servers starting at once on one database may both find a client missing: the loser of the
     // insert finds the winner's row and goes on.
     const insertIfAbsent = (client: Client) =>
-      queries.insert(client).catch(async (err: unknown) => {
+      queries.insert(client, webOriginsOf(client)).catch(async (err: unknown) => {
         if (!(await queries.find(client.clientId))) throw err;
       });
     if (!(await queries.find('admin-cli'))) await insertIfAbsent(builtin('admin-cli', 'Latchkey admin CLI', {}));
@@ -230,9 +238,16 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
         }),
       );
     } else if (JSON.stringify([existing.redirectUris, existing.postLogoutRedirectUris]) !== JSON.stringify([consoleUris.redirectUris, consoleUris.postLogoutRedirectUris])) {
-      await queries.update({ ...existing, ...consoleUris, updatedAt: now });
+      const next = { ...existing, ...consoleUris, updatedAt: now };
+      await queries.update(next, webOriginsOf(next));
     }
   },
+
+  /** The origins whose browser apps may call this client's endpoints (CORS, SPEC 11). */
+  webOrigins: webOriginsOf,
+
+  /** Whether some client's browser app has this origin: a CORS preflight names no client. */
+  originRegistered: (origin: string) => queries.originRegistered(origin),
 
   /** Constant-time check of a presented secret against the stored hash. */
   secretMatches(client: Client, secret: string): boolean {

@@ -70,6 +70,12 @@ export type RegisterClientInput = {
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
   /** Default OPAQUE. */
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
+  /**
+   * Origins of the client's browser app (`scheme://host[:port]`, http or https, no path, no `*`), which
+   * may call the token, revocation, userinfo and me endpoints across origins (CORS). Default: the
+   * origins of the redirect URIs.
+   */
+  webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
 export type UpdateClientInput = {
@@ -89,6 +95,8 @@ export type UpdateClientInput = {
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
+  /** Replaces the browser app's origins (see RegisterClientInput.webOrigins); null goes back to the redirect URIs' origins. */
+  webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
 export type CreateUserInput = {

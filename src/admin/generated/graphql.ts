@@ -235,6 +235,12 @@ export type RegisterClientInput = {
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
   /** Default OPAQUE. */
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
+  /**
+   * Origins of the client's browser app (`scheme://host[:port]`, http or https, no path, no `*`), which
+   * may call the token, revocation, userinfo and me endpoints across origins (CORS). Default: the
+   * origins of the redirect URIs.
+   */
+  webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
 export type UpdateClientInput = {
@@ -254,6 +260,8 @@ export type UpdateClientInput = {
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
+  /** Replaces the browser app's origins (see RegisterClientInput.webOrigins); null goes back to the redirect URIs' origins. */
+  webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
 };
 
 /** A registered client application. */
@@ -280,6 +288,8 @@ export type Client = {
   /** The id_token's signing algorithm. */
   idTokenAlg: SigningAlgorithm;
   accessTokenFormat: AccessTokenFormat;
+  /** Origins allowed to call the token, revocation, userinfo and me endpoints from a browser (CORS): those set, else the redirect URIs' origins. */
+  webOrigins: Array<Scalars['String']['output']>;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** ISO 8601. */
@@ -617,6 +627,7 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   roles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   idTokenAlg?: Resolver<ResolversTypes['SigningAlgorithm'], ParentType, ContextType>;
   accessTokenFormat?: Resolver<ResolversTypes['AccessTokenFormat'], ParentType, ContextType>;
+  webOrigins?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };

@@ -20,6 +20,7 @@ export const clientResolvers: Resolvers = {
   Client: {
     createdAt: (c) => iso(c.createdAt),
     updatedAt: (c) => iso(c.updatedAt),
+    webOrigins: (c, _a, { app }) => app.clients.webOrigins(c),
   },
 
   AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },

@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
+import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 
 /**
@@ -13,7 +14,7 @@ export function revokeHandler(ctx: AppContext): RequestHandler {
     try {
       res.setHeader('Cache-Control', 'no-store');
       const p = readParams(req);
-      const client = await authenticateClient(ctx, req, p);
+      const client = await authenticateClient(ctx, req, p, (named) => allowClientOrigin(req, res, named));
       const token = param(p, 'token');
       if (!token) throw oauthError('invalid_request', 'token is required');
       const outcome = await ctx.tokens.revokeToken(token, client.clientId, client.roles.includes('admin'));

@@ -24,8 +24,10 @@ function decodeBasic(header: string): { id: string; secret: string } {
 /**
  * Client authentication, the first step of every token request (SPEC 7): `client_id` +
  * `client_secret` parameters or HTTP Basic, never both. Public clients present no secret.
+ * `named` sees the named client before its credentials are checked, so that an error is answered
+ * with that client's CORS headers (the browser app can then read why it failed).
  */
-export async function authenticateClient(ctx: AppContext, req: Request, p: Params): Promise<Client> {
+export async function authenticateClient(ctx: AppContext, req: Request, p: Params, named?: (client: Client) => void): Promise<Client> {
   const header = req.headers.authorization;
   const basic = header && /^basic /i.test(header) ? decodeBasic(header) : undefined;
   if (basic && p.client_secret !== undefined) {
@@ -40,6 +42,7 @@ export async function authenticateClient(ctx: AppContext, req: Request, p: Param
 
   const client = await ctx.clients.find(clientId);
   if (!client) throw oauthError('invalid_client_id', 'client_id is not a registered client');
+  named?.(client);
   if (client.confidential) {
     if (!secret) throw oauthError('empty_client_secret', 'client_secret is required');
     if (!ctx.clients.secretMatches(client, secret)) {

@@ -3,6 +3,7 @@ import type { GrantType } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
+import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from './client-auth.ts';
 import { auditTrail, type Grant } from './grant.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.ts';
@@ -30,7 +31,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Pragma', 'no-cache');
       const p = readParams(req);
-      const client = await authenticateClient(ctx, req, p);
+      const client = await authenticateClient(ctx, req, p, (named) => allowClientOrigin(req, res, named));
 
       // The document's own example sends a tokencode and no grant_type.
       const grantType = param(p, 'grant_type') ?? (param(p, 'code') || param(p, 'tokencode') ? 'authorization_code' : undefined);

@@ -4,6 +4,7 @@ import { scopedClaims, type ClaimsUser } from '../../tokens/claims.ts';
 import { bearerError, type OAuthErrorCode } from '../../errors/oauth.ts';
 import type { BearerRefusal } from '../../tokens/service.ts';
 import { sendJson } from '../../http/send-json.ts';
+import { allowClientOrigin } from '../../http/cors.ts';
 
 /** The token from `Authorization: Bearer`, `access_token` or `token` (SPEC 2.3); exactly one of them. */
 function presentedToken(req: Request): string {
@@ -54,7 +55,13 @@ const handler =
   async (req, res, next) => {
     try {
       res.setHeader('Cache-Control', 'no-store');
-      sendJson(res, shape(await resolveToken(ctx, req)));
+      const token = await resolveToken(ctx, req);
+      // CORS for the token's client's browser app; a request without Origin skips the lookup.
+      if (req.headers.origin) {
+        const client = await ctx.clients.find(token.clientId);
+        if (client) allowClientOrigin(req, res, client);
+      }
+      sendJson(res, shape(token));
     } catch (err) {
       next(err);
     }
