@@ -11,7 +11,7 @@ import { InputError, NotFoundError } from '../errors/service.ts';
 const usage = `usage: npm run latchkey -- <command> [options]
 
   client create --name NAME --redirect-uri URI [--redirect-uri URI…] [--grant authorization_code|password|refresh_token|client_credentials …]
-                [--scope SCOPE …] [--public] [--require-consent] [--require-mfa] [--role ROLE …] [--client-id ID]
+                [--scope SCOPE …] [--public] [--require-consent] [--require-mfa] [--allow-plain-pkce] [--role ROLE …] [--client-id ID]
                 [--web-origin ORIGIN …]   (default: the redirect URIs' origins)
   client list
   client delete --client-id ID
@@ -33,6 +33,7 @@ const { positionals, values } = parseArgs({
     public: { type: 'boolean' },
     'require-consent': { type: 'boolean' },
     'require-mfa': { type: 'boolean' },
+    'allow-plain-pkce': { type: 'boolean' },
     'client-id': { type: 'string' },
     username: { type: 'string' },
     password: { type: 'string' },
@@ -70,6 +71,7 @@ try {
       confidential: !values.public,
       requireConsent: values['require-consent'] ?? false,
       requireMfa: values['require-mfa'] ?? false,
+      allowPlainPkce: values['allow-plain-pkce'] ?? false,
       clientId: values['client-id'],
       webOrigins: values['web-origin'],
     }, CLI_ACTOR);

@@ -23,6 +23,8 @@ export interface Client {
   requireConsent: boolean;
   /** Sign-ins for this client need a second factor (SPEC 8), whatever `mfa.required` says. */
   requireMfa: boolean;
+  /** May use PKCE `plain` (RFC 9700 2.1.1: only S256 otherwise). */
+  allowPlainPkce: boolean;
   ssoEnabled: boolean;
   oauthEnabled: boolean;
   accessTokenTtl: number | null;
@@ -50,6 +52,7 @@ function toClient(r: Row): Client {
     roles: json(r.roles, []),
     requireConsent: bool(r.require_consent),
     requireMfa: bool(r.require_mfa),
+    allowPlainPkce: bool(r.allow_plain_pkce),
     ssoEnabled: bool(r.sso_enabled),
     oauthEnabled: bool(r.oauth_enabled),
     accessTokenTtl: numOrNull(r.access_token_ttl),
@@ -75,6 +78,7 @@ function toRow(c: Client): Row {
     roles: JSON.stringify(c.roles),
     require_consent: c.requireConsent,
     require_mfa: c.requireMfa,
+    allow_plain_pkce: c.allowPlainPkce,
     sso_enabled: c.ssoEnabled,
     oauth_enabled: c.oauthEnabled,
     access_token_ttl: c.accessTokenTtl,

@@ -17,6 +17,7 @@ export interface RegisterClientInput {
   confidential?: boolean;
   requireConsent?: boolean;
   requireMfa?: boolean;
+  allowPlainPkce?: boolean;
   ssoEnabled?: boolean;
   oauthEnabled?: boolean;
   accessTokenTtl?: number | null;
@@ -116,6 +117,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       roles: input.roles ?? [],
       requireConsent: input.requireConsent ?? false,
       requireMfa: input.requireMfa ?? false,
+      allowPlainPkce: input.allowPlainPkce ?? false,
       ssoEnabled: input.ssoEnabled ?? true,
       oauthEnabled: input.oauthEnabled ?? true,
       accessTokenTtl: input.accessTokenTtl ?? null,
@@ -204,6 +206,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       roles: [],
       requireConsent: false,
       requireMfa: false,
+      allowPlainPkce: false,
       ssoEnabled: false,
       oauthEnabled: true,
       accessTokenTtl: null,

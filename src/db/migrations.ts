@@ -13,6 +13,7 @@ import * as m7 from '../../migrations/20261126000000_session_ends.ts';
 import * as m8 from '../../migrations/20261126010000_webauthn_challenges.ts';
 import * as m9 from '../../migrations/20261126020000_throttle_in_flight.ts';
 import * as m10 from '../../migrations/20261126030000_client_web_origins.ts';
+import * as m11 from '../../migrations/20261126040000_client_plain_pkce.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -31,6 +32,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126010000_webauthn_challenges.ts': m8,
   '20261126020000_throttle_in_flight.ts': m9,
   '20261126030000_client_web_origins.ts': m10,
+  '20261126040000_client_plain_pkce.ts': m11,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -144,6 +144,20 @@ describe.each(databaseKinds)('GraphQL admin API on %s', (kind) => {
     await expectGraphQLError(admin.request(gql`mutation { updateClient(clientId: "nope", input: { name: "x" }) { name } }`), 'NOT_FOUND');
   });
 
+  test('allowPlainPkce: false by default, which refuses PKCE plain; updateClient turns it on', async () => {
+    const reg = await admin.request<{ registerClient: { client: { clientId: string; allowPlainPkce: boolean } } }>(
+      gql`mutation { registerClient(input: { name: "Old app", redirectUris: ["https://old.example/cb"], confidential: false }) { client { clientId allowPlainPkce } } }`,
+    );
+    const { clientId, allowPlainPkce } = reg.registerClient.client;
+    expect(allowPlainPkce).toBe(false);
+    const ask = () => get(`${server.url}/oauth/v20/authorize`, { client_id: clientId, redirect_uri: 'https://old.example/cb', response_type: 'code', state: 'p', code_challenge: 'c'.repeat(43), code_challenge_method: 'plain' });
+    expect(locationQuery(await ask()).error).toBe('invalid_request');
+
+    const updated = await admin.request<{ updateClient: { allowPlainPkce: boolean } }>(gql`mutation($id: ID!) { updateClient(clientId: $id, input: { allowPlainPkce: true }) { allowPlainPkce } }`, { id: clientId });
+    expect(updated.updateClient.allowPlainPkce).toBe(true);
+    expect((await ask()).status).toBe(200); // the login page: the request is valid now
+  });
+
   test('users: create, update, admin role, disable, set password, search, delete; tokens revoked', async () => {
     const created = await admin.request<{ createUser: { id: string; username: string; backend: string; roles: string[]; readOnly: boolean } }>(
       gql`mutation { createUser(input: { username: "ivan", password: "ivan-password-1", email: "ivan@example.org", displayName: "Ivan" }) { id username backend roles readOnly disabled createdAt } }`,

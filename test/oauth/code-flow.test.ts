@@ -160,7 +160,7 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
   });
 
   test('PKCE S256 and plain; a public client needs it', async () => {
-    const pub = await server.client({ confidential: false });
+    const pub = await server.client({ confidential: false, allowPlainPkce: true });
     const verifier = 'v'.repeat(20) + 'erifier-0123456789-abcdefghijklmn';
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const browser = new Browser(server);
@@ -182,6 +182,19 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
     expect(((await missing.json()) as { error: string }).error).toBe('invalid_code');
     const q4 = await browser.authorize({ client_id: pub.clientId, redirect_uri: pub.redirectUri, response_type: 'code', code_challenge: verifier, code_challenge_method: 'plain' });
     expect((await exchangeCode(server, pub, locationQuery(q4).code!, { code_verifier: verifier })).status).toBe(200);
+  });
+
+  test('PKCE plain is refused, by redirect, from a client not registered for it (RFC 9700 2.1.1)', async () => {
+    const pub = await server.client({ confidential: false });
+    const verifier = 'v'.repeat(43);
+    const browser = new Browser(server);
+    for (const method of [{ code_challenge_method: 'plain' }, {}]) {
+      const res = await browser.authorize({ client_id: pub.clientId, redirect_uri: pub.redirectUri, response_type: 'code', state: 'pl', code_challenge: verifier, ...method });
+      expect(locationQuery(res)).toMatchObject({ error: 'invalid_request', state: 'pl' });
+      expect(locationQuery(res).error_description).toContain('S256');
+    }
+    const meta = await (await get(`${server.url}/.well-known/openid-configuration`)).json();
+    expect(meta.code_challenge_methods_supported).toEqual(['S256']);
   });
 
   test('a replayed code is refused and revokes the tokens it issued', async () => {

@@ -49,6 +49,8 @@ export type RegisterClientInput = {
   requireConsent?: InputMaybe<Scalars['Boolean']['input']>;
   /** Sign-ins for this client need a second factor (TOTP or a recovery code), whatever the server's mfa.required. */
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
+  /** May use PKCE `plain` (code_challenge_method=plain, or a code_challenge without a method). Default false: only S256, as RFC 9700 2.1.1 advises; turn it on only for an old client that cannot hash. */
+  allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the browser sign-on flow. Default true. */
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the OAuth endpoints at all. Default true. */
@@ -86,6 +88,8 @@ export type UpdateClientInput = {
   requireConsent?: InputMaybe<Scalars['Boolean']['input']>;
   /** Sign-ins for this client need a second factor (TOTP or a recovery code), whatever the server's mfa.required. */
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
+  /** May use PKCE `plain`; see RegisterClientInput.allowPlainPkce. */
+  allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   oauthEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   accessTokenTtl?: InputMaybe<Scalars['Int']['input']>;

@@ -214,6 +214,8 @@ export type RegisterClientInput = {
   requireConsent?: InputMaybe<Scalars['Boolean']['input']>;
   /** Sign-ins for this client need a second factor (TOTP or a recovery code), whatever the server's mfa.required. */
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
+  /** May use PKCE `plain` (code_challenge_method=plain, or a code_challenge without a method). Default false: only S256, as RFC 9700 2.1.1 advises; turn it on only for an old client that cannot hash. */
+  allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the browser sign-on flow. Default true. */
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the OAuth endpoints at all. Default true. */
@@ -251,6 +253,8 @@ export type UpdateClientInput = {
   requireConsent?: InputMaybe<Scalars['Boolean']['input']>;
   /** Sign-ins for this client need a second factor (TOTP or a recovery code), whatever the server's mfa.required. */
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
+  /** May use PKCE `plain`; see RegisterClientInput.allowPlainPkce. */
+  allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   oauthEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   accessTokenTtl?: InputMaybe<Scalars['Int']['input']>;
@@ -276,6 +280,8 @@ export type Client = {
   confidential: Scalars['Boolean']['output'];
   requireConsent: Scalars['Boolean']['output'];
   requireMfa: Scalars['Boolean']['output'];
+  /** May use PKCE `plain`; otherwise only S256 (RFC 9700 2.1.1). */
+  allowPlainPkce: Scalars['Boolean']['output'];
   ssoEnabled: Scalars['Boolean']['output'];
   oauthEnabled: Scalars['Boolean']['output'];
   /** Seconds; null means the server default. */
@@ -619,6 +625,7 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   confidential?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   requireConsent?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   requireMfa?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  allowPlainPkce?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   ssoEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   oauthEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   accessTokenTtl?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;

@@ -2,6 +2,10 @@ import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { OAuthError, oauthError } from '../../errors/oauth.ts';
 import { param, type Params } from '../params.ts';
+import { scopesAllowed, withoutIgnoredScopes } from '../token/scopes.ts';
+
+/** How the authorization response reaches the client: `query` (the default) or `form_post`. */
+export type ResponseMode = 'query' | 'form_post';
 
 /** An error that, the client and redirect URI being verified, goes back to the client by redirect. */
 export class RedirectError extends Error {
@@ -9,6 +13,7 @@ export class RedirectError extends Error {
     readonly oauth: OAuthError,
     readonly redirectUri: string,
     readonly state: string | undefined,
+    readonly responseMode: ResponseMode = 'query',
   ) {
     super(oauth.message);
   }
@@ -23,6 +28,7 @@ export interface AuthorizeRequest {
   codeChallenge?: string;
   codeChallengeMethod?: 'S256' | 'plain';
   prompt: Set<string>;
+  responseMode: ResponseMode;
   maxAge?: number;
   /** The request's own parameters, to carry through the login and consent forms. */
   carried: Record<string, string>;
@@ -32,6 +38,7 @@ const carriedNames = [
   'client_id',
   'redirect_uri',
   'response_type',
+  'response_mode',
   'scope',
   'state',
   'nonce',
@@ -63,8 +70,14 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
   }
 
   const state = p.state;
+  const modeParam = param(p, 'response_mode') ?? 'query';
+  // An unknown mode is answered in the default one: the client may not understand what it asked for.
+  if (modeParam !== 'query' && modeParam !== 'form_post') {
+    throw new RedirectError(oauthError('invalid_request', `response_mode ${modeParam} is not supported; use query or form_post`), redirectUri, state);
+  }
+  const responseMode: ResponseMode = modeParam;
   const fail = (error: OAuthError['error'], description: string) =>
-    new RedirectError(oauthError(error, description), redirectUri, state);
+    new RedirectError(oauthError(error, description), redirectUri, state, responseMode);
 
   if (!client.oauthEnabled) throw fail('app_unsupport_oauth', 'this application may not use OAuth');
   if (!client.ssoEnabled) throw fail('app_unsupport_sso', 'this application may not use single sign-on');
@@ -86,8 +99,10 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
   }
 
   const scopeParam = param(p, 'scope');
-  const scopes = scopeParam ? [...new Set(scopeParam.split(' ').filter(Boolean))] : client.scopes;
-  const unknown = scopes.filter((s) => !client.scopes.includes(s));
+  const asked = scopeParam ? [...new Set(scopeParam.split(' ').filter(Boolean))] : client.scopes;
+  const scopes = withoutIgnoredScopes(asked, client);
+  const allowed = scopesAllowed(client);
+  const unknown = scopes.filter((s) => !allowed.includes(s));
   if (unknown.length > 0) throw fail('invalid_scope', `scope not allowed for this client: ${unknown.join(' ')}`);
 
   const codeChallenge = param(p, 'code_challenge');
@@ -98,7 +113,11 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
   if (codeChallenge !== undefined) {
     if (!pkceValue.test(codeChallenge)) throw fail('invalid_request', 'code_challenge must be 43 to 128 unreserved characters');
     if (method !== undefined && method !== 'S256' && method !== 'plain') {
-      throw fail('invalid_request', 'code_challenge_method must be S256 or plain');
+      throw fail('invalid_request', 'code_challenge_method must be S256');
+    }
+    // RFC 7636: no method means plain. RFC 9700 2.1.1: plain only for a client registered for it.
+    if ((method ?? 'plain') === 'plain' && !client.allowPlainPkce) {
+      throw fail('invalid_request', 'code_challenge_method plain is not allowed for this client; use S256');
     }
   } else if (!client.confidential) {
     throw fail('invalid_request', 'a public client must use PKCE (code_challenge)');
@@ -129,6 +148,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     codeChallenge,
     codeChallengeMethod: codeChallenge ? ((method as 'S256' | 'plain' | undefined) ?? 'plain') : undefined,
     prompt,
+    responseMode,
     maxAge,
     carried,
   };

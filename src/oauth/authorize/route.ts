@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { sendPageError } from '../../http/page-errors.ts';
 import { showStep, type Place } from '../../web/sign-in/show.ts';
@@ -6,7 +6,8 @@ import { signInSteps, type Flow } from '../../web/sign-in/steps.ts';
 import { oauthError } from '../../errors/oauth.ts';
 import { readParams } from '../params.ts';
 import { grantableScopes } from '../token/scopes.ts';
-import { parseAuthorizeRequest, RedirectError, redirectWith, type AuthorizeRequest } from './request.ts';
+import { parseAuthorizeRequest, RedirectError, type AuthorizeRequest } from './request.ts';
+import { sendAuthorizationResponse } from './respond.ts';
 
 /** The browser sign-in this request asks for (web/sign-in/steps.ts). */
 const flowOf = (ctx: AppContext, request: AuthorizeRequest): Flow => ({
@@ -30,13 +31,12 @@ const placeOf = (req: Request, request: AuthorizeRequest): Place => ({
 
 /**
  * `/oauth/v20/authorize`: validate the whole request, let the browser sign-in (web/) show its pages
- * until the user is signed in and has consented, then redirect back with the code. The forms post
- * back here with the request's own parameters, so there is no stored "pending request" and no open
- * redirect.
+ * until the user is signed in and has consented, then send the code back (by redirect, or a page
+ * that posts it for response_mode=form_post). The forms post back here with the request's own
+ * parameters, so there is no stored "pending request" and no open redirect.
  */
 export function authorizeHandler(ctx: AppContext): RequestHandler {
   const steps = signInSteps(ctx);
-  const redirect = (req: Request, res: Response, uri: string) => res.redirect(req.method === 'POST' ? 303 : 302, uri);
 
   return async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
@@ -44,7 +44,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       const params = readParams(req);
       const request = await parseAuthorizeRequest(ctx, params);
       const step = await steps.next(req, res, params, flowOf(ctx, request));
-      if (step.show === 'refused') throw new RedirectError(oauthError(step.error, step.description), request.redirectUri, request.state);
+      if (step.show === 'refused') throw new RedirectError(oauthError(step.error, step.description), request.redirectUri, request.state, request.responseMode);
       if (step.show !== 'continue') return await showStep(ctx, req, res, step, placeOf(req, request));
 
       const { session } = step.signedIn;
@@ -62,10 +62,10 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       });
       // The document names the code both `code` and `tokencode`: send both.
       // RFC 9207: `iss` tells the client which server answered (mix-up attacks).
-      redirect(req, res, redirectWith(request.redirectUri, { code, tokencode: code, state: request.state, iss: ctx.config.publicUrl }));
+      sendAuthorizationResponse(req, res, request.responseMode, request.redirectUri, { code, tokencode: code, state: request.state, iss: ctx.config.publicUrl });
     } catch (err) {
       if (err instanceof RedirectError) {
-        redirect(req, res, redirectWith(err.redirectUri, { error: err.oauth.error, error_description: err.oauth.message, state: err.state, iss: ctx.config.publicUrl }));
+        sendAuthorizationResponse(req, res, err.responseMode, err.redirectUri, { error: err.oauth.error, error_description: err.oauth.message, state: err.state, iss: ctx.config.publicUrl });
       } else {
         sendPageError(ctx, req, res, err);
       }

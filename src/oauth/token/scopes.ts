@@ -1,3 +1,4 @@
+import type { Client } from '../../clients/queries.ts';
 import type { User } from '../../users/queries.ts';
 import { oauthError } from '../../errors/oauth.ts';
 
@@ -9,6 +10,22 @@ import { oauthError } from '../../errors/oauth.ts';
 export const ADMIN_SCOPE = 'admin';
 export const ADMIN_CLIENTS: ReadonlySet<string> = new Set(['admin-cli', 'admin-console']);
 
+/** OIDC Core 11: asks for a refresh token; stock libraries (MSAL, Auth0's SDKs) send it on their own. */
+export const OFFLINE_ACCESS = 'offline_access';
+
+const mayRefresh = (client: Pick<Client, 'grantTypes'>) => client.grantTypes.includes('refresh_token');
+
+/** What a client may ask for: its registered scopes, and offline_access whenever it may refresh (SPEC 11). */
+export const scopesAllowed = (client: Pick<Client, 'grantTypes' | 'scopes'>): string[] =>
+  mayRefresh(client) && !client.scopes.includes(OFFLINE_ACCESS) ? [...client.scopes, OFFLINE_ACCESS] : client.scopes;
+
+/**
+ * offline_access from a client without the refresh grant is dropped, not refused: OIDC Core 11 lets
+ * the server ignore it, and a library that always sends it then still signs the user in.
+ */
+export const withoutIgnoredScopes = (scopes: string[], client: Pick<Client, 'grantTypes'>): string[] =>
+  mayRefresh(client) ? scopes : scopes.filter((s) => s !== OFFLINE_ACCESS);
+
 /** The scopes asked for, each allowed by `allowed`; none asked means `fallback`. */
 export function requestedScopes(scope: string | undefined, allowed: string[], fallback: string[]): string[] {
   if (!scope) return fallback;
@@ -17,6 +34,10 @@ export function requestedScopes(scope: string | undefined, allowed: string[], fa
   if (refused.length > 0) throw oauthError('invalid_scope', `scope not allowed: ${refused.join(' ')}`);
   return scopes;
 }
+
+/** A user grant's scopes at the token endpoint: asked for (offline_access as above), or the client's own. */
+export const clientScopes = (scope: string | undefined, client: Pick<Client, 'grantTypes' | 'scopes'>): string[] =>
+  requestedScopes(scope && withoutIgnoredScopes(scope.split(' '), client).join(' '), scopesAllowed(client), client.scopes);
 
 /**
  * What a user may be granted of `scopes`: the admin scope only for a user with the admin role. It

@@ -1,7 +1,7 @@
 import { backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
 import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
-import { grantableScopes, requestedScopes } from '../scopes.ts';
+import { clientScopes, grantableScopes } from '../scopes.ts';
 import { clock } from '../../../clock.ts';
 import type { AccountRefusal } from '../../../identity/contract.ts';
 
@@ -22,7 +22,7 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   const password = param(p, 'password');
   if (!username) throw oauthError('invalid_request', 'username is required');
   if (!password) throw oauthError('invalid_request', 'password is required');
-  const scopes = requestedScopes(param(p, 'scope'), client.scopes, client.scopes);
+  const scopes = clientScopes(param(p, 'scope'), client);
 
   const otp = param(p, 'otp') || undefined;
   const outcome = await ctx.signIn.signIn({
