@@ -10,7 +10,8 @@ test.each(databaseKinds)('the web origins migration gives existing clients their
   const database = connect(db.url);
   try {
     await migrate(database);
-    await database.knex.migrate.down({ migrationSource }); // back to before 20261126030000_client_web_origins
+    // Undo just this migration (later ones stay), as if the database came from before it.
+    await database.knex.migrate.down({ migrationSource, name: '20261126030000_client_web_origins.ts' });
     await database.knex('clients').insert({
       client_id: 'older-app', name: 'Older app', secret_hash: null, confidential: false,
       redirect_uris: JSON.stringify(['https://older.example.com/cb', 'https://older.example.com/again', 'com.example.older:/cb']),
