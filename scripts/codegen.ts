@@ -26,6 +26,7 @@ const output = await codegen({
     },
     enumValues: {
       AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
+      ErrorCodes: { MAXKEY: 'maxkey', RFC6749: 'rfc6749' },
       SigningAlgorithm: { RS256: 'RS256', ES256: 'ES256' },
       GrantType: {
         AUTHORIZATION_CODE: 'authorization_code',

@@ -7,12 +7,14 @@ import type { AppContext } from '../context.ts';
 import { createContext } from '../services.ts';
 import { connect, migrate } from '../db/connect.ts';
 import { InputError, NotFoundError } from '../errors/service.ts';
+import type { ErrorCodeStyle } from '../errors/oauth.ts';
 
 const usage = `usage: npm run latchkey -- <command> [options]
 
   client create --name NAME --redirect-uri URI [--redirect-uri URI…] [--grant authorization_code|password|refresh_token|client_credentials …]
                 [--scope SCOPE …] [--public] [--require-consent] [--require-mfa] [--allow-plain-pkce] [--role ROLE …] [--client-id ID]
                 [--web-origin ORIGIN …]   (default: the redirect URIs' origins)
+                [--error-codes maxkey|rfc6749] [--default-audience URI]
   client list
   client delete --client-id ID
   user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
@@ -34,6 +36,8 @@ const { positionals, values } = parseArgs({
     'require-consent': { type: 'boolean' },
     'require-mfa': { type: 'boolean' },
     'allow-plain-pkce': { type: 'boolean' },
+    'error-codes': { type: 'string' },
+    'default-audience': { type: 'string' },
     'client-id': { type: 'string' },
     username: { type: 'string' },
     password: { type: 'string' },
@@ -74,6 +78,9 @@ try {
       allowPlainPkce: values['allow-plain-pkce'] ?? false,
       clientId: values['client-id'],
       webOrigins: values['web-origin'],
+      // Checked by the client service, like every field (an unknown style is an input error).
+      errorCodes: values['error-codes'] as ErrorCodeStyle | undefined,
+      defaultAudience: values['default-audience'],
     }, CLI_ACTOR);
     const { secretHash: _hidden, ...shown } = client;
     print({ ...shown, webOrigins: ctx.clients.webOrigins(client), clientSecret });

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
+import type { ErrorCodeStyle } from '../errors/oauth.ts';
 
 export const GRANT_TYPES = ['authorization_code', 'password', 'refresh_token', 'client_credentials'] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
@@ -33,6 +34,10 @@ export interface Client {
   accessTokenFormat: AccessTokenFormat;
   /** The origins set for its browser app (SPEC 11, CORS); null: never set, so its redirect URIs' origins. */
   webOrigins: string[] | null;
+  /** The error codes it reads (SPEC 11): the interface document's, or RFC 6749's. */
+  errorCodes: ErrorCodeStyle;
+  /** RFC 8707: the `aud` of its access tokens when a request names no resource; null: the issuer's userinfo. */
+  defaultAudience: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -60,6 +65,8 @@ function toClient(r: Row): Client {
     idTokenAlg: (r.id_token_alg as IdTokenAlg | undefined) ?? 'RS256',
     accessTokenFormat: (r.access_token_format as AccessTokenFormat | undefined) ?? 'opaque',
     webOrigins: json<string[] | null>(r.web_origins, null),
+    errorCodes: r.error_codes === 'rfc6749' ? 'rfc6749' : 'maxkey',
+    defaultAudience: (r.default_audience as string | null) ?? null,
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -86,6 +93,8 @@ function toRow(c: Client): Row {
     id_token_alg: c.idTokenAlg,
     access_token_format: c.accessTokenFormat,
     web_origins: c.webOrigins === null ? null : JSON.stringify(c.webOrigins),
+    error_codes: c.errorCodes,
+    default_audience: c.defaultAudience,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

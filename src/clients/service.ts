@@ -6,6 +6,8 @@ import type { Transaction } from '../db/transaction.ts';
 import type { AccessTokenFormat, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
 import { clock } from '../clock.ts';
 import { checkWebOrigin, webOriginsOf } from './web-origins.ts';
+import type { ErrorCodeStyle } from '../errors/oauth.ts';
+import { isResourceUri } from './resource.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -27,6 +29,10 @@ export interface RegisterClientInput {
   accessTokenFormat?: AccessTokenFormat;
   /** Origins of the client's browser app, allowed by CORS (SPEC 11). @default the redirect URIs' origins */
   webOrigins?: string[] | null;
+  /** The error codes it reads (SPEC 11). @default 'maxkey' */
+  errorCodes?: ErrorCodeStyle;
+  /** RFC 8707: its access tokens' audience when a request names no resource. @default the issuer's userinfo URL */
+  defaultAudience?: string | null;
 }
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -57,6 +63,8 @@ function validate(input: RegisterClientInput): void {
   (input.postLogoutRedirectUris ?? []).forEach((u) => checkRedirectUri('postLogoutRedirectUris', u));
   if (input.webOrigins && input.webOrigins.length > 50) throw new InputError('webOrigins', 'at most 50');
   (input.webOrigins ?? []).forEach((o) => checkWebOrigin('webOrigins', o));
+  if (input.errorCodes !== undefined && input.errorCodes !== 'maxkey' && input.errorCodes !== 'rfc6749') throw new InputError('errorCodes', 'must be maxkey or rfc6749');
+  if (input.defaultAudience != null && !isResourceUri(input.defaultAudience)) throw new InputError('defaultAudience', 'must be an absolute URI without fragment, at most 2000 characters');
   for (const key of ['accessTokenTtl', 'refreshTokenTtl'] as const) {
     const v = input[key];
     if (v != null && (!Number.isInteger(v) || v <= 0 || v > 365 * 24 * 3600)) {
@@ -125,6 +133,8 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       idTokenAlg: input.idTokenAlg ?? 'RS256',
       accessTokenFormat: input.accessTokenFormat ?? 'opaque',
       webOrigins: input.webOrigins ?? null,
+      errorCodes: input.errorCodes ?? 'maxkey',
+      defaultAudience: input.defaultAudience ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -147,8 +157,8 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       const next: Client = { ...client, updatedAt: clock.now() };
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
-        // null resets the lifetimes to the server default and webOrigins to the redirect URIs' origins.
-        if (value === null && key !== 'accessTokenTtl' && key !== 'refreshTokenTtl' && key !== 'webOrigins') continue;
+        // null resets the lifetimes to the server default, webOrigins to the redirect URIs' origins, defaultAudience to none.
+        if (value === null && key !== 'accessTokenTtl' && key !== 'refreshTokenTtl' && key !== 'webOrigins' && key !== 'defaultAudience') continue;
         (next as unknown as Record<string, unknown>)[key] = value;
       }
       validate(next);
@@ -214,6 +224,8 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       idTokenAlg: 'RS256',
       accessTokenFormat: 'opaque',
       webOrigins: null,
+      errorCodes: 'maxkey',
+      defaultAudience: null,
       createdAt: now,
       updatedAt: now,
       ...fields,

@@ -14,6 +14,7 @@ import * as m8 from '../../migrations/20261126010000_webauthn_challenges.ts';
 import * as m9 from '../../migrations/20261126020000_throttle_in_flight.ts';
 import * as m10 from '../../migrations/20261126030000_client_web_origins.ts';
 import * as m11 from '../../migrations/20261126040000_client_plain_pkce.ts';
+import * as m12 from '../../migrations/20261126050000_client_error_codes_audience.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -33,6 +34,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126020000_throttle_in_flight.ts': m9,
   '20261126030000_client_web_origins.ts': m10,
   '20261126040000_client_plain_pkce.ts': m11,
+  '20261126050000_client_error_codes_audience.ts': m12,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

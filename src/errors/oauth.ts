@@ -38,6 +38,9 @@ export const standardCodes = [
   'consent_required',
   'invalid_token',
   'unsupported_token_type',
+  'unsupported_grant_type',
+  // RFC 8707: a `resource` that is not an absolute URI without fragment, or not the one the code was issued for.
+  'invalid_target',
   // SPEC 8: the password grant of a user who signs in with a second factor, sent without it.
   'mfa_required',
 ] as const;
@@ -97,3 +100,64 @@ export const backendUnavailable = (): OAuthError => oauthError('temporarily_unav
 /** The database cannot be reached (SPEC 7): 503, and the client may retry shortly. */
 export const databaseUnavailable = (): OAuthError =>
   oauthError('temporarily_unavailable', 'the database is unreachable; try again later', { 'Retry-After': '5' });
+
+/**
+ * Which codes a client reads (SPEC 11): `maxkey`, the interface document's (the default), or
+ * `rfc6749`, the standard ones a stock OAuth library understands.
+ */
+export type ErrorCodeStyle = 'maxkey' | 'rfc6749';
+
+/**
+ * The RFC 6749 5.2 / 7636 4.6 / 6750 3.1 code for each document code that has one, at the token
+ * endpoint. `empty_client_id` and `invalid_client_id` are listed for completeness: no client is known
+ * when they are answered, so no style applies to them.
+ */
+const rfcCodes: Partial<Record<OAuthErrorCode, OAuthErrorCode>> = {
+  empty_client_id: 'invalid_request',
+  empty_client_secret: 'invalid_client',
+  empty_redirect_uri: 'invalid_request',
+  empty_code: 'invalid_request',
+  invalid_client_id: 'invalid_client',
+  invalid_grant_type: 'unsupported_grant_type',
+  redirect_uri_mismatch: 'invalid_grant',
+  invalid_code: 'invalid_grant',
+  unsupported_refresh_token: 'unauthorized_client',
+  app_unsupport_oauth: 'unauthorized_client',
+  invalid_refresh_token: 'invalid_grant',
+  refresh_token_exprise: 'invalid_grant',
+  access_token_exprise: 'invalid_token',
+  invalid_access_token: 'invalid_token',
+};
+
+/** At a resource (me, userinfo) every refusal of the token is RFC 6750's `invalid_token`. */
+const rfcBearerCodes: Partial<Record<OAuthErrorCode, OAuthErrorCode>> = {
+  ...rfcCodes,
+  app_unsupport_oauth: 'invalid_token',
+};
+
+/** At the authorize endpoint, whose errors go back to the client by redirect once it is known (RFC 6749 4.1.2.1). */
+const rfcAuthorizeCodes: Partial<Record<OAuthErrorCode, OAuthErrorCode>> = {
+  empty_response_type: 'invalid_request',
+  invalid_response_type: 'unsupported_response_type',
+  // grant_type is no parameter of an authorization request in RFC 6749.
+  invalid_grant_type: 'invalid_request',
+  app_unsupport_sso: 'unauthorized_client',
+  app_unsupport_oauth: 'unauthorized_client',
+};
+
+/** The RFC code table, for the README and tests. */
+export const rfc6749Codes: Readonly<Partial<Record<OAuthErrorCode, OAuthErrorCode>>> = rfcCodes;
+
+/**
+ * The one place a client's error-code style applies: an error answered to a request whose client
+ * is known, in the codes that client reads. With `maxkey`, or anything not an OAuthError, nothing changes.
+ */
+export function forClient(err: unknown, style: ErrorCodeStyle, at: 'token' | 'authorize' = 'token'): unknown {
+  if (style !== 'rfc6749' || !(err instanceof OAuthError)) return err;
+  const bearer = /^Bearer /.test(err.headers['WWW-Authenticate'] ?? '');
+  const mapped = (at === 'authorize' ? rfcAuthorizeCodes : bearer ? rfcBearerCodes : rfcCodes)[err.error];
+  if (!mapped) return err;
+  if (bearer) return bearerError(mapped, err.message);
+  // A throttled answer keeps its 429 and Retry-After; otherwise the status goes with the new code.
+  return new OAuthError(mapped, err.message, statusOf[mapped] ?? (err.status === 401 ? 400 : err.status), err.headers);
+}

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { oauthError } from '../errors/oauth.ts';
+import { isResourceUri } from '../clients/resource.ts';
 
 export type Params = Record<string, string>;
 
@@ -35,3 +36,10 @@ export const param = (p: Params, name: string): string | undefined => {
   const v = p[name];
   return v === undefined || v === '' ? undefined : v;
 };
+
+/** RFC 8707 `resource`: absent, or an absolute URI without fragment; anything else is `invalid_target`. */
+export function resourceParam(p: Params): string | undefined {
+  const resource = param(p, 'resource');
+  if (resource !== undefined && !isResourceUri(resource)) throw oauthError('invalid_target', 'resource must be an absolute URI without a fragment');
+  return resource;
+}

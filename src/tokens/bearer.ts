@@ -15,7 +15,7 @@ export type BearerRefusal =
   | 'oauth_disabled';
 
 /** The one answer about a presented access token, opaque or JWT, that every endpoint shapes its own way. */
-export type Bearer = { ok: true; grant: AccessGrant } | { ok: false; refusal: BearerRefusal };
+export type Bearer = { ok: true; grant: AccessGrant } | { ok: false; refusal: BearerRefusal; clientId?: string };
 
 /**
  * The rule itself, apart from the read so it can be read whole. Order: the token's own state first,
@@ -24,9 +24,11 @@ export type Bearer = { ok: true; grant: AccessGrant } | { ok: false; refusal: Be
  */
 export function judgeBearer(grant: AccessGrant | undefined, now: number): Bearer {
   if (!grant) return { ok: false, refusal: 'unknown' };
-  if (grant.expiresAt <= now) return { ok: false, refusal: 'expired' };
-  if (grant.userId !== null && !grant.user) return { ok: false, refusal: 'user_gone' };
-  if (grant.user?.disabled) return { ok: false, refusal: 'user_disabled' };
-  if (!grant.client.oauthEnabled) return { ok: false, refusal: 'oauth_disabled' };
+  // A refusal of a token that was issued names its client, whose error codes the answer uses (SPEC 11).
+  const { clientId } = grant;
+  if (grant.expiresAt <= now) return { ok: false, refusal: 'expired', clientId };
+  if (grant.userId !== null && !grant.user) return { ok: false, refusal: 'user_gone', clientId };
+  if (grant.user?.disabled) return { ok: false, refusal: 'user_disabled', clientId };
+  if (!grant.client.oauthEnabled) return { ok: false, refusal: 'oauth_disabled', clientId };
   return { ok: true, grant };
 }

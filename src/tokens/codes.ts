@@ -11,6 +11,8 @@ import type { AuditTrail } from './trail.ts';
 export interface CodeRequest
   extends Pick<CodeRow, 'userId' | 'sessionId' | 'redirectUri' | 'scope' | 'nonce' | 'codeChallenge' | 'codeChallengeMethod' | 'authTime'> {
   client: Client;
+  /** RFC 8707: the resource the request named, bound to the code. */
+  resource?: string | null;
   amr: Amr[];
 }
 
@@ -45,6 +47,7 @@ export const codeRules = (queries: TokenQueries, config: Config) => ({
       code_challenge_method: req.codeChallengeMethod,
       auth_time: req.authTime,
       amr: JSON.stringify(req.amr),
+      resource: req.resource ?? null,
       expires_at: now + config.tokens.codeTtl * 1000,
       created_at: now,
     });

@@ -8,7 +8,7 @@ import type { Amr } from '../mfa/service.ts';
 import type { ClaimsUser } from './claims.ts';
 import { CODE_HASH, type FoundCode } from './codes.ts';
 import { signIdToken } from './id-token.ts';
-import { JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
+import { issuerAudience, JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
 import type { RefreshRow, Spend, TokenQueries } from './queries.ts';
 import { replays } from './replays.ts';
 import type { AuditTrail } from './trail.ts';
@@ -32,6 +32,8 @@ export interface TokenRequest {
   /** How the user signed in (RFC 8176): the id_token's `amr`, kept with a refresh token. */
   amr?: Amr[] | null;
   nonce?: string | null;
+  /** RFC 8707: the resource the tokens are for, as the grant settled it (the code's, the refresh token's or the request's). */
+  resource?: string | null;
 }
 
 export interface IssuedTokens {
@@ -73,8 +75,9 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
     const configuredTtl = client.accessTokenTtl ?? config.tokens.accessTokenTtl;
     const accessTtl = jwt ? Math.min(configuredTtl, JWT_ACCESS_TOKEN_MAX_TTL) : configuredTtl;
     const refreshTtl = client.refreshTokenTtl ?? config.tokens.refreshTokenTtl;
+    const audience = req.resource ?? client.defaultAudience ?? issuerAudience(config.publicUrl);
     const accessToken = jwt
-      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: client.clientId, userId, scope, ttl: accessTtl, authTime: req.authTime })
+      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: client.clientId, audience, userId, scope, ttl: accessTtl, authTime: req.authTime })
       : randomToken();
     const refreshToken = client.grantTypes.includes('refresh_token') && userId ? randomToken() : undefined;
 
@@ -88,7 +91,7 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
       created_at: now,
     };
     const inserted = await queries.insertTokens(
-      { ...common, token_hash: hashToken(accessToken), user_id: userId, family_id: familyId, expires_at: now + accessTtl * 1000 },
+      { ...common, token_hash: hashToken(accessToken), user_id: userId, family_id: familyId, audience, expires_at: now + accessTtl * 1000 },
       refreshToken
         ? {
             ...common,
@@ -97,6 +100,7 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
             family_id: familyId!,
             auth_time: req.authTime ?? null,
             amr: req.amr ? JSON.stringify(req.amr) : null,
+            resource: req.resource ?? null,
             expires_at: now + refreshTtl * 1000,
           }
         : undefined,

@@ -12,6 +12,8 @@ export const JWT_ACCESS_TOKEN_MAX_TTL = 24 * 3600;
 export interface JwtAccessTokenClaims {
   issuer: string;
   clientId: string;
+  /** RFC 8707: the resource the token is for; never the client id (that is an id_token's `aud`). */
+  audience: string;
   userId: string | null;
   scope: string;
   ttl: number;
@@ -20,7 +22,8 @@ export interface JwtAccessTokenClaims {
 
 /**
  * An access token as a signed JWT (RFC 9068): `typ: at+jwt`, RS256, `sub` the user (or the client for
- * client_credentials), `aud` the client it was issued to, a `jti`. Latchkey stores its hash like an
+ * client_credentials), `aud` the resource it is for (never the client: an id_token, whose `aud` is the
+ * client, cannot pass for one), `client_id` the client it was issued to, a `jti`. Latchkey stores its hash like an
  * opaque token's, so me, userinfo, introspection and revocation treat both alike.
  */
 export function signJwtAccessToken(keys: SigningKeys, c: JwtAccessTokenClaims): Promise<string> {
@@ -29,7 +32,7 @@ export function signJwtAccessToken(keys: SigningKeys, c: JwtAccessTokenClaims): 
     {
       iss: c.issuer,
       sub: c.userId ?? c.clientId,
-      aud: c.clientId,
+      aud: c.audience,
       client_id: c.clientId,
       scope: c.scope,
       iat: now,
@@ -41,3 +44,9 @@ export function signJwtAccessToken(keys: SigningKeys, c: JwtAccessTokenClaims): 
     'at+jwt',
   );
 }
+
+/**
+ * Whom an access token is for when neither the request (RFC 8707 `resource`) nor the client
+ * (`defaultAudience`) says: this server's userinfo endpoint, the resource every token is good for.
+ */
+export const issuerAudience = (publicUrl: string): string => `${publicUrl}/connect/v10/userinfo`;

@@ -16,6 +16,8 @@ export interface CodeRow {
   authTime: number;
   /** How the user signed in (RFC 8176), for the id_token; null for codes issued before it was kept. */
   amr: Amr[] | null;
+  /** RFC 8707: the resource the authorization request named; the token request may name only this one. */
+  resource: string | null;
   expiresAt: number;
   /** Refused before it was redeemed: the user's credentials changed, or its session ended (SPEC 7). */
   revokedAt: number | null;
@@ -33,6 +35,8 @@ export interface RefreshRow {
   codeHash: string | null;
   authTime: number | null;
   amr: Amr[] | null;
+  /** RFC 8707: the resource its access tokens are for, kept through rotation. */
+  resource: string | null;
   expiresAt: number;
   rotatedAt: number | null;
   revokedAt: number | null;
@@ -54,6 +58,7 @@ const toCode = (r: Record<string, unknown>): CodeRow => ({
   codeChallengeMethod: (r.code_challenge_method as string | null) ?? null,
   authTime: num(r.auth_time),
   amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
+  resource: (r.resource as string | null) ?? null,
   expiresAt: num(r.expires_at),
   revokedAt: numOrNull(r.revoked_at),
   sessionExpiresAt: numOrNull(r.session_expires_at),
@@ -69,6 +74,7 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
   codeHash: (r.code_hash as string | null) ?? null,
   authTime: numOrNull(r.auth_time),
   amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
+  resource: (r.resource as string | null) ?? null,
   expiresAt: num(r.expires_at),
   rotatedAt: numOrNull(r.rotated_at),
   revokedAt: numOrNull(r.revoked_at),
@@ -89,6 +95,7 @@ export interface NewCode {
   auth_time: number;
   /** JSON of the sign-in's `amr`. */
   amr: string | null;
+  resource: string | null;
   expires_at: number;
   created_at: number;
 }
@@ -104,6 +111,8 @@ export interface AccessGrant {
   /** The SSO session the token was issued in (null for grants without a browser). */
   sessionId: string | null;
   scopes: string[];
+  /** RFC 8707: whom the token is for (its JWT's `aud`); null for a token issued before it was kept. */
+  audience: string | null;
   expiresAt: number;
   createdAt: number;
   client: { oauthEnabled: boolean; roles: string[]; scopes: string[] };
@@ -115,6 +124,7 @@ const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({
   userId: r.user_id == null ? null : String(r.user_id),
   sessionId: r.session_id == null ? null : String(r.session_id),
   scopes: String(r.scope).split(' ').filter(Boolean),
+  audience: (r.audience as string | null) ?? null,
   expiresAt: num(r.expires_at),
   createdAt: num(r.created_at),
   client: { oauthEnabled: bool(r.oauth_enabled), roles: json(r.client_roles, []), scopes: json(r.client_scopes, []) },
@@ -141,19 +151,21 @@ export interface NewAccessToken {
   family_id: string | null;
   code_hash: string | null;
   session_id: string | null;
+  audience: string | null;
   expires_at: number;
   created_at: number;
 }
 
-export type NewRefreshToken = Omit<NewAccessToken, 'user_id' | 'family_id'> & {
+export type NewRefreshToken = Omit<NewAccessToken, 'user_id' | 'family_id' | 'audience'> & {
   user_id: string;
   family_id: string;
   auth_time: number | null;
   amr: string | null;
+  resource: string | null;
 };
 
-const ACCESS_COLUMNS = ['token_hash', 'client_id', 'user_id', 'scope', 'family_id', 'code_hash', 'session_id', 'expires_at', 'created_at'] as const;
-const REFRESH_COLUMNS = ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'session_id', 'code_hash', 'auth_time', 'amr', 'expires_at', 'created_at'] as const;
+const ACCESS_COLUMNS = ['token_hash', 'client_id', 'user_id', 'scope', 'family_id', 'code_hash', 'session_id', 'audience', 'expires_at', 'created_at'] as const;
+const REFRESH_COLUMNS = ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'session_id', 'code_hash', 'auth_time', 'amr', 'resource', 'expires_at', 'created_at'] as const;
 const CODE_COLUMNS = [
   'code_hash',
   'client_id',
@@ -166,6 +178,7 @@ const CODE_COLUMNS = [
   'code_challenge_method',
   'auth_time',
   'amr',
+  'resource',
   'expires_at',
   'created_at',
 ] as const;
@@ -190,7 +203,7 @@ const sql = {
   findRefresh: statement(`select r.*, c.oauth_enabled, u.disabled as user_disabled
 from refresh_tokens r join clients c on c.client_id = r.client_id left join users u on u.id = r.user_id
 where r.token_hash = ?`),
-  findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.expires_at, a.created_at,
+  findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.audience, a.expires_at, a.created_at,
   c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes,
   u.username, u.email, u.display_name, u.groups, u.roles, u.disabled
 from access_tokens a join clients c on c.client_id = a.client_id left join users u on u.id = a.user_id

@@ -68,7 +68,7 @@ describe.each(databaseKinds)('signing keys and token formats on %s', (kind) => {
   test('JWT access tokens (RFC 9068): verifiable with the JWKS, accepted at me and userinfo, revocable, at most 24 h', async () => {
     const c = await register({ accessTokenFormat: 'JWT', accessTokenTtl: 7 * 24 * 3600 });
     const t = await passwordGrant(c);
-    const { payload, protectedHeader } = await jwtVerify(t.access_token, jwks(), { issuer: server.url, audience: c.client.clientId, typ: 'at+jwt' });
+    const { payload, protectedHeader } = await jwtVerify(t.access_token, jwks(), { issuer: server.url, audience: `${server.url}/connect/v10/userinfo`, typ: 'at+jwt' });
     expect(protectedHeader.alg).toBe('RS256');
     expect(payload).toMatchObject({ client_id: c.client.clientId, scope: 'openid profile email' });
     expect(typeof payload.jti).toBe('string');

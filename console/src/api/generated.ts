@@ -34,6 +34,13 @@ export type GrantType =
   | 'REFRESH_TOKEN'
   | 'CLIENT_CREDENTIALS';
 
+/** Which error codes a client reads (SPEC 11). See the README's table of the mappings. */
+export type ErrorCodes =
+  /** The interface document's codes (`invalid_code`, `access_token_exprise`, ...), as MaxKey answers. The default. */
+  | 'MAXKEY'
+  /** RFC 6749 5.2 / RFC 7636 4.6 / RFC 6750 3.1 codes (`invalid_grant`, `invalid_token`, ...), for stock OAuth libraries. */
+  | 'RFC6749';
+
 export type RegisterClientInput = {
   /** Shown on the sign-in and consent pages; 1 to 200 characters. */
   name: Scalars['String']['input'];
@@ -78,6 +85,14 @@ export type RegisterClientInput = {
    * origins of the redirect URIs.
    */
   webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** The error codes the client reads at the token endpoint, me and userinfo. Default MAXKEY. */
+  errorCodes?: InputMaybe<ErrorCodes>;
+  /**
+   * RFC 8707: the `aud` of its JWT access tokens (and introspection's) when a request names no
+   * `resource`; an absolute URI without fragment. Default: the server's userinfo URL. Never the client
+   * id, so an id_token cannot pass for an access token.
+   */
+  defaultAudience?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UpdateClientInput = {
@@ -101,6 +116,10 @@ export type UpdateClientInput = {
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
   /** Replaces the browser app's origins (see RegisterClientInput.webOrigins); null goes back to the redirect URIs' origins. */
   webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** See RegisterClientInput.errorCodes. */
+  errorCodes?: InputMaybe<ErrorCodes>;
+  /** See RegisterClientInput.defaultAudience; null goes back to the server's userinfo URL. */
+  defaultAudience?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type CreateUserInput = {

@@ -199,6 +199,14 @@ export enum GrantType {
   ClientCredentials = 'client_credentials'
 }
 
+/** Which error codes a client reads (SPEC 11). See the README's table of the mappings. */
+export enum ErrorCodes {
+  /** The interface document's codes (`invalid_code`, `access_token_exprise`, ...), as MaxKey answers. The default. */
+  Maxkey = 'maxkey',
+  /** RFC 6749 5.2 / RFC 7636 4.6 / RFC 6750 3.1 codes (`invalid_grant`, `invalid_token`, ...), for stock OAuth libraries. */
+  Rfc6749 = 'rfc6749'
+}
+
 export type RegisterClientInput = {
   /** Shown on the sign-in and consent pages; 1 to 200 characters. */
   name: Scalars['String']['input'];
@@ -243,6 +251,14 @@ export type RegisterClientInput = {
    * origins of the redirect URIs.
    */
   webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** The error codes the client reads at the token endpoint, me and userinfo. Default MAXKEY. */
+  errorCodes?: InputMaybe<ErrorCodes>;
+  /**
+   * RFC 8707: the `aud` of its JWT access tokens (and introspection's) when a request names no
+   * `resource`; an absolute URI without fragment. Default: the server's userinfo URL. Never the client
+   * id, so an id_token cannot pass for an access token.
+   */
+  defaultAudience?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UpdateClientInput = {
@@ -266,6 +282,10 @@ export type UpdateClientInput = {
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
   /** Replaces the browser app's origins (see RegisterClientInput.webOrigins); null goes back to the redirect URIs' origins. */
   webOrigins?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** See RegisterClientInput.errorCodes. */
+  errorCodes?: InputMaybe<ErrorCodes>;
+  /** See RegisterClientInput.defaultAudience; null goes back to the server's userinfo URL. */
+  defaultAudience?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A registered client application. */
@@ -296,6 +316,10 @@ export type Client = {
   accessTokenFormat: AccessTokenFormat;
   /** Origins allowed to call the token, revocation, userinfo and me endpoints from a browser (CORS): those set, else the redirect URIs' origins. */
   webOrigins: Array<Scalars['String']['output']>;
+  /** The error codes it reads at the token endpoint, me and userinfo. */
+  errorCodes: ErrorCodes;
+  /** RFC 8707: its access tokens' audience when a request names no resource; null: the server's userinfo URL. */
+  defaultAudience?: Maybe<Scalars['String']['output']>;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** ISO 8601. */
@@ -530,6 +554,7 @@ export type ResolversTypes = {
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
   GrantType: null;
+  ErrorCodes: null;
   RegisterClientInput: RegisterClientInput;
   UpdateClientInput: UpdateClientInput;
   Client: ResolverTypeWrapper<ClientModel>;
@@ -616,6 +641,8 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
 
 export type GrantTypeResolvers = { AUTHORIZATION_CODE: 'authorization_code', PASSWORD: 'password', REFRESH_TOKEN: 'refresh_token', CLIENT_CREDENTIALS: 'client_credentials' };
 
+export type ErrorCodesResolvers = { MAXKEY: 'maxkey', RFC6749: 'rfc6749' };
+
 export type ClientResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Client'] = ResolversParentTypes['Client']> = {
   clientId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
@@ -635,6 +662,8 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   idTokenAlg?: Resolver<ResolversTypes['SigningAlgorithm'], ParentType, ContextType>;
   accessTokenFormat?: Resolver<ResolversTypes['AccessTokenFormat'], ParentType, ContextType>;
   webOrigins?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  errorCodes?: Resolver<ResolversTypes['ErrorCodes'], ParentType, ContextType>;
+  defaultAudience?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
@@ -729,6 +758,7 @@ export type Resolvers<ContextType = AdminContext> = {
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   GrantType?: GrantTypeResolvers;
+  ErrorCodes?: ErrorCodesResolvers;
   Client?: ClientResolvers<ContextType>;
   ClientRegistration?: ClientRegistrationResolvers<ContextType>;
   User?: UserResolvers<ContextType>;

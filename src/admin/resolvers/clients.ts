@@ -25,6 +25,8 @@ export const clientResolvers: Resolvers = {
 
   AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
 
+  ErrorCodes: { MAXKEY: 'maxkey', RFC6749: 'rfc6749' },
+
   GrantType: {
     AUTHORIZATION_CODE: 'authorization_code',
     PASSWORD: 'password',

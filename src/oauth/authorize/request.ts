@@ -1,7 +1,7 @@
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
-import { OAuthError, oauthError } from '../../errors/oauth.ts';
-import { param, type Params } from '../params.ts';
+import { forClient, OAuthError, oauthError } from '../../errors/oauth.ts';
+import { param, resourceParam, type Params } from '../params.ts';
 import { scopesAllowed, withoutIgnoredScopes } from '../token/scopes.ts';
 
 /** How the authorization response reaches the client: `query` (the default) or `form_post`. */
@@ -30,6 +30,8 @@ export interface AuthorizeRequest {
   prompt: Set<string>;
   responseMode: ResponseMode;
   maxAge?: number;
+  /** RFC 8707: the resource the tokens are for, bound to the code. */
+  resource?: string;
   /** The request's own parameters, to carry through the login and consent forms. */
   carried: Record<string, string>;
 }
@@ -47,6 +49,7 @@ const carriedNames = [
   'prompt',
   'max_age',
   'grant_type',
+  'resource',
 ] as const;
 
 /** Response types of OAuth 2.0 / OIDC that exist but this server does not serve. */
@@ -76,8 +79,9 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     throw new RedirectError(oauthError('invalid_request', `response_mode ${modeParam} is not supported; use query or form_post`), redirectUri, state);
   }
   const responseMode: ResponseMode = modeParam;
+  // From here the client is known: its errors are in the codes it reads (SPEC 11).
   const fail = (error: OAuthError['error'], description: string) =>
-    new RedirectError(oauthError(error, description), redirectUri, state, responseMode);
+    new RedirectError(forClient(oauthError(error, description), client.errorCodes, 'authorize') as OAuthError, redirectUri, state, responseMode);
 
   if (!client.oauthEnabled) throw fail('app_unsupport_oauth', 'this application may not use OAuth');
   if (!client.ssoEnabled) throw fail('app_unsupport_sso', 'this application may not use single sign-on');
@@ -136,6 +140,14 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     maxAge = Number(maxAgeParam);
   }
 
+  let resource: string | undefined;
+  try {
+    resource = resourceParam(p);
+  } catch (err) {
+    if (err instanceof OAuthError) throw fail(err.error, err.message);
+    throw err;
+  }
+
   const carried: Record<string, string> = {};
   for (const name of carriedNames) if (p[name] !== undefined) carried[name] = p[name]!;
 
@@ -150,6 +162,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     prompt,
     responseMode,
     maxAge,
+    resource,
     carried,
   };
 }

@@ -59,6 +59,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
         codeChallengeMethod: request.codeChallengeMethod ?? null,
         authTime: session.authTime,
         amr: session.amr,
+        resource: request.resource ?? null,
       });
       // The document names the code both `code` and `tokencode`: send both.
       // RFC 9207: `iss` tells the client which server answered (mix-up attacks).

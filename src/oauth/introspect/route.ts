@@ -41,8 +41,10 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
           scope: grant.scopes.join(' '),
           exp: Math.floor(grant.expiresAt / 1000),
           iat: Math.floor(grant.createdAt / 1000),
-          aud: grant.clientId,
-          ...(grant.user ? { sub: grant.user.id, username: grant.user.username } : {}),
+          // RFC 8707: whom the token is for; a token from before audiences were kept names none.
+          ...(grant.audience ? { aud: grant.audience } : {}),
+          // A client_credentials token is the client's own: RFC 9068's `sub` is then the client id.
+          ...(grant.user ? { sub: grant.user.id, username: grant.user.username } : { sub: grant.clientId }),
         });
         return;
       }

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
-import type { GrantType } from '../../clients/queries.ts';
+import type { Client, GrantType } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
-import { oauthError } from '../../errors/oauth.ts';
+import { forClient, oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from './client-auth.ts';
@@ -27,11 +27,16 @@ const grants: Record<GrantType, Grant> = {
  */
 export function tokenHandler(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
+    // Known once the request names a registered client: its errors are then in the codes it reads.
+    let named: Client | undefined;
     try {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Pragma', 'no-cache');
       const p = readParams(req);
-      const client = await authenticateClient(ctx, req, p, (named) => allowClientOrigin(req, res, named));
+      const client = await authenticateClient(ctx, req, p, (found) => {
+        named = found;
+        allowClientOrigin(req, res, found);
+      });
 
       // The document's own example sends a tokencode and no grant_type.
       const grantType = param(p, 'grant_type') ?? (param(p, 'code') || param(p, 'tokencode') ? 'authorization_code' : undefined);
@@ -59,7 +64,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       if (issued.idToken) body.id_token = issued.idToken;
       sendJson(res, body);
     } catch (err) {
-      next(err);
+      next(named ? forClient(err, named.errorCodes) : err);
     }
   };
 }

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { scopedClaims, type ClaimsUser } from '../../tokens/claims.ts';
-import { bearerError, type OAuthErrorCode } from '../../errors/oauth.ts';
+import { bearerError, forClient, type OAuthErrorCode } from '../../errors/oauth.ts';
 import type { BearerRefusal } from '../../tokens/service.ts';
 import { sendJson } from '../../http/send-json.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
@@ -43,10 +43,19 @@ const refusals: Record<BearerRefusal, [OAuthErrorCode, string]> = {
 /** The token service decides whether the token is good; these endpoints need it issued for a user too. */
 async function resolveToken(ctx: AppContext, req: Request): Promise<TokenUser> {
   const bearer = await ctx.tokens.authenticate(presentedToken(req));
-  if (!bearer.ok) throw bearerError(...refusals[bearer.refusal]);
+  if (!bearer.ok) {
+    // A token that was issued (expired, its user gone) names its client, whose codes apply; an unknown one names none.
+    const client = bearer.clientId ? await ctx.clients.find(bearer.clientId) : undefined;
+    const err = bearerError(...refusals[bearer.refusal]);
+    throw client ? forClient(err, client.errorCodes) : err;
+  }
   const { grant } = bearer;
   // A client_credentials token has no user: it is for resource servers (introspection), not here.
-  if (!grant.user) throw bearerError('invalid_access_token', 'the access token was not issued for a user');
+  if (!grant.user) {
+    const client = await ctx.clients.find(grant.clientId);
+    const err = bearerError('invalid_access_token', 'the access token was not issued for a user');
+    throw client ? forClient(err, client.errorCodes) : err;
+  }
   return { clientId: grant.clientId, scopes: grant.scopes, user: grant.user };
 }
 
