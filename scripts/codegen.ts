@@ -27,6 +27,13 @@ const output = await codegen({
     enumValues: {
       AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
       ErrorCodes: { MAXKEY: 'maxkey', RFC6749: 'rfc6749' },
+      TokenEndpointAuthMethod: {
+        CLIENT_SECRET_BASIC: 'client_secret_basic',
+        CLIENT_SECRET_POST: 'client_secret_post',
+        CLIENT_SECRET_JWT: 'client_secret_jwt',
+        PRIVATE_KEY_JWT: 'private_key_jwt',
+        NONE: 'none',
+      },
       SigningAlgorithm: { RS256: 'RS256', ES256: 'ES256' },
       GrantType: {
         AUTHORIZATION_CODE: 'authorization_code',

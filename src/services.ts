@@ -39,6 +39,8 @@ export interface ServiceSecrets {
   totp: Buffer;
   recoveryCodes: Buffer;
   webauthnChallenges: Buffer;
+  /** Seals the secrets of client_secret_jwt clients (their HS256 keys). */
+  clientSecrets: Buffer;
 }
 
 /** What the services need that outlives a transaction: settings, the log, the loaded signing keys. */
@@ -93,7 +95,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
     queries,
     audit,
     tokens: tokenService(queries.tokens, deps.config, deps.keys, { transaction }),
-    clients: clientService(queries.clients, { transaction }),
+    clients: clientService(queries.clients, { transaction, secretKey: deps.secrets.clientSecrets }),
     users: userService(queries.users, { transaction, localBackend: deps.localBackend }),
     sessions,
     consents: consentStore(queries.consents),
@@ -142,6 +144,7 @@ export async function createContext(config: Config, database: Database, logger: 
     totp: deriveKey(secret, 'totp-secrets'),
     recoveryCodes: deriveKey(secret, 'recovery-codes'),
     webauthnChallenges: deriveKey(secret, 'webauthn-challenges'),
+    clientSecrets: deriveKey(secret, 'client-secrets'),
   };
   services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets });
   const { clients, users, tokens, sessions, consents, audit, mfa } = services;

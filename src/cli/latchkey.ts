@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import type { GrantType } from '../clients/queries.ts';
+import { AUTH_METHODS, type AuthMethod, type GrantType } from '../clients/queries.ts';
 import { CLI_ACTOR } from '../audit/record.ts';
 import { loadConfig } from '../config/load.ts';
 import type { AppContext } from '../context.ts';
@@ -15,6 +15,8 @@ const usage = `usage: npm run latchkey -- <command> [options]
                 [--scope SCOPE …] [--public] [--require-consent] [--require-mfa] [--allow-plain-pkce] [--role ROLE …] [--client-id ID]
                 [--web-origin ORIGIN …]   (default: the redirect URIs' origins)
                 [--error-codes maxkey|rfc6749] [--default-audience URI]
+                [--token-endpoint-auth-method client_secret_basic|client_secret_post|client_secret_jwt|private_key_jwt|none]
+                [--jwks JSON | --jwks-uri URL]   (the public keys of a private_key_jwt client)
   client list
   client delete --client-id ID
   user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
@@ -39,6 +41,9 @@ const { positionals, values } = parseArgs({
     'error-codes': { type: 'string' },
     'default-audience': { type: 'string' },
     'client-id': { type: 'string' },
+    'token-endpoint-auth-method': { type: 'string' },
+    jwks: { type: 'string' },
+    'jwks-uri': { type: 'string' },
     username: { type: 'string' },
     password: { type: 'string' },
     email: { type: 'string' },
@@ -51,6 +56,12 @@ const [noun, verb] = positionals;
 if (values.help || !noun || (!verb && noun !== 'purge')) {
   process.stdout.write(`${usage}\n`);
   process.exit(values.help ? 0 : 2);
+}
+
+function authMethod(value: string | undefined): AuthMethod | undefined {
+  if (value === undefined) return undefined;
+  if (!(AUTH_METHODS as readonly string[]).includes(value)) throw new InputError('tokenEndpointAuthMethod', `must be one of ${AUTH_METHODS.join(', ')}`);
+  return value as AuthMethod;
 }
 
 const config = loadConfig();
@@ -81,12 +92,15 @@ try {
       // Checked by the client service, like every field (an unknown style is an input error).
       errorCodes: values['error-codes'] as ErrorCodeStyle | undefined,
       defaultAudience: values['default-audience'],
+      tokenEndpointAuthMethod: authMethod(values['token-endpoint-auth-method']),
+      jwks: values.jwks,
+      jwksUri: values['jwks-uri'],
     }, CLI_ACTOR);
-    const { secretHash: _hidden, ...shown } = client;
+    const { secretHash: _hidden, secretEnc: _sealed, ...shown } = client;
     print({ ...shown, webOrigins: ctx.clients.webOrigins(client), clientSecret });
   } else if (command === 'client list') {
     const clients = ctx.clients;
-    print((await clients.list()).map(({ secretHash: _hidden, ...c }) => ({ ...c, webOrigins: clients.webOrigins(c) })));
+    print((await clients.list()).map(({ secretHash: _hidden, secretEnc: _sealed, ...c }) => ({ ...c, webOrigins: clients.webOrigins(c) })));
   } else if (command === 'client delete') {
     print({ deleted: await ctx.clients.remove(values['client-id'] ?? '', CLI_ACTOR) });
   } else if (command === 'user create') {

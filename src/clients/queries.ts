@@ -10,6 +10,9 @@ export type GrantType = (typeof GRANT_TYPES)[number];
 export type IdTokenAlg = 'RS256' | 'ES256';
 /** Opaque (the default) or signed JWTs per RFC 9068, for resource servers that validate locally. */
 export type AccessTokenFormat = 'opaque' | 'jwt';
+/** How a client proves who it is at the token, introspection and revocation endpoints (SPEC 11). */
+export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'] as const;
+export type AuthMethod = (typeof AUTH_METHODS)[number];
 
 export interface Client {
   clientId: string;
@@ -38,6 +41,13 @@ export interface Client {
   errorCodes: ErrorCodeStyle;
   /** RFC 8707: the `aud` of its access tokens when a request names no resource; null: the issuer's userinfo. */
   defaultAudience: string | null;
+  /** null: registered before the field existed, so Basic or post (a confidential client) as before. */
+  tokenEndpointAuthMethod: AuthMethod | null;
+  /** A JWKS (JSON text) or its URL, for `private_key_jwt`. */
+  jwks: string | null;
+  jwksUri: string | null;
+  /** The secret of a `client_secret_jwt` client, encrypted under LATCHKEY_SECRET. */
+  secretEnc: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -67,6 +77,10 @@ function toClient(r: Row): Client {
     webOrigins: json<string[] | null>(r.web_origins, null),
     errorCodes: r.error_codes === 'rfc6749' ? 'rfc6749' : 'maxkey',
     defaultAudience: (r.default_audience as string | null) ?? null,
+    tokenEndpointAuthMethod: (r.token_endpoint_auth_method as AuthMethod | null) ?? null,
+    jwks: (r.jwks as string | null) ?? null,
+    jwksUri: (r.jwks_uri as string | null) ?? null,
+    secretEnc: (r.secret_enc as string | null) ?? null,
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -95,6 +109,10 @@ function toRow(c: Client): Row {
     web_origins: c.webOrigins === null ? null : JSON.stringify(c.webOrigins),
     error_codes: c.errorCodes,
     default_audience: c.defaultAudience,
+    token_endpoint_auth_method: c.tokenEndpointAuthMethod,
+    jwks: c.jwks,
+    jwks_uri: c.jwksUri,
+    secret_enc: c.secretEnc,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };
@@ -126,6 +144,14 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
       await trx('clients').where({ client_id }).update(rest);
       await setOrigins(trx, client.clientId, origins);
     });
+  },
+  /**
+   * Records an assertion's jti as used; false if it was already (a replay). One insert whose
+   * primary key decides, so two processes racing on one assertion cannot both win.
+   */
+  async useAssertionJti(clientId: string, jti: string, expiresAt: number): Promise<boolean> {
+    const rows = (await db('client_assertion_jtis').insert({ client_id: clientId, jti, expires_at: expiresAt }).onConflict(['client_id', 'jti']).ignore().returning('jti')) as unknown[];
+    return rows.length > 0;
   },
   /** Whether any client's browser app has this origin (a CORS preflight names no client). */
   async originRegistered(origin: string): Promise<boolean> {

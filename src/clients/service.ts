@@ -3,7 +3,9 @@ import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
 import type { Actor, AuditLog } from '../audit/record.ts';
 import { InputError, NotFoundError } from '../errors/service.ts';
 import type { Transaction } from '../db/transaction.ts';
-import type { AccessTokenFormat, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
+import type { AccessTokenFormat, AuthMethod, Client, ClientQueries, GrantType, IdTokenAlg } from './queries.ts';
+import { decrypt, encrypt } from '../crypto/secrets.ts';
+import { checkAuthMethod } from './auth-method.ts';
 import { clock } from '../clock.ts';
 import { checkWebOrigin, webOriginsOf } from './web-origins.ts';
 import type { ErrorCodeStyle } from '../errors/oauth.ts';
@@ -33,6 +35,10 @@ export interface RegisterClientInput {
   errorCodes?: ErrorCodeStyle;
   /** RFC 8707: its access tokens' audience when a request names no resource. @default the issuer's userinfo URL */
   defaultAudience?: string | null;
+  /** @default none for a public client; for a confidential one null: Basic or post (the reference interface posts it) */
+  tokenEndpointAuthMethod?: AuthMethod | null;
+  jwks?: string | null;
+  jwksUri?: string | null;
 }
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -80,6 +86,7 @@ function validate(input: RegisterClientInput): void {
   for (const r of input.roles ?? []) {
     if (!/^[\w:.-]{1,64}$/.test(r)) throw new InputError('roles', `${JSON.stringify(r)} is not a valid role name`);
   }
+  checkAuthMethod(input);
   const grants = input.grantTypes ?? [];
   if (input.confidential === false && grants.includes('client_credentials')) {
     throw new InputError('grantTypes', 'a public client cannot use client_credentials');
@@ -101,7 +108,14 @@ interface ClientTransaction {
   audit: Pick<AuditLog, 'change'>;
 }
 
-export const clientService = (queries: ClientQueries, deps: { transaction: Transaction<ClientTransaction> }) => ({
+/** A secret for the client: none for private_key_jwt; kept encrypted as well for client_secret_jwt. */
+function secretFields(method: AuthMethod, key: Buffer): { clientSecret: string | null; secretHash: string | null; secretEnc: string | null } {
+  if (method === 'none' || method === 'private_key_jwt') return { clientSecret: null, secretHash: null, secretEnc: null };
+  const clientSecret = randomToken(32);
+  return { clientSecret, secretHash: hashToken(clientSecret), secretEnc: method === 'client_secret_jwt' ? encrypt(key, clientSecret) : null };
+}
+
+export const clientService = (queries: ClientQueries, deps: { transaction: Transaction<ClientTransaction>; secretKey: Buffer }) => ({
   find: queries.find,
   list: queries.list,
   page: queries.page,
@@ -111,12 +125,15 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
     validate(input);
     if (input.clientId !== undefined && BUILT_IN.has(input.clientId)) throw new InputError('clientId', `${input.clientId} is reserved for a built-in client`);
     const confidential = input.confidential ?? true;
-    const clientSecret = confidential ? randomToken(32) : null;
+    // Unset: a confidential client may use Basic or post, as the reference interface sends the secret
+    // as form parameters (shared/reference/oauth-interface.md); choosing a method restricts it to that.
+    const method = input.tokenEndpointAuthMethod ?? (confidential ? null : 'none');
+    const { clientSecret, secretHash, secretEnc } = secretFields(method ?? 'client_secret_basic', deps.secretKey);
     const now = clock.now();
     const client: Client = {
       clientId: input.clientId ?? randomUUID(),
       name: input.name.trim(),
-      secretHash: clientSecret ? hashToken(clientSecret) : null,
+      secretHash,
       confidential,
       redirectUris: input.redirectUris,
       postLogoutRedirectUris: input.postLogoutRedirectUris ?? [],
@@ -135,6 +152,10 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       webOrigins: input.webOrigins ?? null,
       errorCodes: input.errorCodes ?? 'maxkey',
       defaultAudience: input.defaultAudience ?? null,
+      tokenEndpointAuthMethod: method,
+      jwks: input.jwks ?? null,
+      jwksUri: input.jwksUri ?? null,
+      secretEnc,
       createdAt: now,
       updatedAt: now,
     };
@@ -162,6 +183,8 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
         (next as unknown as Record<string, unknown>)[key] = value;
       }
       validate(next);
+      // Only client_secret_jwt keeps the secret itself; switching to it needs a rotation to have one.
+      if (next.tokenEndpointAuthMethod !== 'client_secret_jwt') next.secretEnc = null;
       await tx.queries.clients.update(next, webOriginsOf(next));
       await tx.audit.change('client.update', actor, { clientId });
       return next;
@@ -174,11 +197,12 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       const client = await tx.queries.clients.find(clientId);
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
       if (!client.confidential) throw new InputError('clientId', 'a public client has no secret');
-      const clientSecret = randomToken(32);
-      const next = { ...client, secretHash: hashToken(clientSecret), updatedAt: clock.now() };
+      if (client.tokenEndpointAuthMethod === 'private_key_jwt') throw new InputError('clientId', 'a private_key_jwt client has keys, not a secret');
+      const { clientSecret, secretHash, secretEnc } = secretFields(client.tokenEndpointAuthMethod ?? 'client_secret_basic', deps.secretKey);
+      const next = { ...client, secretHash, secretEnc, updatedAt: clock.now() };
       await tx.queries.clients.update(next, webOriginsOf(next));
       await tx.audit.change('client.rotate_secret', actor, { clientId });
-      return { client: next, clientSecret };
+      return { client: next, clientSecret: clientSecret! };
     });
   },
 
@@ -226,6 +250,10 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       webOrigins: null,
       errorCodes: 'maxkey',
       defaultAudience: null,
+      tokenEndpointAuthMethod: 'none',
+      jwks: null,
+      jwksUri: null,
+      secretEnc: null,
       createdAt: now,
       updatedAt: now,
       ...fields,
@@ -263,6 +291,13 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
 
   /** Whether some client's browser app has this origin: a CORS preflight names no client. */
   originRegistered: (origin: string) => queries.originRegistered(origin),
+
+  /** The secret of a client_secret_jwt client (its HS256 key); null when none is stored. */
+  jwtSecret(client: Client): string | null {
+    return client.secretEnc ? decrypt(deps.secretKey, client.secretEnc) : null;
+  },
+
+  useAssertionJti: (clientId: string, jti: string, expiresAt: number) => queries.useAssertionJti(clientId, jti, expiresAt),
 
   /** Constant-time check of a presented secret against the stored hash. */
   secretMatches(client: Client, secret: string): boolean {

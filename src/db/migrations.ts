@@ -15,6 +15,7 @@ import * as m9 from '../../migrations/20261126020000_throttle_in_flight.ts';
 import * as m10 from '../../migrations/20261126030000_client_web_origins.ts';
 import * as m11 from '../../migrations/20261126040000_client_plain_pkce.ts';
 import * as m12 from '../../migrations/20261126050000_client_error_codes_audience.ts';
+import * as m13 from '../../migrations/20261126060000_client_jwt_auth.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -35,6 +36,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126030000_client_web_origins.ts': m10,
   '20261126040000_client_plain_pkce.ts': m11,
   '20261126050000_client_error_codes_audience.ts': m12,
+  '20261126060000_client_jwt_auth.ts': m13,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,6 +1,11 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
 import { paths } from '../paths.ts';
+import { ASSERTION_ALGS } from '../clients/auth-method.ts';
+
+const CLIENT_METHODS = ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'];
+/** HS256: client_secret_jwt; the others: private_key_jwt (RFC 7523, SPEC 11). */
+const CLIENT_ALGS = ['HS256', ...ASSERTION_ALGS];
 
 /** OpenID Provider / RFC 8414 metadata: built once, it only names what this server really does. */
 export function discoveryHandler(ctx: AppContext): RequestHandler {
@@ -14,8 +19,10 @@ export function discoveryHandler(ctx: AppContext): RequestHandler {
     introspection_endpoint: base + paths.introspect,
     revocation_endpoint: base + paths.revoke,
     end_session_endpoint: base + paths.logout,
-    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    introspection_endpoint_auth_methods_supported: CLIENT_METHODS,
+    introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ALGS,
+    revocation_endpoint_auth_methods_supported: [...CLIENT_METHODS, 'none'],
+    revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ALGS,
     response_types_supported: ['code'],
     response_modes_supported: ['query', 'form_post'],
     authorization_response_iss_parameter_supported: true,
@@ -24,7 +31,8 @@ export function discoveryHandler(ctx: AppContext): RequestHandler {
     id_token_signing_alg_values_supported: [...ctx.keys.algs],
     scopes_supported: ['openid', 'profile', 'email', 'groups', 'offline_access', 'admin'],
     claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', 'name', 'preferred_username', 'email', 'email_verified', 'groups'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    token_endpoint_auth_methods_supported: [...CLIENT_METHODS, 'none'],
+    token_endpoint_auth_signing_alg_values_supported: CLIENT_ALGS,
     // plain is for the few clients registered for it (RFC 9700 2.1.1); a library must pick S256.
     code_challenge_methods_supported: ['S256'],
     prompt_values_supported: ['none', 'login', 'consent'],

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 
 /** Each table the purge keeps small, with the primary key a batch is chosen by. */
-export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins'] as const;
+export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis'] as const;
 export type PurgedTable = (typeof PURGED_TABLES)[number];
 
 /** What makes a row of each table dead, as of `now` (ms). */
@@ -25,6 +25,8 @@ const keyOf: Record<PurgedTable, string> = {
   audit_events: 'id',
   webauthn_challenges: 'challenge',
   pending_sign_ins: 'id',
+  // Its key is (client_id, jti): deleteBatch checks expiry again, so another client's live jti stays.
+  client_assertion_jtis: 'jti',
 };
 
 /**
@@ -49,7 +51,10 @@ function dead(db: Knex, table: PurgedTable, c: Cutoffs) {
 export const purgeQueries = ({ knex: db }: Database) => ({
   /** Deletes at most `limit` dead rows of `table`; how many it deleted. */
   async deleteBatch(table: PurgedTable, c: Cutoffs, limit: number): Promise<number> {
-    return db(table).whereIn(keyOf[table], dead(db, table, c).limit(limit)).delete();
+    const q = db(table).whereIn(keyOf[table], dead(db, table, c).limit(limit));
+    // Two clients may pick the same jti: only the expired one of them goes.
+    if (table === 'client_assertion_jtis') q.andWhere('expires_at', '<', c.now);
+    return q.delete();
   },
 
   /**

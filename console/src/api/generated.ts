@@ -93,6 +93,17 @@ export type RegisterClientInput = {
    * id, so an id_token cannot pass for an access token.
    */
   defaultAudience?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The one way the client authenticates at the token, introspection and revocation endpoints.
+   * Unset, a confidential client may use CLIENT_SECRET_BASIC or CLIENT_SECRET_POST (the reference
+   * interface sends the secret as form parameters), and a public client NONE. PRIVATE_KEY_JWT needs
+   * `jwks` or `jwksUri` and gets no secret; CLIENT_SECRET_JWT keeps its secret encrypted at rest.
+   */
+  tokenEndpointAuthMethod?: InputMaybe<TokenEndpointAuthMethod>;
+  /** For PRIVATE_KEY_JWT: the client's public keys, a JSON Web Key Set as JSON text (RSA, EC or OKP keys). */
+  jwks?: InputMaybe<Scalars['String']['input']>;
+  /** For PRIVATE_KEY_JWT: an https (or http) URL serving the client's JWKS, instead of `jwks`. */
+  jwksUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UpdateClientInput = {
@@ -120,6 +131,12 @@ export type UpdateClientInput = {
   errorCodes?: InputMaybe<ErrorCodes>;
   /** See RegisterClientInput.defaultAudience; null goes back to the server's userinfo URL. */
   defaultAudience?: InputMaybe<Scalars['String']['input']>;
+  /** Changes how the client authenticates; see RegisterClientInput.tokenEndpointAuthMethod. Switching to CLIENT_SECRET_JWT needs a rotateClientSecret afterwards. */
+  tokenEndpointAuthMethod?: InputMaybe<TokenEndpointAuthMethod>;
+  /** See RegisterClientInput.jwks. */
+  jwks?: InputMaybe<Scalars['String']['input']>;
+  /** See RegisterClientInput.jwksUri. */
+  jwksUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type CreateUserInput = {
@@ -142,6 +159,19 @@ export type UpdateUserInput = {
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   disabled?: InputMaybe<Scalars['Boolean']['input']>;
 };
+
+/** How a client authenticates (RFC 6749 2.3, RFC 7523, OIDC Core 9). */
+export type TokenEndpointAuthMethod =
+  /** The secret in HTTP Basic. */
+  | 'CLIENT_SECRET_BASIC'
+  /** The secret as the client_secret form parameter. */
+  | 'CLIENT_SECRET_POST'
+  /** An HS256 JWT assertion keyed with the secret. */
+  | 'CLIENT_SECRET_JWT'
+  /** A JWT assertion signed with a registered key (RS256, PS256, ES256 or EdDSA). */
+  | 'PRIVATE_KEY_JWT'
+  /** A public client: no credentials. */
+  | 'NONE';
 
 export type ClientFieldsFragment = { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, createdAt: string, updatedAt: string };
 

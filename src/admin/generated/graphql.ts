@@ -259,6 +259,17 @@ export type RegisterClientInput = {
    * id, so an id_token cannot pass for an access token.
    */
   defaultAudience?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * The one way the client authenticates at the token, introspection and revocation endpoints.
+   * Unset, a confidential client may use CLIENT_SECRET_BASIC or CLIENT_SECRET_POST (the reference
+   * interface sends the secret as form parameters), and a public client NONE. PRIVATE_KEY_JWT needs
+   * `jwks` or `jwksUri` and gets no secret; CLIENT_SECRET_JWT keeps its secret encrypted at rest.
+   */
+  tokenEndpointAuthMethod?: InputMaybe<TokenEndpointAuthMethod>;
+  /** For PRIVATE_KEY_JWT: the client's public keys, a JSON Web Key Set as JSON text (RSA, EC or OKP keys). */
+  jwks?: InputMaybe<Scalars['String']['input']>;
+  /** For PRIVATE_KEY_JWT: an https (or http) URL serving the client's JWKS, instead of `jwks`. */
+  jwksUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UpdateClientInput = {
@@ -286,6 +297,12 @@ export type UpdateClientInput = {
   errorCodes?: InputMaybe<ErrorCodes>;
   /** See RegisterClientInput.defaultAudience; null goes back to the server's userinfo URL. */
   defaultAudience?: InputMaybe<Scalars['String']['input']>;
+  /** Changes how the client authenticates; see RegisterClientInput.tokenEndpointAuthMethod. Switching to CLIENT_SECRET_JWT needs a rotateClientSecret afterwards. */
+  tokenEndpointAuthMethod?: InputMaybe<TokenEndpointAuthMethod>;
+  /** See RegisterClientInput.jwks. */
+  jwks?: InputMaybe<Scalars['String']['input']>;
+  /** See RegisterClientInput.jwksUri. */
+  jwksUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A registered client application. */
@@ -320,6 +337,15 @@ export type Client = {
   errorCodes: ErrorCodes;
   /** RFC 8707: its access tokens' audience when a request names no resource; null: the server's userinfo URL. */
   defaultAudience?: Maybe<Scalars['String']['output']>;
+  /**
+   * How the client authenticates at the token, introspection and revocation endpoints. Null: none
+   * was chosen (or the client predates the field), so Basic or post, for a confidential client.
+   */
+  tokenEndpointAuthMethod?: Maybe<TokenEndpointAuthMethod>;
+  /** The client's registered public keys (a JWKS as JSON text), for PRIVATE_KEY_JWT. */
+  jwks?: Maybe<Scalars['String']['output']>;
+  /** The URL of the client's JWKS, for PRIVATE_KEY_JWT. */
+  jwksUri?: Maybe<Scalars['String']['output']>;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** ISO 8601. */
@@ -471,6 +497,20 @@ export type AuditEventConnection = {
   totalCount: Scalars['Int']['output'];
 };
 
+/** How a client authenticates (RFC 6749 2.3, RFC 7523, OIDC Core 9). */
+export enum TokenEndpointAuthMethod {
+  /** The secret in HTTP Basic. */
+  ClientSecretBasic = 'client_secret_basic',
+  /** The secret as the client_secret form parameter. */
+  ClientSecretPost = 'client_secret_post',
+  /** An HS256 JWT assertion keyed with the secret. */
+  ClientSecretJwt = 'client_secret_jwt',
+  /** A JWT assertion signed with a registered key (RS256, PS256, ES256 or EdDSA). */
+  PrivateKeyJwt = 'private_key_jwt',
+  /** A public client: no credentials. */
+  None = 'none'
+}
+
 
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -572,6 +612,7 @@ export type ResolversTypes = {
   UserConnection: ResolverTypeWrapper<Omit<UserConnection, 'edges'> & { edges: Array<ResolversTypes['UserEdge']> }>;
   AuditEventEdge: ResolverTypeWrapper<AuditEventEdge>;
   AuditEventConnection: ResolverTypeWrapper<AuditEventConnection>;
+  TokenEndpointAuthMethod: null;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -664,6 +705,9 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   webOrigins?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   errorCodes?: Resolver<ResolversTypes['ErrorCodes'], ParentType, ContextType>;
   defaultAudience?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  tokenEndpointAuthMethod?: Resolver<Maybe<ResolversTypes['TokenEndpointAuthMethod']>, ParentType, ContextType>;
+  jwks?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  jwksUri?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
@@ -751,6 +795,8 @@ export type AuditEventConnectionResolvers<ContextType = AdminContext, ParentType
   totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 };
 
+export type TokenEndpointAuthMethodResolvers = { CLIENT_SECRET_BASIC: 'client_secret_basic', CLIENT_SECRET_POST: 'client_secret_post', CLIENT_SECRET_JWT: 'client_secret_jwt', PRIVATE_KEY_JWT: 'private_key_jwt', NONE: 'none' };
+
 export type Resolvers<ContextType = AdminContext> = {
   SigningAlgorithm?: SigningAlgorithmResolvers;
   AccessTokenFormat?: AccessTokenFormatResolvers;
@@ -772,5 +818,6 @@ export type Resolvers<ContextType = AdminContext> = {
   UserConnection?: UserConnectionResolvers<ContextType>;
   AuditEventEdge?: AuditEventEdgeResolvers<ContextType>;
   AuditEventConnection?: AuditEventConnectionResolvers<ContextType>;
+  TokenEndpointAuthMethod?: TokenEndpointAuthMethodResolvers;
 };
 

@@ -3,6 +3,8 @@ import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { basicAuthFailed, oauthError } from '../../errors/oauth.ts';
 import { param, type Params } from '../params.ts';
+import { methodsOf } from '../../clients/auth-method.ts';
+import { assertionIssuer, JWT_BEARER, verifyClientAssertion } from './client-assertion.ts';
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
 function decodeBasic(header: string): { id: string; secret: string } {
@@ -23,11 +25,13 @@ function decodeBasic(header: string): { id: string; secret: string } {
 
 /**
  * Client authentication, the first step of every token request (SPEC 7): `client_id` +
- * `client_secret` parameters or HTTP Basic, never both. Public clients present no secret.
+ * `client_secret` parameters or HTTP Basic, never both, or a signed client assertion (RFC 7523);
+ * each client only the way it is registered for (SPEC 11). Public clients present no secret.
  * `named` sees the named client before its credentials are checked, so that an error is answered
  * with that client's CORS headers (the browser app can then read why it failed).
  */
 export async function authenticateClient(ctx: AppContext, req: Request, p: Params, named?: (client: Client) => void): Promise<Client> {
+  if (p.client_assertion_type !== undefined || p.client_assertion !== undefined) return byAssertion(ctx, req, p, named);
   const header = req.headers.authorization;
   const basic = header && /^basic /i.test(header) ? decodeBasic(header) : undefined;
   if (basic && p.client_secret !== undefined) {
@@ -44,6 +48,10 @@ export async function authenticateClient(ctx: AppContext, req: Request, p: Param
   if (!client) throw oauthError('invalid_client_id', 'client_id is not a registered client');
   named?.(client);
   if (client.confidential) {
+    const allowed = methodsOf(client);
+    if (!allowed.includes(basic ? 'client_secret_basic' : 'client_secret_post')) {
+      throw oauthError('invalid_client', `this client authenticates with ${allowed.join(' or ')}`);
+    }
     if (!secret) throw oauthError('empty_client_secret', 'client_secret is required');
     if (!ctx.clients.secretMatches(client, secret)) {
       throw basic ? basicAuthFailed('client authentication failed') : oauthError('invalid_client', 'client authentication failed');
@@ -51,6 +59,26 @@ export async function authenticateClient(ctx: AppContext, req: Request, p: Param
   } else if (secret) {
     throw oauthError('invalid_client', 'a public client has no secret');
   }
+  if (!client.oauthEnabled) throw oauthError('app_unsupport_oauth', 'this application may not use OAuth');
+  return client;
+}
+
+/** client_assertion_type + client_assertion, never with another credential; client_id optional. */
+async function byAssertion(ctx: AppContext, req: Request, p: Params, named?: (client: Client) => void): Promise<Client> {
+  if (req.headers.authorization && /^basic /i.test(req.headers.authorization)) throw oauthError('invalid_request', 'a client assertion and Basic credentials together');
+  if (p.client_secret !== undefined) throw oauthError('invalid_request', 'a client assertion and client_secret together');
+  if (p.client_assertion_type !== JWT_BEARER) throw oauthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
+  const assertion = param(p, 'client_assertion');
+  if (!assertion) throw oauthError('invalid_client', 'client_assertion is required');
+  const clientId = assertionIssuer(ctx, assertion);
+  if (p.client_id !== undefined && p.client_id !== clientId) throw oauthError('invalid_client', 'client_id differs from the assertion issuer');
+  const client = await ctx.clients.find(clientId);
+  if (!client) {
+    ctx.logger.warn({ clientId, reason: 'no such client' }, 'client assertion refused');
+    throw oauthError('invalid_client', 'client authentication failed');
+  }
+  named?.(client);
+  await verifyClientAssertion(ctx, req, client, assertion);
   if (!client.oauthEnabled) throw oauthError('app_unsupport_oauth', 'this application may not use OAuth');
   return client;
 }
