@@ -8,6 +8,7 @@ import type { IdentityChain } from './identity/chain.ts';
 import type { SigningKeys } from './keys/signing-keys.ts';
 import type { ConsentStore } from './login/consents.ts';
 import type { SessionStore } from './login/sessions.ts';
+import type { LogoutNoticeWorker } from './login/logout-notices.ts';
 import type { SignInService } from './login/sign-in.ts';
 import type { Metrics } from './metrics/registry.ts';
 import type { MfaService } from './mfa/service.ts';
@@ -49,6 +50,8 @@ export interface AppContext {
   retention: Retention;
   /** Second factors: TOTP and recovery codes (SPEC 8). */
   mfa: MfaService;
+  /** Back-channel logout delivery (SPEC 11); started and stopped with the server. */
+  logoutNotices: LogoutNoticeWorker;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */

@@ -105,6 +105,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     logger.info({ url, publicUrl: config.publicUrl, database: config.databaseUrl.split(':')[0] }, 'latchkey listening');
 
     const stopPurge = ctx.retention.schedule();
+    ctx.logoutNotices.start();
     const stopTokenAudit = ctx.tokenAudit.schedule();
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -117,6 +118,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         });
         clearInterval(keyCheck);
         await stopPurge();
+        // Deliveries under way are cut and released: another process (or the next start) sends them.
+        await ctx.logoutNotices.stop();
         // After the last request: the counts it added are written before the database closes.
         await stopTokenAudit();
         ctx.dbOutage.stop();

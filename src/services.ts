@@ -27,6 +27,8 @@ import { consentQueries } from './login/consent-queries.ts';
 import { consentStore, type ConsentStore } from './login/consents.ts';
 import { sessionQueries } from './login/session-queries.ts';
 import { sessionStore, type SessionStore } from './login/sessions.ts';
+import { backchannelQueries } from './login/backchannel-queries.ts';
+import { logoutNotices, type LogoutNoticeWorker } from './login/logout-notices.ts';
 import { mfaQueries } from './mfa/mfa-queries.ts';
 import { mfaService, type MfaService } from './mfa/service.ts';
 import { tokenQueries } from './tokens/queries.ts';
@@ -52,6 +54,8 @@ export interface ServiceDeps {
   /** The id of the built-in database backend, where created users live. */
   localBackend: string;
   secrets: ServiceSecrets;
+  /** Back-channel logout notices were queued (and committed): wakes this process's delivery worker. */
+  logoutQueued?: () => void;
 }
 
 const queriesFor = (database: Database) => ({
@@ -63,6 +67,7 @@ const queriesFor = (database: Database) => ({
   consents: consentQueries(database),
   mfa: mfaQueries(database),
   keys: keyQueries(database),
+  backchannel: backchannelQueries(database),
 });
 
 export type Queries = ReturnType<typeof queriesFor>;
@@ -85,12 +90,20 @@ export interface Services {
  * The services that hold no state of their own, bound to `database`: the request path gets them on
  * the database, and a transaction gets the very same services on its connection.
  */
-export function createServices(database: Database, deps: ServiceDeps, inside = false): Services {
+export function createServices(database: Database, deps: ServiceDeps, inside = false, afterCommit?: Array<() => void>): Services {
   const queries = queriesFor(database);
-  const transaction: Transaction<Services> = (work) => database.transaction((trx) => work(createServices(trx, deps, true)));
+  // What waits for the commit (waking the logout worker) runs once the outermost transaction committed.
+  const transaction: Transaction<Services> = async (work) => {
+    const after = afterCommit ?? [];
+    const result = await database.transaction((trx) => work(createServices(trx, deps, true, after)));
+    if (!afterCommit) for (const f of after.splice(0)) f();
+    return result;
+  };
+  const logoutQueued = () => (inside ? afterCommit?.push(() => deps.logoutQueued?.()) : deps.logoutQueued?.());
   // Inside a transaction an audit event commits with its change, or fails it.
   const audit = auditLog(queries.audit, deps.logger, deps.dbOutage, inside);
-  const sessions = sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens);
+  const notices = { queries: queries.backchannel, queued: () => void logoutQueued() };
+  const sessions = sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens, notices, inside ? undefined : transaction);
   return {
     queries,
     audit,
@@ -146,13 +159,15 @@ export async function createContext(config: Config, database: Database, logger: 
     webauthnChallenges: deriveKey(secret, 'webauthn-challenges'),
     clientSecrets: deriveKey(secret, 'client-secrets'),
   };
-  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets });
+  let notices: LogoutNoticeWorker | undefined;
+  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick() });
   const { clients, users, tokens, sessions, consents, audit, mfa } = services;
 
   const members = [];
   for (const entry of config.identity.backends) {
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, logger }) });
   }
+  notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger });
   const identity = new IdentityChain(members, services.queries.users, logger);
   const deviceKey = deriveKey(secret, 'device-cookie');
   const throttle = throttleQueries(database);
@@ -190,5 +205,6 @@ export async function createContext(config: Config, database: Database, logger: 
     metrics,
     retention: retention(purgeQueries(database), config, metrics, logger),
     mfa,
+    logoutNotices: notices,
   };
 }

@@ -23,7 +23,9 @@ export type AuditKind =
   | 'mfa.failure'
   | 'mfa.guessing'
   | 'account.password_changed'
-  | 'account.signed_out_everywhere';
+  | 'account.signed_out_everywhere'
+  | 'logout.backchannel_delivered'
+  | 'logout.backchannel_failed';
 
 export interface AuditEvent {
   kind: AuditKind;

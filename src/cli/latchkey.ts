@@ -17,6 +17,7 @@ const usage = `usage: npm run latchkey -- <command> [options]
                 [--error-codes maxkey|rfc6749] [--default-audience URI]
                 [--token-endpoint-auth-method client_secret_basic|client_secret_post|client_secret_jwt|private_key_jwt|none]
                 [--jwks JSON | --jwks-uri URL]   (the public keys of a private_key_jwt client)
+                [--web-origin ORIGIN …]   (default: the redirect URIs' origins) [--backchannel-logout-uri URI]
   client list
   client delete --client-id ID
   user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
@@ -31,6 +32,7 @@ const { positionals, values } = parseArgs({
     name: { type: 'string' },
     'redirect-uri': { type: 'string', multiple: true },
     'web-origin': { type: 'string', multiple: true },
+    'backchannel-logout-uri': { type: 'string' },
     grant: { type: 'string', multiple: true },
     scope: { type: 'string', multiple: true },
     role: { type: 'string', multiple: true },
@@ -95,6 +97,7 @@ try {
       tokenEndpointAuthMethod: authMethod(values['token-endpoint-auth-method']),
       jwks: values.jwks,
       jwksUri: values['jwks-uri'],
+      backchannelLogoutUri: values['backchannel-logout-uri'],
     }, CLI_ACTOR);
     const { secretHash: _hidden, secretEnc: _sealed, ...shown } = client;
     print({ ...shown, webOrigins: ctx.clients.webOrigins(client), clientSecret });

@@ -48,6 +48,8 @@ export interface Client {
   jwksUri: string | null;
   /** The secret of a `client_secret_jwt` client, encrypted under LATCHKEY_SECRET. */
   secretEnc: string | null;
+  /** Where back-channel logout notices go (OIDC Back-Channel Logout 1.0); null: none. */
+  backchannelLogoutUri: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -81,6 +83,7 @@ function toClient(r: Row): Client {
     jwks: (r.jwks as string | null) ?? null,
     jwksUri: (r.jwks_uri as string | null) ?? null,
     secretEnc: (r.secret_enc as string | null) ?? null,
+    backchannelLogoutUri: (r.backchannel_logout_uri as string | null | undefined) ?? null,
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -113,6 +116,7 @@ function toRow(c: Client): Row {
     jwks: c.jwks,
     jwks_uri: c.jwksUri,
     secret_enc: c.secretEnc,
+    backchannel_logout_uri: c.backchannelLogoutUri,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

@@ -39,6 +39,8 @@ export interface RegisterClientInput {
   tokenEndpointAuthMethod?: AuthMethod | null;
   jwks?: string | null;
   jwksUri?: string | null;
+  /** Where back-channel logout notices are POSTed: an absolute http(s) URL. */
+  backchannelLogoutUri?: string | null;
 }
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -61,6 +63,20 @@ export function checkRedirectUri(field: string, uri: string): void {
   }
 }
 
+/** An absolute http(s) URL, no fragment (Back-Channel Logout 1.0, section 2.2). */
+function checkBackchannelUri(uri: string): void {
+  const field = 'backchannelLogoutUri';
+  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri)) throw new InputError(field, 'must be at most 2000 characters, no spaces or control characters');
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new InputError(field, `${JSON.stringify(uri)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InputError(field, `${uri}: must be http or https`);
+  if (url.hash || uri.includes('#')) throw new InputError(field, `${uri} must not have a fragment`);
+}
+
 function validate(input: RegisterClientInput): void {
   const name = input.name.trim();
   if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) throw new InputError('name', 'must be 1 to 200 characters, no control characters');
@@ -71,6 +87,7 @@ function validate(input: RegisterClientInput): void {
   (input.webOrigins ?? []).forEach((o) => checkWebOrigin('webOrigins', o));
   if (input.errorCodes !== undefined && input.errorCodes !== 'maxkey' && input.errorCodes !== 'rfc6749') throw new InputError('errorCodes', 'must be maxkey or rfc6749');
   if (input.defaultAudience != null && !isResourceUri(input.defaultAudience)) throw new InputError('defaultAudience', 'must be an absolute URI without fragment, at most 2000 characters');
+  if (input.backchannelLogoutUri != null) checkBackchannelUri(input.backchannelLogoutUri);
   for (const key of ['accessTokenTtl', 'refreshTokenTtl'] as const) {
     const v = input[key];
     if (v != null && (!Number.isInteger(v) || v <= 0 || v > 365 * 24 * 3600)) {
@@ -156,6 +173,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       jwks: input.jwks ?? null,
       jwksUri: input.jwksUri ?? null,
       secretEnc,
+      backchannelLogoutUri: input.backchannelLogoutUri ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -178,8 +196,9 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       const next: Client = { ...client, updatedAt: clock.now() };
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
-        // null resets the lifetimes to the server default, webOrigins to the redirect URIs' origins, defaultAudience to none.
-        if (value === null && key !== 'accessTokenTtl' && key !== 'refreshTokenTtl' && key !== 'webOrigins' && key !== 'defaultAudience') continue;
+        // null resets the lifetimes to the server default, webOrigins to the redirect URIs' origins,
+        // defaultAudience to none, and removes the back-channel logout URI.
+        if (value === null && !['accessTokenTtl', 'refreshTokenTtl', 'webOrigins', 'defaultAudience', 'backchannelLogoutUri'].includes(key)) continue;
         (next as unknown as Record<string, unknown>)[key] = value;
       }
       validate(next);
@@ -254,6 +273,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       jwks: null,
       jwksUri: null,
       secretEnc: null,
+      backchannelLogoutUri: null,
       createdAt: now,
       updatedAt: now,
       ...fields,

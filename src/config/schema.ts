@@ -69,6 +69,17 @@ export const configSchema = z.object({
       ttl: seconds(8 * 3600),
     })
     .prefault({}),
+  logout: z
+    .object({
+      /**
+       * Back-channel logout: the waits (milliseconds) before each new try after a failed delivery;
+       * when they run out the notice is given up. @default [5000, 30000, 120000, 600000]
+       */
+      backchannelRetryDelays: z.array(z.coerce.number().int().min(0)).max(20).default([5000, 30000, 120000, 600000]),
+      /** How often (milliseconds) each process looks for notices due, besides the ones it queues itself. @default 5000 */
+      backchannelPollInterval: z.coerce.number().int().min(10).default(5000),
+    })
+    .prefault({}),
   throttle: z
     .object({
       /** Consecutive failures for one user before delays start. @default 5 */

@@ -32,3 +32,10 @@ export function safeEqual(a: string, b: string): boolean {
   const hb = hash('sha256', b, 'buffer');
   return timingSafeEqual(ha, hb) && a.length === b.length;
 }
+
+/**
+ * The `sid` an SSO session is known by to the clients (id_tokens, logout tokens): stable for the
+ * session, derived from its stored id hash but not that hash itself, which is the session's key in
+ * the database and must not travel.
+ */
+export const sessionSid = (sessionIdHash: string): string => hash('sha256', `sid:${sessionIdHash}`, 'base64url');

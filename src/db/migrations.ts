@@ -16,6 +16,7 @@ import * as m10 from '../../migrations/20261126030000_client_web_origins.ts';
 import * as m11 from '../../migrations/20261126040000_client_plain_pkce.ts';
 import * as m12 from '../../migrations/20261126050000_client_error_codes_audience.ts';
 import * as m13 from '../../migrations/20261126060000_client_jwt_auth.ts';
+import * as m14 from '../../migrations/20261126080000_backchannel_logout.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -37,6 +38,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126040000_client_plain_pkce.ts': m11,
   '20261126050000_client_error_codes_audience.ts': m12,
   '20261126060000_client_jwt_auth.ts': m13,
+  '20261126080000_backchannel_logout.ts': m14,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

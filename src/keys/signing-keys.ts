@@ -123,12 +123,12 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
 
     /**
      * Checks an id_token this server signed, expired or not (an id_token_hint may be old). A JWT access
-     * token (`typ: at+jwt`) is not an id_token and is refused.
+     * token (`typ: at+jwt`) or a logout token (`logout+jwt`) is not an id_token and is refused.
      */
     async verifyOwnIdToken(jwt: string): Promise<JWTPayload | undefined> {
       try {
         const { payload, protectedHeader } = await compactVerify(jwt, localSet);
-        if (protectedHeader.typ === 'at+jwt') return undefined;
+        if (protectedHeader.typ === 'at+jwt' || protectedHeader.typ === 'logout+jwt') return undefined;
         return JSON.parse(new TextDecoder().decode(payload)) as JWTPayload;
       } catch {
         return undefined;

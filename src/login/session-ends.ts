@@ -2,8 +2,10 @@ import type { Actor } from '../audit/record.ts';
 import { clock } from '../clock.ts';
 import type { TokenQueries } from '../tokens/queries.ts';
 import type { SessionQueries } from './session-queries.ts';
+import type { BackchannelQueries } from './backchannel-queries.ts';
+import { randomToken, sessionSid } from '../crypto/tokens.ts';
 
-/** Why sessions end: what the applications will be told once a back-channel logout hangs off this. */
+/** Why sessions end (the logout token says only which session ended, not why). */
 export type EndReason =
   | 'logout'
   | 'signed_out_everywhere'
@@ -12,6 +14,7 @@ export type EndReason =
   | 'factor_removed'
   | 'mfa_reset'
   | 'user_disabled'
+  | 'user_deleted'
   | 'tokens_revoked';
 
 export interface EndOptions {
@@ -32,37 +35,63 @@ export interface Ended {
 }
 
 /**
+ * Back-channel logout (logout-notices.ts) hangs off here: the notices are queued with the end, in
+ * its transaction when there is one, and `queued` wakes this process's delivery worker (after the
+ * commit, when inside a transaction).
+ */
+export interface LogoutNotices {
+  queries: BackchannelQueries;
+  queued(): void;
+}
+
+/**
  * The one way SSO sessions end (SPEC 7, "Sessions end with the credentials"): RP logout, sign out
  * everywhere and every credential change (a password, a factor added or removed, MFA reset, a user
- * disabled, an administrator's revocation) come here, so no code or token outlives the sign-in it
+ * disabled or deleted, an administrator's revocation) come here, so no code or token outlives the sign-in it
  * came from, and a back-channel logout has one place to hang off.
  *
  * The order closes the race with a code exchange at the same moment: codes are refused first, on the
  * row the exchange must spend, so an exchange either committed its tokens before (they are revoked
  * last) or finds its code refused and issues nothing. Inside a transaction (`tx.sessions`) it all
- * commits with the change.
+ * commits with the change. The back-channel notices are queued before the sessions go (they
+ * name the user and the clients to tell); a session that merely expires is never ended here.
  */
-export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries) => ({
-  /** One session (RP logout): its codes, the session, and the tokens issued under it. */
-  async end(sessionId: string, _o: EndOptions): Promise<Ended> {
-    const now = clock.now();
-    await tokens.refuseCodes({ session_id: sessionId }, now);
-    const ended = await sessions.remove(sessionId);
-    return { sessions: ended, tokens: await tokens.revokeWhere({ session_id: sessionId }, now) };
-  },
+export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries, notices?: LogoutNotices) => {
+  async function queueNotices(where: { sessionId: string } | { userId: string; except?: string }, now: number): Promise<void> {
+    if (!notices) return;
+    const targets = await notices.queries.targets(where, now);
+    if (targets.length === 0) return;
+    await notices.queries.enqueue(
+      targets.map((t) => ({ id: randomToken(24), clientId: t.clientId, userId: t.userId, sid: sessionSid(t.sessionId) })),
+      now,
+    );
+    notices.queued();
+  }
 
-  /**
-   * Every session of a user but `except`, with the user's pending sign-ins, codes not yet redeemed
-   * (the kept session's too: issued before the change) and tokens.
-   */
-  async endAllOf(userId: string, o: EndAllOptions): Promise<Ended> {
-    const now = clock.now();
-    await tokens.refuseCodes({ user_id: userId }, now);
-    // The session that made the change stays, whoever passed it: the user at /account, or an admin
-    // changing their own account through a token of that session.
-    const except = o.except ?? (o.actor?.userId === userId ? (o.actor.sessionId ?? undefined) : undefined);
-    const ended = await sessions.removeAllOf(userId, except);
-    await sessions.removePendingOf(userId);
-    return { sessions: ended, tokens: await tokens.revokeWhere({ user_id: userId }, now) };
-  },
-});
+  return {
+    /** One session (RP logout): its codes, the session, and the tokens issued under it. */
+    async end(sessionId: string, _o: EndOptions): Promise<Ended> {
+      const now = clock.now();
+      await queueNotices({ sessionId }, now);
+      await tokens.refuseCodes({ session_id: sessionId }, now);
+      const ended = await sessions.remove(sessionId);
+      return { sessions: ended, tokens: await tokens.revokeWhere({ session_id: sessionId }, now) };
+    },
+
+    /**
+     * Every session of a user but `except`, with the user's pending sign-ins, codes not yet redeemed
+     * (the kept session's too: issued before the change) and tokens.
+     */
+    async endAllOf(userId: string, o: EndAllOptions): Promise<Ended> {
+      const now = clock.now();
+      await tokens.refuseCodes({ user_id: userId }, now);
+      // The session that made the change stays, whoever passed it: the user at /account, or an admin
+      // changing their own account through a token of that session.
+      const except = o.except ?? (o.actor?.userId === userId ? (o.actor.sessionId ?? undefined) : undefined);
+      await queueNotices({ userId, except }, now);
+      const ended = await sessions.removeAllOf(userId, except);
+      await sessions.removePendingOf(userId);
+      return { sessions: ended, tokens: await tokens.revokeWhere({ user_id: userId }, now) };
+    },
+  };
+};

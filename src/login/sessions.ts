@@ -1,7 +1,8 @@
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { TokenQueries } from '../tokens/queries.ts';
 import type { Amr, SessionQueries, SsoSession } from './session-queries.ts';
-import { sessionEnds } from './session-ends.ts';
+import { sessionEnds, type LogoutNotices } from './session-ends.ts';
+import type { Transaction } from '../db/transaction.ts';
 import { clock } from '../clock.ts';
 
 export type { SsoSession } from './session-queries.ts';
@@ -16,7 +17,22 @@ export const provedRecently = (s: SsoSession): boolean => clock.now() - Math.max
  * Server-side SSO sessions; the browser holds only a random cookie value. Sessions end only through
  * `end` and `endAllOf` (session-ends.ts), which take their codes and tokens with them.
  */
-export const sessionStore = (queries: SessionQueries, ttlSeconds: number, tokens: TokenQueries) => ({
+type Ends = ReturnType<typeof sessionEnds>;
+
+/**
+ * Outside a transaction, each end runs in one of its own (`own`), so the back-channel notices it
+ * queues commit with it or not at all; inside one, it joins that.
+ */
+function ends(queries: SessionQueries, tokens: TokenQueries, notices?: LogoutNotices, own?: Transaction<{ sessions: Ends }>): Ends {
+  const direct = sessionEnds(queries, tokens, notices);
+  if (!own) return direct;
+  return {
+    end: (id, o) => own((tx) => tx.sessions.end(id, o)),
+    endAllOf: (userId, o) => own((tx) => tx.sessions.endAllOf(userId, o)),
+  };
+}
+
+export const sessionStore = (queries: SessionQueries, ttlSeconds: number, tokens: TokenQueries, notices?: LogoutNotices, own?: Transaction<{ sessions: Ends }>) => ({
   async create(userId: string, amr: Amr[] = ['pwd']): Promise<{ cookie: string; session: SsoSession }> {
     const cookie = randomToken();
     const now = clock.now();
@@ -47,7 +63,7 @@ export const sessionStore = (queries: SessionQueries, ttlSeconds: number, tokens
   /** Takes a pending sign-in once; false when it was taken already, or expired. */
   takePending: (id: string) => queries.takePending(id, clock.now()),
 
-  ...sessionEnds(queries, tokens),
+  ...ends(queries, tokens, notices, own),
 });
 
 export type SessionStore = ReturnType<typeof sessionStore>;

@@ -23,6 +23,8 @@ export function discoveryHandler(ctx: AppContext): RequestHandler {
     introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ALGS,
     revocation_endpoint_auth_methods_supported: [...CLIENT_METHODS, 'none'],
     revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ALGS,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     response_types_supported: ['code'],
     response_modes_supported: ['query', 'form_post'],
     authorization_response_iss_parameter_supported: true,

@@ -1,5 +1,6 @@
 import type { Client } from '../clients/queries.ts';
 import { clock } from '../clock.ts';
+import { sessionSid } from '../crypto/tokens.ts';
 import type { Config } from '../config/schema.ts';
 import { atHash, type SigningKeys } from '../keys/signing-keys.ts';
 import type { Amr } from '../mfa/service.ts';
@@ -35,7 +36,7 @@ export function signIdToken(keys: SigningKeys, config: Config, client: Client, a
       ...(s.amr?.length ? { amr: s.amr } : {}),
       at_hash: atHash(accessToken),
       ...(s.nonce ? { nonce: s.nonce } : {}),
-      ...(s.sessionId ? { sid: s.sessionId } : {}),
+      ...(s.sessionId ? { sid: sessionSid(s.sessionId) } : {}),
     },
     client.idTokenAlg,
   );

@@ -152,6 +152,8 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
   /** Deletes a user; their sessions, codes, tokens and consents go with them (ON DELETE CASCADE). */
   remove(id: string, actor: Actor): Promise<boolean> {
     return transaction(async (tx) => {
+      // Its sessions end through the one funnel first, so the clients are told (back-channel logout).
+      await tx.sessions.endAllOf(id, { reason: 'user_deleted', actor });
       const removed = await tx.queries.users.remove(id);
       if (removed) await tx.audit.change('user.delete', actor, { userId: id });
       return removed;

@@ -104,6 +104,11 @@ export type RegisterClientInput = {
   jwks?: InputMaybe<Scalars['String']['input']>;
   /** For PRIVATE_KEY_JWT: an https (or http) URL serving the client's JWKS, instead of `jwks`. */
   jwksUri?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * Where the server POSTs a signed `logout_token` (OpenID Connect Back-Channel Logout 1.0) when an SSO
+   * session in which the client received a token ends: an absolute http or https URL. Default none.
+   */
+  backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UpdateClientInput = {
@@ -137,6 +142,8 @@ export type UpdateClientInput = {
   jwks?: InputMaybe<Scalars['String']['input']>;
   /** See RegisterClientInput.jwksUri. */
   jwksUri?: InputMaybe<Scalars['String']['input']>;
+  /** See RegisterClientInput.backchannelLogoutUri; null removes it. */
+  backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type CreateUserInput = {

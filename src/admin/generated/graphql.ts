@@ -270,6 +270,11 @@ export type RegisterClientInput = {
   jwks?: InputMaybe<Scalars['String']['input']>;
   /** For PRIVATE_KEY_JWT: an https (or http) URL serving the client's JWKS, instead of `jwks`. */
   jwksUri?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * Where the server POSTs a signed `logout_token` (OpenID Connect Back-Channel Logout 1.0) when an SSO
+   * session in which the client received a token ends: an absolute http or https URL. Default none.
+   */
+  backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type UpdateClientInput = {
@@ -303,6 +308,8 @@ export type UpdateClientInput = {
   jwks?: InputMaybe<Scalars['String']['input']>;
   /** See RegisterClientInput.jwksUri. */
   jwksUri?: InputMaybe<Scalars['String']['input']>;
+  /** See RegisterClientInput.backchannelLogoutUri; null removes it. */
+  backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A registered client application. */
@@ -346,6 +353,8 @@ export type Client = {
   jwks?: Maybe<Scalars['String']['output']>;
   /** The URL of the client's JWKS, for PRIVATE_KEY_JWT. */
   jwksUri?: Maybe<Scalars['String']['output']>;
+  /** Where signed logout_tokens are POSTed when an SSO session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); null: none. */
+  backchannelLogoutUri?: Maybe<Scalars['String']['output']>;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** ISO 8601. */
@@ -708,6 +717,7 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   tokenEndpointAuthMethod?: Resolver<Maybe<ResolversTypes['TokenEndpointAuthMethod']>, ParentType, ContextType>;
   jwks?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   jwksUri?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  backchannelLogoutUri?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };

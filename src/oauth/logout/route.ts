@@ -6,6 +6,7 @@ import { checkCsrfToken, issueCsrfToken } from '../../web/csrf.ts';
 import { logoutConfirmPage, signedOutPage } from '../../web/pages/logout.ts';
 import { redirectWith } from '../authorize/request.ts';
 import { oauthError } from '../../errors/oauth.ts';
+import { sessionSid } from '../../crypto/tokens.ts';
 import { param, readParams } from '../params.ts';
 
 /** The parameters the confirmation form carries back. */
@@ -44,7 +45,7 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
       const session = await ctx.sessions.find(readCookie(req, SSO_COOKIE));
       if (session) {
         // The hint must be an id_token of this very session's user (and of this session, when it says).
-        const hinted = claims?.sub === session.userId && (claims.sid === undefined || claims.sid === session.id);
+        const hinted = claims?.sub === session.userId && (claims.sid === undefined || claims.sid === sessionSid(session.id));
         const confirmed = req.method === 'POST' && p._action === 'logout' && checkCsrfToken(req, ctx.csrfKey, p.csrf_token);
         if (!hinted && !confirmed) {
           const user = await ctx.users.find(session.userId);

@@ -1,0 +1,150 @@
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/record.ts';
+import type { Client } from '../clients/queries.ts';
+import { clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { SigningKeys } from '../keys/signing-keys.ts';
+import type { BackchannelQueries, QueuedLogout } from './backchannel-queries.ts';
+
+const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+/** Per delivery (SPEC 11: at most 5 s per client). */
+const TIMEOUT_MS = 5000;
+/** A claim outlives the longest delivery; when a process dies holding one, another takes it after. */
+const LEASE_MS = 30_000;
+/** Notices a process takes at once. */
+const BATCH = 20;
+/** A logout token says one thing once: it is good for two minutes. */
+const TOKEN_TTL_S = 120;
+
+export interface LogoutNoticeDeps {
+  queries: BackchannelQueries;
+  findClient(clientId: string): Promise<Client | undefined>;
+  keys: SigningKeys;
+  config: Config;
+  audit: AuditLog;
+  logger: Logger;
+}
+
+/**
+ * The back-channel logout worker of one process (OpenID Connect Back-Channel Logout 1.0). Session
+ * ends queue notices in the database (session-ends.ts); this claims the due ones, signs a
+ * `logout_token` for each and POSTs it to the client, off the request that ended the session. Every
+ * process runs one; the claims keep two from sending the same notice, and a claim left by a process
+ * that died expires, so another delivers it.
+ */
+export function logoutNotices(deps: LogoutNoticeDeps) {
+  const { queries, config, logger } = deps;
+  const delays = config.logout.backchannelRetryDelays;
+  let stopped = true;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let poll: NodeJS.Timeout | undefined;
+  const timers = new Set<NodeJS.Timeout>();
+  let stopping = new AbortController();
+
+  const later = (ms: number) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      run();
+    }, ms).unref();
+    timers.add(t);
+  };
+
+  async function post(uri: string, logoutToken: string): Promise<string | undefined> {
+    try {
+      const res = await fetch(uri, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-store' },
+        body: new URLSearchParams({ logout_token: logoutToken }),
+        redirect: 'manual',
+        signal: AbortSignal.any([AbortSignal.timeout(TIMEOUT_MS), stopping.signal]),
+      });
+      await res.body?.cancel().catch(() => undefined);
+      return res.status >= 200 && res.status < 300 ? undefined : `HTTP ${res.status}`;
+    } catch (err) {
+      return (err as Error).name === 'TimeoutError' ? `no answer in ${TIMEOUT_MS / 1000} s` : (err as Error).message;
+    }
+  }
+
+  async function deliver(n: QueuedLogout): Promise<void> {
+    const client = await deps.findClient(n.clientId);
+    // The client was changed since: nobody to tell any more.
+    if (!client?.backchannelLogoutUri) return queries.remove(n.id);
+    const iat = Math.floor(clock.now() / 1000);
+    const token = await deps.keys.sign(
+      { iss: config.publicUrl, aud: client.clientId, iat, exp: iat + TOKEN_TTL_S, jti: n.id, sub: n.userId, sid: n.sid, events: { [EVENT]: {} } },
+      client.idTokenAlg,
+      'logout+jwt',
+    );
+    const error = await post(client.backchannelLogoutUri, token);
+    const attempts = n.attempts + 1;
+    if (stopping.signal.aborted) {
+      // Cut short by shutdown: not a try; released for this or another process.
+      return queries.retryAt(n.id, n.attempts, clock.now());
+    }
+    const event = { userId: n.userId, clientId: n.clientId };
+    if (!error) {
+      await queries.remove(n.id);
+      await deps.audit.record({ kind: 'logout.backchannel_delivered', ...event, details: { sid: n.sid, attempts } });
+    } else if (attempts > delays.length) {
+      await queries.remove(n.id);
+      await deps.audit.record({ kind: 'logout.backchannel_failed', ...event, details: { sid: n.sid, attempts, error } });
+    } else {
+      logger.info({ clientId: n.clientId, attempts, error }, 'back-channel logout not delivered; will retry');
+      await queries.retryAt(n.id, attempts, clock.now() + delays[n.attempts]!);
+      later(delays[n.attempts]!);
+    }
+  }
+
+  async function runOnce(): Promise<void> {
+    const now = clock.now();
+    const claimed = await queries.claim(now, now + LEASE_MS, BATCH);
+    await Promise.all(claimed.map((n) => deliver(n).catch((err: Error) => logger.error({ err: err.message, clientId: n.clientId }, 'back-channel logout failed'))));
+    // A full batch: there may be more due.
+    if (claimed.length === BATCH) again = true;
+  }
+
+  function run(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = runOnce()
+      .catch((err: Error) => logger.error({ err: err.message }, 'back-channel logout queue not read'))
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  }
+
+  return {
+    start(): void {
+      if (!stopped) return;
+      stopped = false;
+      stopping = new AbortController();
+      poll = setInterval(run, config.logout.backchannelPollInterval).unref();
+      run();
+    },
+
+    /** Notices were queued in this process: deliver them now, after the current request's answer. */
+    kick(): void {
+      if (!stopped) setImmediate(run);
+    },
+
+    /** Stops claiming; deliveries under way are cut and their notices released, then it resolves. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(poll);
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      stopping.abort();
+      await running;
+    },
+  };
+}
+
+export type LogoutNoticeWorker = ReturnType<typeof logoutNotices>;
