@@ -40,6 +40,7 @@ const output = await codegen({
         PASSWORD: 'password',
         REFRESH_TOKEN: 'refresh_token',
         CLIENT_CREDENTIALS: 'client_credentials',
+        DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code',
       },
     },
     mapperTypeSuffix: 'Model',

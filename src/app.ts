@@ -10,6 +10,8 @@ import { styleHash } from './web/pages/layout.ts';
 import { accountHandlers } from './web/account/route.ts';
 import { passkeyOptionsHandler, passkeyScriptHandler } from './web/passkey/route.ts';
 import { authorizeHandler } from './oauth/authorize/route.ts';
+import { deviceAuthorizationHandler } from './oauth/device/route.ts';
+import { deviceHandler } from './web/device.ts';
 import { introspectHandler } from './oauth/introspect/route.ts';
 import { logoutHandler } from './oauth/logout/route.ts';
 import { revokeHandler } from './oauth/revoke/route.ts';
@@ -86,6 +88,9 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   const account = accountHandlers(ctx);
   route('/account').get(htmlHeaders, account.account).post(htmlHeaders, form, account.account);
   route('/account/mfa/totp').get(htmlHeaders, account.totp).post(htmlHeaders, form, account.totp);
+  const device = deviceHandler(ctx);
+  route(paths.device).get(htmlHeaders, device).post(htmlHeaders, form, device);
+  route(paths.deviceAuthorization).post(form, deviceAuthorizationHandler(ctx));
   const logout = logoutHandler(ctx);
   route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
 

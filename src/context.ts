@@ -14,6 +14,7 @@ import type { Metrics } from './metrics/registry.ts';
 import type { MfaService } from './mfa/service.ts';
 import type { Retention } from './retention/purge.ts';
 import type { TokenService } from './tokens/service.ts';
+import type { DeviceCodes } from './tokens/device-codes.ts';
 import type { UserService } from './users/service.ts';
 
 /**
@@ -35,6 +36,8 @@ export interface AppContext {
   identity: IdentityChain;
   /** The sign-in sequence (brute-force policy, identity chain, audit) of the login page and the password grant. */
   signIn: SignInService;
+  /** RFC 8628 device authorization requests (SPEC 11). */
+  deviceCodes: DeviceCodes;
   keys: SigningKeys;
   /** Whether the database answers (`/readyz`). */
   ping(): Promise<void>;

@@ -8,4 +8,7 @@ export const paths = {
   introspect: '/oauth/v20/introspect',
   revoke: '/oauth/v20/revoke',
   logout: '/connect/v10/logout',
+  /** RFC 8628: where a device asks for codes, and the page where the user enters one. */
+  deviceAuthorization: '/oauth/v20/device_authorization',
+  device: '/device',
 } as const;

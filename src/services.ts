@@ -16,6 +16,8 @@ import { loadBackend } from './identity/loader.ts';
 import { keyQueries } from './keys/key-queries.ts';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.ts';
 import { signInService } from './login/sign-in.ts';
+import { deviceCodes } from './tokens/device-codes.ts';
+import { deviceQueries } from './tokens/device-queries.ts';
 import { createMetrics } from './metrics/registry.ts';
 import { PURGED_TABLES, purgeQueries } from './retention/purge-queries.ts';
 import { retention } from './retention/purge.ts';
@@ -171,6 +173,7 @@ export async function createContext(config: Config, database: Database, logger: 
   const identity = new IdentityChain(members, services.queries.users, logger);
   const deviceKey = deriveKey(secret, 'device-cookie');
   const throttle = throttleQueries(database);
+  const attempts = loginThrottle(throttle, config.throttle);
   const metrics = createMetrics({
     backendStates: () => identity.health(),
     known: { backends: members.map((m) => m.id), grants: GRANT_TYPES, tables: PURGED_TABLES },
@@ -186,10 +189,11 @@ export async function createContext(config: Config, database: Database, logger: 
     audit,
     tokenAudit: tokenIssueAudit(services.queries.audit, audit, logger, dbOutage, config.audit),
     identity,
+    deviceCodes: deviceCodes(deviceQueries(database), config, attempts.guesses),
     signIn: signInService({
       identity,
       findUser: users.find,
-      throttle: loginThrottle(throttle, config.throttle),
+      throttle: attempts,
       codeGuesses: codeGuesses(throttle, config.throttle),
       audit,
       metrics,

@@ -11,7 +11,7 @@ import type { ErrorCodeStyle } from '../errors/oauth.ts';
 
 const usage = `usage: npm run latchkey -- <command> [options]
 
-  client create --name NAME --redirect-uri URI [--redirect-uri URI…] [--grant authorization_code|password|refresh_token|client_credentials …]
+  client create --name NAME --redirect-uri URI [--redirect-uri URI…] [--grant authorization_code|password|refresh_token|client_credentials|urn:ietf:params:oauth:grant-type:device_code …]
                 [--scope SCOPE …] [--public] [--require-consent] [--require-mfa] [--allow-plain-pkce] [--role ROLE …] [--client-id ID]
                 [--web-origin ORIGIN …]   (default: the redirect URIs' origins)
                 [--error-codes maxkey|rfc6749] [--default-audience URI]

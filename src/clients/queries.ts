@@ -5,7 +5,7 @@ import { likePattern, paginate, type Page, type PageRequest } from '../db/pagina
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { ErrorCodeStyle } from '../errors/oauth.ts';
 
-export const GRANT_TYPES = ['authorization_code', 'password', 'refresh_token', 'client_credentials'] as const;
+export const GRANT_TYPES = ['authorization_code', 'password', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 export type IdTokenAlg = 'RS256' | 'ES256';
 /** Opaque (the default) or signed JWTs per RFC 9068, for resource servers that validate locally. */

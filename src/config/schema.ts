@@ -51,6 +51,8 @@ export const configSchema = z.object({
       refreshTokenTtl: seconds(30 * 24 * 3600),
       /** Default id_token lifetime. @default 3600 */
       idTokenTtl: seconds(3600),
+      /** Device authorization request lifetime (RFC 8628 `expires_in`). @default 600 */
+      deviceCodeTtl: seconds(600),
     })
     .prefault({}),
   keys: z

@@ -17,6 +17,7 @@ import * as m11 from '../../migrations/20261126040000_client_plain_pkce.ts';
 import * as m12 from '../../migrations/20261126050000_client_error_codes_audience.ts';
 import * as m13 from '../../migrations/20261126060000_client_jwt_auth.ts';
 import * as m14 from '../../migrations/20261126080000_backchannel_logout.ts';
+import * as m15 from '../../migrations/20261126070000_device_codes.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -39,6 +40,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126050000_client_error_codes_audience.ts': m12,
   '20261126060000_client_jwt_auth.ts': m13,
   '20261126080000_backchannel_logout.ts': m14,
+  '20261126070000_device_codes.ts': m15,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

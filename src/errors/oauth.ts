@@ -43,6 +43,10 @@ export const standardCodes = [
   'invalid_target',
   // SPEC 8: the password grant of a user who signs in with a second factor, sent without it.
   'mfa_required',
+  // RFC 8628 §3.5: the device code grant's answers while the user has not decided yet, and after.
+  'authorization_pending',
+  'slow_down',
+  'expired_token',
 ] as const;
 
 export type OAuthErrorCode = (typeof documentCodes)[number] | (typeof standardCodes)[number];

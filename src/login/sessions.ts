@@ -47,6 +47,12 @@ export const sessionStore = (queries: SessionQueries, ttlSeconds: number, tokens
     return session && session.expiresAt > clock.now() ? session : undefined;
   },
 
+  /** Whether the session `id` (its hash) still stands: a grant made in it is then still good. */
+  async live(id: string): Promise<boolean> {
+    const session = await queries.find(id);
+    return !!session && session.expiresAt > clock.now();
+  },
+
   /** A factor used on the session (step-up): it carries the factor from now on, proved now. */
   setAmr: (id: string, amr: Amr[]) => queries.setAmr(id, amr, clock.now()),
 

@@ -88,6 +88,22 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
 
   return {
     /**
+     * Guesses of something else than a password from one address (wrong device user codes, RFC 8628
+     * §5.1): they count on the address key alone, under the same limit as wrong passwords.
+     */
+    guesses: {
+      /** Seconds until the address may guess again; 0 when it may now. */
+      async retryAfter(ip: string): Promise<number> {
+        const now = clock.now();
+        const until = await queries.blockedUntil(`a:${addressOf(ip)}`, address, now);
+        return until > now ? Math.ceil((until - now) / 1000) : 0;
+      },
+      async failed(ip: string): Promise<void> {
+        await queries.endAttempt([{ key: `a:${addressOf(ip)}`, outcome: 'failed', ladder: address, held: false }], clock.now());
+      },
+    },
+
+    /**
      * Reserves one attempt on `account` (the keyed hash of the normalised name, account-key.ts) from
      * `ip` through `lane`, before the password is checked; waits up to `slotWait` for a slot that
      * attempts in flight hold, and refuses at once while a delay runs.

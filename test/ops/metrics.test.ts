@@ -69,7 +69,7 @@ describe('GET /metrics', () => {
     }
     // Every grant, table and backend is there from the start at 0, so rates exist before the first event.
     expect(families.find((f) => f.name === 'latchkey_tokens_issued_total')!.metrics.map((m) => m.labels!.grant).sort()).toEqual(
-      ['authorization_code', 'client_credentials', 'password', 'refresh_token'],
+      ['authorization_code', 'client_credentials', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
     );
   });
 

@@ -32,7 +32,9 @@ export type GrantType =
   | 'AUTHORIZATION_CODE'
   | 'PASSWORD'
   | 'REFRESH_TOKEN'
-  | 'CLIENT_CREDENTIALS';
+  | 'CLIENT_CREDENTIALS'
+  /** RFC 8628 device authorization grant (command-line tools, TVs); public clients may use it. */
+  | 'DEVICE_CODE';
 
 /** Which error codes a client reads (SPEC 11). See the README's table of the mappings. */
 export type ErrorCodes =

@@ -29,6 +29,7 @@ const GRANTS: Array<[GrantType, string]> = [
   ['REFRESH_TOKEN', 'Refresh token'],
   ['PASSWORD', 'Password'],
   ['CLIENT_CREDENTIALS', 'Client credentials (service account)'],
+  ['DEVICE_CODE', 'Device code (command-line tools, TVs)'],
 ];
 
 const ttl = (text: string): number | null => (text.trim() === '' ? null : Number(text.trim()));

@@ -9,7 +9,7 @@ import { ClientForm, clientLabels } from './client-form.tsx';
 
 const PAGE = 20;
 const BUILT_IN = new Set(['admin-cli', 'admin-console']);
-const grantNames: Record<string, string> = { AUTHORIZATION_CODE: 'code', REFRESH_TOKEN: 'refresh', PASSWORD: 'password', CLIENT_CREDENTIALS: 'client credentials' };
+const grantNames: Record<string, string> = { AUTHORIZATION_CODE: 'code', REFRESH_TOKEN: 'refresh', PASSWORD: 'password', CLIENT_CREDENTIALS: 'client credentials', DEVICE_CODE: 'device code' };
 
 /** A new secret, on screen once: it is stored only as a hash. */
 function SecretPanel({ name, clientId, secret, onClose }: { name: string; clientId: string; secret: string; onClose: () => void }) {

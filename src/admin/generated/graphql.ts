@@ -196,7 +196,9 @@ export enum GrantType {
   AuthorizationCode = 'authorization_code',
   Password = 'password',
   RefreshToken = 'refresh_token',
-  ClientCredentials = 'client_credentials'
+  ClientCredentials = 'client_credentials',
+  /** RFC 8628 device authorization grant (command-line tools, TVs); public clients may use it. */
+  DeviceCode = 'urn:ietf:params:oauth:grant-type:device_code'
 }
 
 /** Which error codes a client reads (SPEC 11). See the README's table of the mappings. */
@@ -689,7 +691,7 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
   rotateSigningKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType, Partial<MutationRotateSigningKeysArgs>>;
 };
 
-export type GrantTypeResolvers = { AUTHORIZATION_CODE: 'authorization_code', PASSWORD: 'password', REFRESH_TOKEN: 'refresh_token', CLIENT_CREDENTIALS: 'client_credentials' };
+export type GrantTypeResolvers = { AUTHORIZATION_CODE: 'authorization_code', PASSWORD: 'password', REFRESH_TOKEN: 'refresh_token', CLIENT_CREDENTIALS: 'client_credentials', DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code' };
 
 export type ErrorCodesResolvers = { MAXKEY: 'maxkey', RFC6749: 'rfc6749' };
 

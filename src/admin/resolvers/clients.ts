@@ -39,5 +39,6 @@ export const clientResolvers: Resolvers = {
     PASSWORD: 'password',
     REFRESH_TOKEN: 'refresh_token',
     CLIENT_CREDENTIALS: 'client_credentials',
+    DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code',
   },
 };

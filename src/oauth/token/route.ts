@@ -10,6 +10,7 @@ import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
 import { passwordGrant } from './grants/password.ts';
 import { refreshTokenGrant } from './grants/refresh-token.ts';
+import { deviceCodeGrant } from './grants/device-code.ts';
 import { sendJson } from '../../http/send-json.ts';
 
 const grants: Record<GrantType, Grant> = {
@@ -17,6 +18,7 @@ const grants: Record<GrantType, Grant> = {
   password: passwordGrant,
   refresh_token: refreshTokenGrant,
   client_credentials: clientCredentialsGrant,
+  'urn:ietf:params:oauth:grant-type:device_code': deviceCodeGrant,
 };
 
 /**

@@ -26,7 +26,7 @@ ${hidden({ ...p.request, _action: 'login', csrf_token: p.csrfToken })}
   );
 }
 
-const scopeText: Record<string, string> = {
+export const scopeText: Record<string, string> = {
   openid: 'Know who you are',
   profile: 'Your name and username',
   email: 'Your email address',

@@ -1,0 +1,36 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../../context.ts';
+import { oauthError } from '../../errors/oauth.ts';
+import { sendJson } from '../../http/send-json.ts';
+import { paths } from '../../paths.ts';
+import { param, readParams } from '../params.ts';
+import { authenticateClient } from '../token/client-auth.ts';
+import { clientScopes } from '../token/scopes.ts';
+
+/**
+ * `POST /oauth/v20/device_authorization` (RFC 8628 §3.1-3.2): the client authenticates as at the
+ * token endpoint (a public client by its id alone), must hold the device grant, and gets the codes.
+ */
+export function deviceAuthorizationHandler(ctx: AppContext): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      res.setHeader('Cache-Control', 'no-store');
+      const p = readParams(req);
+      const client = await authenticateClient(ctx, req, p);
+      if (!client.grantTypes.includes('urn:ietf:params:oauth:grant-type:device_code')) throw oauthError('unauthorized_client', 'this client may not use the device authorization grant');
+      const scopes = clientScopes(param(p, 'scope'), client);
+      const started = await ctx.deviceCodes.start(client, scopes);
+      const verificationUri = ctx.config.publicUrl + paths.device;
+      sendJson(res, {
+        device_code: started.deviceCode,
+        user_code: started.userCode,
+        verification_uri: verificationUri,
+        verification_uri_complete: `${verificationUri}?user_code=${started.userCode}`,
+        expires_in: started.expiresIn,
+        interval: started.interval,
+      });
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,41 @@
+import { oauthError } from '../../../errors/oauth.ts';
+import { param } from '../../params.ts';
+import type { Grant } from '../grant.ts';
+import { grantableScopes } from '../scopes.ts';
+
+/**
+ * RFC 8628 §3.4-3.5: the device polls with its device code until the user decided at /device. The
+ * approved request is taken by one atomic update (device-codes.ts), so the tokens go out once.
+ */
+export const deviceCodeGrant: Grant = async (ctx, _req, p, client) => {
+  const deviceCode = param(p, 'device_code');
+  if (!deviceCode) throw oauthError('invalid_request', 'device_code is required');
+  const poll = await ctx.deviceCodes.poll(deviceCode, client.clientId);
+  switch (poll.state) {
+    case 'invalid':
+      throw oauthError('invalid_grant', 'the device code is invalid or was already used');
+    case 'other_client':
+      throw oauthError('invalid_grant', 'the device code was issued to another client');
+    case 'expired':
+      throw oauthError('expired_token', 'the device code has expired; start again');
+    case 'denied':
+      throw oauthError('access_denied', 'the user denied the request');
+    case 'pending':
+      throw oauthError('authorization_pending', 'the user has not approved the request yet');
+    case 'slow_down':
+      throw oauthError('slow_down', 'polling too fast: wait 5 seconds longer between requests');
+  }
+  const { row } = poll;
+  // SPEC 7: sessions end with the credentials; an approval given in a session ended since gets nothing.
+  if (row.sessionId && !(await ctx.sessions.live(row.sessionId))) throw oauthError('invalid_grant', 'the sign-in that approved this request has ended');
+  const user = row.userId ? await ctx.users.find(row.userId) : undefined;
+  if (!user || user.disabled) throw oauthError('invalid_grant', 'the user is disabled or no longer exists');
+  return {
+    userId: user.id,
+    user,
+    scopes: grantableScopes(row.scope.split(' ').filter(Boolean), user),
+    sessionId: row.sessionId,
+    authTime: row.authTime,
+    amr: poll.amr,
+  };
+};

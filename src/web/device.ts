@@ -1,0 +1,87 @@
+import type { Request, RequestHandler, Response } from 'express';
+import type { AppContext } from '../context.ts';
+import { sendPageError } from '../http/page-errors.ts';
+import { readParams } from '../oauth/params.ts';
+import { grantableScopes } from '../oauth/token/scopes.ts';
+import { paths } from '../paths.ts';
+import { showUserCode } from '../tokens/device-codes.ts';
+import { secureCookies } from './cookies.ts';
+import { checkCsrfToken, issueCsrfToken } from './csrf.ts';
+import { deviceApprovalPage, deviceCodePage, deviceDonePage } from './pages/device.ts';
+import { expiredForm } from './refusals.ts';
+import { showStep } from './sign-in/show.ts';
+import { signInSteps } from './sign-in/steps.ts';
+
+/** Why a typed code finds no request to decide: the page's status and words. */
+const notFound = {
+  unknown: [400, 'That code is not valid. Check the code your device shows and try again.'],
+  expired: [400, 'That code has expired. Start again on your device to get a new one.'],
+  decided: [400, 'That code was already used. Start again on your device to get a new one.'],
+} as const;
+
+/**
+ * `/device` (RFC 8628 §3.3): the user types the code (or follows `verification_uri_complete`, which
+ * prefills it), signs in through the same steps as the authorize endpoint (SSO session, second
+ * factor, enrolment), then approves or denies. Every form posts back here with the code, so nothing
+ * is pending between pages; every POST is CSRF-checked. Codes that find nothing count against the
+ * address (brute-force policy), and a throttled address gets 429.
+ */
+export function deviceHandler(ctx: AppContext): RequestHandler {
+  const steps = signInSteps(ctx);
+  const csrf = (req: Request, res: Response) => issueCsrfToken(req, res, ctx.csrfKey, secureCookies(ctx.config));
+  const codeForm = (req: Request, res: Response, status: number, error?: string, userCode?: string) =>
+    res.status(status).type('html').send(deviceCodePage({ action: paths.device, csrfToken: csrf(req, res), error, userCode }));
+
+  return async (req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    try {
+      const params = readParams(req);
+      const typed = params.user_code?.trim();
+      if (req.method === 'POST' && !checkCsrfToken(req, ctx.csrfKey, params.csrf_token)) return codeForm(req, res, 403, expiredForm.other, typed);
+      if (!typed) return codeForm(req, res, 200);
+
+      const found = await ctx.deviceCodes.find(typed, req.ip ?? 'unknown');
+      if (!found.ok) {
+        if (found.reason === 'throttled') {
+          res.setHeader('Retry-After', String(found.retryAfter));
+          return codeForm(req, res, 429, `Too many wrong codes from your network. Try again in ${found.retryAfter} seconds.`);
+        }
+        const [status, message] = notFound[found.reason];
+        return codeForm(req, res, status, message, typed);
+      }
+      const { row } = found;
+      const client = await ctx.clients.find(row.clientId);
+      if (!client || !client.oauthEnabled) return codeForm(req, res, 400, notFound.unknown[1]);
+      const userCode = showUserCode(row.userCode);
+      const asked = row.scope.split(' ').filter(Boolean);
+
+      const step = await steps.next(req, res, params, {
+        clientId: client.clientId,
+        needsMfa: ctx.config.mfa.required || client.requireMfa,
+        prompt: new Set(),
+        // The approval page below is this flow's consent, asked every time.
+        requireConsent: false,
+        scopesFor: (user) => grantableScopes(asked, user),
+      });
+      if (step.show === 'refused') return codeForm(req, res, 400, step.description);
+      if (step.show !== 'continue') {
+        return await showStep(ctx, req, res, step, { action: paths.device, fields: { user_code: userCode }, clientName: client.name, continueLabel: `Continue to ${client.name}` });
+      }
+
+      const { session, user } = step.signedIn;
+      if (req.method === 'POST' && params._action === 'device') {
+        const approve = params.decision === 'approve';
+        const decided = await ctx.deviceCodes.decide(row, approve, { userId: user.id, sessionId: session.id, authTime: session.authTime, amr: session.amr });
+        if (!decided) return codeForm(req, res, 400, notFound.decided[1]);
+        if (approve) await ctx.audit.record({ kind: 'consent.granted', userId: user.id, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { scopes: step.scopes, device: true } });
+        const html = approve
+          ? deviceDonePage('Device connected', `${client.name} is connected. You can go back to your device.`)
+          : deviceDonePage('Request denied', `${client.name} was not connected. You can close this page.`);
+        return res.status(200).type('html').send(html);
+      }
+      res.status(200).type('html').send(deviceApprovalPage({ action: paths.device, csrfToken: csrf(req, res), clientName: client.name, username: user.username, scopes: step.scopes, userCode }));
+    } catch (err) {
+      sendPageError(ctx, req, res, err);
+    }
+  };
+}
