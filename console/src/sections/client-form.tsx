@@ -6,8 +6,10 @@ import {
   UpdateClientMutation,
   type AccessTokenFormat,
   type ClientFieldsFragment,
+  type ErrorCodes,
   type GrantType,
   type SigningAlgorithm,
+  type TokenEndpointAuthMethod,
 } from '../api/generated.ts';
 import { Checkbox, ErrorNote, Field, useAction, words } from '../ui/kit.tsx';
 
@@ -22,7 +24,26 @@ export const clientLabels: Record<string, string> = {
   accessTokenTtl: 'Access token lifetime',
   refreshTokenTtl: 'Refresh token lifetime',
   confidential: 'Client type',
+  webOrigins: 'Web origins',
+  allowPlainPkce: 'PKCE plain',
+  errorCodes: 'Error codes',
+  defaultAudience: 'Default audience',
+  tokenEndpointAuthMethod: 'Token endpoint authentication',
+  jwks: 'JWKS',
+  jwksUri: 'JWKS URI',
+  backchannelLogoutUri: 'Back-channel logout URI',
 };
+
+/** The fields under "Advanced": an error in one of them opens the section. */
+const ADVANCED = new Set(['webOrigins', 'allowPlainPkce', 'errorCodes', 'defaultAudience', 'tokenEndpointAuthMethod', 'jwks', 'jwksUri', 'backchannelLogoutUri']);
+
+const AUTH_METHODS: Array<[TokenEndpointAuthMethod, string]> = [
+  ['CLIENT_SECRET_BASIC', 'Secret in HTTP Basic (client_secret_basic)'],
+  ['CLIENT_SECRET_POST', 'Secret as a form parameter (client_secret_post)'],
+  ['CLIENT_SECRET_JWT', 'JWT signed with the secret (client_secret_jwt)'],
+  ['PRIVATE_KEY_JWT', 'JWT signed with a registered key (private_key_jwt)'],
+  ['NONE', 'None (a public client)'],
+];
 
 const GRANTS: Array<[GrantType, string]> = [
   ['AUTHORIZATION_CODE', 'Authorization code (browser sign-in)'],
@@ -33,6 +54,7 @@ const GRANTS: Array<[GrantType, string]> = [
 ];
 
 const ttl = (text: string): number | null => (text.trim() === '' ? null : Number(text.trim()));
+const text = (value: string): string | null => (value.trim() === '' ? null : value.trim());
 
 export function ClientForm(p: {
   client?: ClientFieldsFragment;
@@ -54,9 +76,29 @@ export function ClientForm(p: {
   const [refreshTtl, setRefreshTtl] = useState(c?.refreshTokenTtl?.toString() ?? '');
   const [idTokenAlg, setIdTokenAlg] = useState<SigningAlgorithm>(c?.idTokenAlg ?? 'RS256');
   const [format, setFormat] = useState<AccessTokenFormat>(c?.accessTokenFormat ?? 'OPAQUE');
+  // Advanced. The edit form sends one of these only when it was changed: the shown web origins may be
+  // the redirect URIs' (not stored), and a new authentication method may need a new secret.
+  const initial = {
+    webOrigins: (c?.webOrigins ?? []).join('\n'),
+    defaultAudience: c?.defaultAudience ?? '',
+    authMethod: (c?.tokenEndpointAuthMethod ?? '') as TokenEndpointAuthMethod | '',
+    jwks: c?.jwks ?? '',
+    jwksUri: c?.jwksUri ?? '',
+    backchannel: c?.backchannelLogoutUri ?? '',
+  };
+  const [webOrigins, setWebOrigins] = useState(initial.webOrigins);
+  const [allowPlainPkce, setAllowPlainPkce] = useState(c?.allowPlainPkce ?? false);
+  const [errorCodes, setErrorCodes] = useState<ErrorCodes>(c?.errorCodes ?? 'MAXKEY');
+  const [defaultAudience, setDefaultAudience] = useState(initial.defaultAudience);
+  const [authMethod, setAuthMethod] = useState<TokenEndpointAuthMethod | ''>(initial.authMethod);
+  const [jwks, setJwks] = useState(initial.jwks);
+  const [jwksUri, setJwksUri] = useState(initial.jwksUri);
+  const [backchannel, setBackchannel] = useState(initial.backchannel);
+  const [advancedOpen, setAdvancedOpen] = useState(false);
   const save = useAction();
   const id = (field: string) => `client-${field}`;
   const err = save.error;
+  const advancedError = !!err?.field && ADVANCED.has(err.field);
 
   async function submit(e: Event) {
     e.preventDefault();
@@ -74,14 +116,28 @@ export function ClientForm(p: {
       refreshTokenTtl: ttl(refreshTtl),
       idTokenAlg,
       accessTokenFormat: format,
+      allowPlainPkce,
+      errorCodes,
+    };
+    // Register: an empty advanced field is left to the server's default. Edit: only a changed one is
+    // sent, and emptied it is null (back to the default, or removed).
+    const changed = (key: keyof typeof initial, value: string) => (c ? value !== initial[key] : value.trim() !== '');
+    const advanced = {
+      ...(changed('webOrigins', webOrigins) ? { webOrigins: words(webOrigins).length ? words(webOrigins) : null } : {}),
+      ...(changed('defaultAudience', defaultAudience) ? { defaultAudience: text(defaultAudience) } : {}),
+      ...(changed('authMethod', authMethod) ? { tokenEndpointAuthMethod: authMethod || null } : {}),
+      ...(changed('jwks', jwks) ? { jwks: text(jwks) } : {}),
+      ...(changed('jwksUri', jwksUri) ? { jwksUri: text(jwksUri) } : {}),
+      ...(changed('backchannel', backchannel) ? { backchannelLogoutUri: text(backchannel) } : {}),
     };
     const result = await save.run(async () => {
-      if (c) return { client: (await request(UpdateClientMutation, { clientId: c.clientId, input: fields })).updateClient };
-      const r = (await request(RegisterClientMutation, { input: { ...fields, confidential } })).registerClient;
+      if (c) return { client: (await request(UpdateClientMutation, { clientId: c.clientId, input: { ...fields, ...advanced } })).updateClient };
+      const r = (await request(RegisterClientMutation, { input: { ...fields, ...advanced, confidential } })).registerClient;
       return { client: r.client, secret: r.clientSecret };
     });
     if (result) p.onDone(result);
-    else (document.querySelector('#client-form [aria-invalid="true"]') as HTMLElement | null)?.focus();
+    // After the re-render, which opens "Advanced" when the error is in there.
+    else setTimeout(() => (document.querySelector('#client-form [aria-invalid="true"]') as HTMLElement | null)?.focus());
   }
 
   return (
@@ -148,6 +204,62 @@ export function ClientForm(p: {
           </select>
         </div>
       </div>
+      <details
+        class="advanced"
+        open={advancedOpen || advancedError}
+        onToggle={(e) => setAdvancedOpen((e.currentTarget as HTMLDetailsElement).open)}
+      >
+        <summary>Advanced</summary>
+        <div class="grid">
+          <Field
+            id={id('web-origins')}
+            name="webOrigins"
+            label="Web origins"
+            value={webOrigins}
+            onInput={setWebOrigins}
+            error={err}
+            multiline
+            hint={c ? 'Origins whose browser code may call the token and userinfo endpoints (CORS). One per line; empty: the redirect URIs’ origins.' : 'Origins whose browser code may call the token and userinfo endpoints (CORS), like https://app.example.com. One per line; empty: the redirect URIs’ origins.'}
+          />
+          <Field id={id('backchannel-logout-uri')} name="backchannelLogoutUri" label="Back-channel logout URI" value={backchannel} onInput={setBackchannel} error={err} type="url" hint="Where signed logout tokens are sent when a session ends. Empty: none." />
+          <div class={`field${err?.field === 'tokenEndpointAuthMethod' ? ' invalid' : ''}`}>
+            <label for="client-auth-method">Token endpoint authentication</label>
+            <select
+              id="client-auth-method"
+              value={authMethod}
+              aria-invalid={err?.field === 'tokenEndpointAuthMethod' ? 'true' : undefined}
+              aria-describedby={err?.field === 'tokenEndpointAuthMethod' ? 'client-auth-method-error' : undefined}
+              onChange={(e) => setAuthMethod(e.currentTarget.value as TokenEndpointAuthMethod | '')}
+            >
+              <option value="">Default (secret in Basic or form; none for a public client)</option>
+              {AUTH_METHODS.map(([method, label]) => (
+                <option key={method} value={method}>
+                  {label}
+                </option>
+              ))}
+            </select>
+            {err?.field === 'tokenEndpointAuthMethod' ? (
+              <p class="field-error" id="client-auth-method-error">
+                {err.message}
+              </p>
+            ) : null}
+          </div>
+          <Field id={id('jwks-uri')} name="jwksUri" label="JWKS URI" value={jwksUri} onInput={setJwksUri} error={err} type="url" hint="The URL of the client's public keys, for private_key_jwt." />
+          <Field id={id('jwks')} name="jwks" label="JWKS" value={jwks} onInput={setJwks} error={err} multiline hint={'Or the public keys themselves, as JSON ({"keys": […]}).'} />
+          <Field id={id('default-audience')} name="defaultAudience" label="Default audience" value={defaultAudience} onInput={setDefaultAudience} error={err} hint="The access tokens' audience when a request names no resource. Empty: the server's userinfo URL." />
+          <div class="field">
+            <label for="client-error-codes">Error codes</label>
+            <select id="client-error-codes" value={errorCodes} onChange={(e) => setErrorCodes(e.currentTarget.value as ErrorCodes)}>
+              <option value="MAXKEY">MaxKey’s (invalid_code, …)</option>
+              <option value="RFC6749">RFC 6749’s (invalid_grant, …), for stock OAuth libraries</option>
+            </select>
+          </div>
+          <fieldset class="field">
+            <legend>PKCE</legend>
+            <Checkbox id="client-plain-pkce" label="Allow PKCE plain (only for an old client that cannot hash)" checked={allowPlainPkce} onChange={setAllowPlainPkce} />
+          </fieldset>
+        </div>
+      </details>
       <ErrorNote error={err} labels={clientLabels} />
       <div class="actions">
         <button type="submit" disabled={save.busy}>

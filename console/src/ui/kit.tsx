@@ -81,7 +81,7 @@ interface FieldProps {
   onInput: (value: string) => void;
   error?: ApiError;
   hint?: string;
-  type?: 'text' | 'email' | 'password';
+  type?: 'text' | 'email' | 'password' | 'url';
   required?: boolean;
   multiline?: boolean;
   autoComplete?: string;
