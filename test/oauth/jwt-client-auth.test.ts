@@ -7,12 +7,10 @@ import { fileURLToPath } from 'node:url';
 import * as jose from 'jose';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import * as oidc from 'openid-client';
-import pino from 'pino';
-import { loadConfig } from '../../src/config/load.ts';
-import { startServer, type RunningServer } from '../../src/server.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { adminCliToken, graphqlPost } from '../helpers/admin-api.ts';
 import { basic, postForm } from '../helpers/http.ts';
+import { spawnLatchkey } from '../helpers/latchkey-process.ts';
 import { freePort } from '../helpers/ports.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -214,25 +212,20 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
     await expect(reg({ jwksUri: 'ftp://example.org/jwks' })).rejects.toThrow(/URL/);
   });
 
-  test('a replay at a second server on the same database is refused', async () => {
+  test('a replay at a second Latchkey process on the same database is refused', async () => {
     const app = await keyClient([rs.jwk]);
-    const port = await freePort();
-    // A second node of one deployment: same database, secret and public URL, its own port.
-    const config = loadConfig(
-      { LATCHKEY_CONFIG: undefined },
-      { port, host: '127.0.0.1', publicUrl: server.ctx.config.publicUrl, databaseUrl: server.db.url, secret: 'test-secret-test-secret-test-secret-0123', admin: { username: 'admin', password: 'unused-password-1' } },
-    );
-    const second: RunningServer = await startServer(config, pino({ level: 'silent' }));
+    // A second node of one deployment, its own OS process (as `npm start` runs it): same database,
+    // secret and public URL (the issuer an assertion names), its own port.
+    const second = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret!, PUBLIC_URL: server.ctx.config.publicUrl });
     try {
+      const atSecond = (a: string) => postForm(`${second.url}/oauth/v20/token`, { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: a });
       const signed = await sign(assertion(app.clientId, tokenUrl()), rs.privateKey, 'RS256', rs.kid);
       expect((await withAssertion(signed)).status).toBe(200);
       const other = await sign(assertion(app.clientId, tokenUrl()), rs.privateKey, 'RS256', rs.kid);
-      const atSecond = (a: string) => postForm(`http://127.0.0.1:${port}/oauth/v20/token`, { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: a });
       expect((await atSecond(other)).status).toBe(200);
-      const replay = await postForm(`http://127.0.0.1:${port}/oauth/v20/token`, { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: signed });
-      await refused(replay);
+      await refused(await atSecond(signed));
     } finally {
-      await second.close();
+      await second.stop();
     }
   });
 });
