@@ -45,15 +45,19 @@ export interface RegisterClientInput {
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/** Absolute, no fragment; https, or http for loopback only; custom schemes for native apps. */
-export function checkRedirectUri(field: string, uri: string): void {
+/** A registered URL: at most 2000 characters, no spaces or control characters, absolute. */
+function absoluteUrl(field: string, uri: string): URL {
   if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri)) throw new InputError(field, 'must be at most 2000 characters, no spaces or control characters');
-  let url: URL;
   try {
-    url = new URL(uri);
+    return new URL(uri);
   } catch {
     throw new InputError(field, `${JSON.stringify(uri)} is not an absolute URL`);
   }
+}
+
+/** Absolute, no fragment; https, or http for loopback only; custom schemes for native apps. */
+export function checkRedirectUri(field: string, uri: string): void {
+  const url = absoluteUrl(field, uri);
   if (url.hash || uri.includes('#')) throw new InputError(field, `${uri} must not have a fragment`);
   if (url.protocol === 'http:' && !loopback.has(url.hostname)) {
     throw new InputError(field, `${uri}: http is allowed only for loopback hosts; use https`);
@@ -66,13 +70,7 @@ export function checkRedirectUri(field: string, uri: string): void {
 /** An absolute http(s) URL, no fragment (Back-Channel Logout 1.0, section 2.2). */
 function checkBackchannelUri(uri: string): void {
   const field = 'backchannelLogoutUri';
-  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri)) throw new InputError(field, 'must be at most 2000 characters, no spaces or control characters');
-  let url: URL;
-  try {
-    url = new URL(uri);
-  } catch {
-    throw new InputError(field, `${JSON.stringify(uri)} is not an absolute URL`);
-  }
+  const url = absoluteUrl(field, uri);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InputError(field, `${uri}: must be http or https`);
   if (url.hash || uri.includes('#')) throw new InputError(field, `${uri} must not have a fragment`);
 }
