@@ -7,6 +7,7 @@ import { codegen } from '@graphql-codegen/core';
 import * as add from '@graphql-codegen/add';
 import * as typescript from '@graphql-codegen/typescript';
 import * as typescriptResolvers from '@graphql-codegen/typescript-resolvers';
+import { ENUM_VALUES } from '../src/admin/enum-values.ts';
 import { adminSchema, writeOrCheck } from './codegen-files.ts';
 
 const out = 'src/admin/generated/graphql.ts';
@@ -24,25 +25,7 @@ const output = await codegen({
       Client: '../../clients/queries.ts#Client',
       User: '../../users/queries.ts#User',
     },
-    enumValues: {
-      AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
-      ErrorCodes: { MAXKEY: 'maxkey', RFC6749: 'rfc6749' },
-      TokenEndpointAuthMethod: {
-        CLIENT_SECRET_BASIC: 'client_secret_basic',
-        CLIENT_SECRET_POST: 'client_secret_post',
-        CLIENT_SECRET_JWT: 'client_secret_jwt',
-        PRIVATE_KEY_JWT: 'private_key_jwt',
-        NONE: 'none',
-      },
-      SigningAlgorithm: { RS256: 'RS256', ES256: 'ES256' },
-      GrantType: {
-        AUTHORIZATION_CODE: 'authorization_code',
-        PASSWORD: 'password',
-        REFRESH_TOKEN: 'refresh_token',
-        CLIENT_CREDENTIALS: 'client_credentials',
-        DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code',
-      },
-    },
+    enumValues: ENUM_VALUES,
     mapperTypeSuffix: 'Model',
     scalars: { ID: 'string' },
     maybeValue: 'T | null',

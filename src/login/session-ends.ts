@@ -5,27 +5,11 @@ import type { SessionQueries } from './session-queries.ts';
 import type { BackchannelQueries } from './backchannel-queries.ts';
 import { randomToken, sessionSid } from '../crypto/tokens.ts';
 
-/** Why sessions end (the logout token says only which session ended, not why). */
-export type EndReason =
-  | 'logout'
-  | 'signed_out_everywhere'
-  | 'password_changed'
-  | 'factor_added'
-  | 'factor_removed'
-  | 'mfa_reset'
-  | 'user_disabled'
-  | 'user_deleted'
-  | 'tokens_revoked';
-
-export interface EndOptions {
-  reason: EndReason;
-  /** Who ended them: the user at /account, an administrator, the server. */
-  actor?: Actor;
-}
-
-export interface EndAllOptions extends EndOptions {
+export interface EndAllOptions {
   /** The session that made the change: it stays (its codes from before the change do not). */
   except?: string;
+  /** Who made the change: the user at /account, an administrator through a token of one of their sessions. */
+  actor?: Actor;
 }
 
 /** What ending took with it. */
@@ -70,7 +54,7 @@ export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries, noti
 
   return {
     /** One session (RP logout): its codes, the session, and the tokens issued under it. */
-    async end(sessionId: string, _o: EndOptions): Promise<Ended> {
+    async end(sessionId: string): Promise<Ended> {
       const now = clock.now();
       await queueNotices({ sessionId }, now);
       await tokens.refuseCodes({ session_id: sessionId }, now);

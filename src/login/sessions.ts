@@ -27,7 +27,7 @@ function ends(queries: SessionQueries, tokens: TokenQueries, notices?: LogoutNot
   const direct = sessionEnds(queries, tokens, notices);
   if (!own) return direct;
   return {
-    end: (id, o) => own((tx) => tx.sessions.end(id, o)),
+    end: (id) => own((tx) => tx.sessions.end(id)),
     endAllOf: (userId, o) => own((tx) => tx.sessions.endAllOf(userId, o)),
   };
 }

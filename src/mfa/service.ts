@@ -68,8 +68,8 @@ export function mfaService(
   const totpOn = async (userId: string) => (await queries.totp(userId))?.confirmedAt != null;
   const factorCount = queries.factorCount;
   /** A factor added or removed: the user's other sessions, codes and tokens end with the old set (SPEC 7). */
-  const factorsChanged = (userId: string, reason: 'factor_added' | 'factor_removed', c: ChangeOrigin) =>
-    deps.sessions.endAllOf(userId, { except: c.keep, reason, actor: { userId, clientId: null, via: 'account', ip: c.ip, requestId: c.requestId } });
+  const factorsChanged = (userId: string, c: ChangeOrigin) =>
+    deps.sessions.endAllOf(userId, { except: c.keep, actor: { userId, clientId: null, via: 'account', ip: c.ip, requestId: c.requestId } });
 
   return {
     passkeys: passkeyService(queries, { publicUrl: deps.publicUrl, sealKey: deps.sealKey, audit: deps.audit }),
@@ -125,7 +125,7 @@ export function mfaService(
       const now = clock.now();
       const step = matchingStep(decrypt(deps.secretKey, row.secretEnc), code.trim(), now);
       if (step === undefined || !(await queries.takeStep(user.id, step, now, true))) return undefined;
-      await factorsChanged(user.id, 'factor_added', origin);
+      await factorsChanged(user.id, origin);
       await deps.audit.record({ kind: 'mfa.totp_enrolled', userId: user.id, ip: origin.ip, requestId: origin.requestId });
       return (await this.codesForFirstFactor(user.id)) ?? [];
     },
@@ -157,7 +157,7 @@ export function mfaService(
     async removeTotp(userId: string, origin: ChangeOrigin = {}): Promise<void> {
       if ((await queries.removeTotp(userId)) === 0) return;
       if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
-      await factorsChanged(userId, 'factor_removed', origin);
+      await factorsChanged(userId, origin);
       await deps.audit.record({ kind: 'mfa.totp_removed', userId, ip: origin.ip, requestId: origin.requestId });
     },
 
@@ -165,7 +165,7 @@ export function mfaService(
     async removePasskey(userId: string, credentialId: string, origin: ChangeOrigin = {}): Promise<boolean> {
       if (!(await this.passkeys.remove(userId, credentialId, { ip: origin.ip, requestId: origin.requestId }))) return false;
       if ((await factorCount(userId)) === 0) await queries.removeRecoveryCodes(userId);
-      await factorsChanged(userId, 'factor_removed', origin);
+      await factorsChanged(userId, origin);
       return true;
     },
 
@@ -175,7 +175,7 @@ export function mfaService(
      */
     async addPasskey(user: User, state: string | undefined, response: string | undefined, name: string, origin: ChangeOrigin = {}): Promise<string | undefined> {
       const refused = await this.passkeys.register(user, state, response, name, { ip: origin.ip, requestId: origin.requestId });
-      if (!refused) await factorsChanged(user.id, 'factor_added', origin);
+      if (!refused) await factorsChanged(user.id, origin);
       return refused;
     },
 
@@ -185,7 +185,7 @@ export function mfaService(
         await tx.queries.mfa.removeTotp(userId);
         await tx.queries.mfa.removePasskeys(userId);
         await tx.queries.mfa.removeRecoveryCodes(userId);
-        await tx.sessions.endAllOf(userId, { reason: 'mfa_reset', actor });
+        await tx.sessions.endAllOf(userId, { actor });
         await tx.audit.change('user.reset_mfa', actor, { userId });
       });
     },

@@ -141,7 +141,6 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
           for (const [key] of gates) waiters.wake(key);
         }
       };
-      const held = (key: string) => gates.some(([k]) => k === key);
       return {
         blocked: false,
         release: {
@@ -157,7 +156,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
               { key: addressKey, outcome: 'failed', ladder: address, held: true },
               { key: laneKey, outcome: 'failed', ladder: user, held: true },
               ...(laneKey !== userKey ? [{ key: userKey, outcome: 'failed' as const, ladder: user, held: false }] : []),
-              { key: totalKey, outcome: 'failed', ladder: total, held: held(totalKey) },
+              { key: totalKey, outcome: 'failed', ladder: total, held: openToAll },
             ]),
           inconclusive: () => end(gates.map(([key]) => ({ key, outcome: 'released' as const }))),
         },

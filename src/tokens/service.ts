@@ -126,7 +126,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
     return deps.transaction(async (tx) => {
       let count: number;
       if (userId && !clientId) {
-        count = (await tx.sessions.endAllOf(userId, { reason: 'tokens_revoked', actor })).tokens;
+        count = (await tx.sessions.endAllOf(userId, { actor })).tokens;
       } else {
         // Codes first: an exchange running now then either finds its code refused or has its tokens revoked next.
         await tx.tokens.refuseCodes(where);

@@ -126,7 +126,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       if (input.disabled != null) next.disabled = input.disabled;
       await tx.queries.users.update(next);
       // A disabled user's sessions, codes and tokens stop working now, not when they expire.
-      if (next.disabled && !user.disabled) await tx.sessions.endAllOf(id, { reason: 'user_disabled', actor });
+      if (next.disabled && !user.disabled) await tx.sessions.endAllOf(id, { actor });
       await tx.audit.change('user.update', actor, { userId: id });
       return next;
     });
@@ -144,7 +144,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       if (!user) throw new NotFoundError('id', `no user ${id}`);
       if (user.backend !== localBackend) throw new InputError('password', `is read-only: the user comes from backend "${user.backend}"`);
       await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
-      await tx.sessions.endAllOf(id, { except: keep, reason: 'password_changed', actor });
+      await tx.sessions.endAllOf(id, { except: keep, actor });
       await tx.audit.change('user.set_password', actor, { userId: id });
     });
   },
@@ -153,7 +153,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
   remove(id: string, actor: Actor): Promise<boolean> {
     return transaction(async (tx) => {
       // Its sessions end through the one funnel first, so the clients are told (back-channel logout).
-      await tx.sessions.endAllOf(id, { reason: 'user_deleted', actor });
+      await tx.sessions.endAllOf(id, { actor });
       const removed = await tx.queries.users.remove(id);
       if (removed) await tx.audit.change('user.delete', actor, { userId: id });
       return removed;

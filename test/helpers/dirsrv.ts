@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { Attribute, Change, Client } from 'ldapts';
 import { BASE_DN, groupDn, groups, people, PEOPLE, personDn, SERVICE_DN, SERVICE_PASSWORD } from '../fixtures/ldap/directory.ts';
 import { freePort } from './ports.ts';
-import { stopProcess } from './processes.ts';
+import { rawBind, stopProcess } from './processes.ts';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -272,17 +272,7 @@ suffix = ${BASE_DN}
     modify: (dn, attr, values) =>
       asManager((c) => c.modify(dn, new Change({ operation: values.length ? 'replace' : 'delete', modification: new Attribute({ type: attr, values }) }))),
     change: (dn, operation, attr, value) => asManager((c) => c.modify(dn, new Change({ operation, modification: new Attribute({ type: attr, values: [value] }) }))),
-    async rawBind(dn, password) {
-      const client = new Client({ url: `ldap://127.0.0.1:${port}`, timeout: 5000 });
-      try {
-        await client.bind(dn, password);
-        return 'success';
-      } catch (err) {
-        return (err as Error).message;
-      } finally {
-        await client.unbind().catch(() => undefined);
-      }
-    },
+    rawBind: (dn, password) => rawBind(new Client({ url: `ldap://127.0.0.1:${port}`, timeout: 5000 }), dn, password),
     stop,
     start,
     async destroy() {

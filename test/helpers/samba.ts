@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'ldapts';
-import { stopProcess } from './processes.ts';
+import { rawBind, stopProcess } from './processes.ts';
 
 const run = promisify(execFile);
 
@@ -182,17 +182,7 @@ export async function startSambaDc(ldif = ''): Promise<SambaDc> {
         await client.unbind().catch(() => undefined);
       }
     },
-    async rawBind(dn, password) {
-      const client = new Client({ url: 'ldaps://127.0.0.1:636', timeout: 5000, tlsOptions: { ca } });
-      try {
-        await client.bind(dn, password);
-        return 'success';
-      } catch (err) {
-        return (err as Error).message;
-      } finally {
-        await client.unbind().catch(() => undefined);
-      }
-    },
+    rawBind: (dn, password) => rawBind(new Client({ url: 'ldaps://127.0.0.1:636', timeout: 5000, tlsOptions: { ca } }), dn, password),
     stop,
     start,
     async destroy() {

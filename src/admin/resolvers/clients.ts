@@ -1,5 +1,6 @@
 import type { RegisterClientInput } from '../../clients/service.ts';
 import type { Resolvers } from '../generated/graphql.ts';
+import { ENUM_VALUES } from '../enum-values.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -23,22 +24,8 @@ export const clientResolvers: Resolvers = {
     webOrigins: (c, _a, { app }) => app.clients.webOrigins(c),
   },
 
-  AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
-
-  ErrorCodes: { MAXKEY: 'maxkey', RFC6749: 'rfc6749' },
-  TokenEndpointAuthMethod: {
-    CLIENT_SECRET_BASIC: 'client_secret_basic',
-    CLIENT_SECRET_POST: 'client_secret_post',
-    CLIENT_SECRET_JWT: 'client_secret_jwt',
-    PRIVATE_KEY_JWT: 'private_key_jwt',
-    NONE: 'none',
-  },
-
-  GrantType: {
-    AUTHORIZATION_CODE: 'authorization_code',
-    PASSWORD: 'password',
-    REFRESH_TOKEN: 'refresh_token',
-    CLIENT_CREDENTIALS: 'client_credentials',
-    DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code',
-  },
+  AccessTokenFormat: ENUM_VALUES.AccessTokenFormat,
+  ErrorCodes: ENUM_VALUES.ErrorCodes,
+  TokenEndpointAuthMethod: ENUM_VALUES.TokenEndpointAuthMethod,
+  GrantType: ENUM_VALUES.GrantType,
 };

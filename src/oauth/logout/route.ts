@@ -56,7 +56,7 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
           res.status(200).type('html').send(logoutConfirmPage({ action: req.baseUrl + req.path, fields, csrfToken, username: user?.username ?? '' }));
           return;
         }
-        await ctx.sessions.end(session.id, { reason: 'logout' });
+        await ctx.sessions.end(session.id);
         await ctx.audit.record({ kind: 'logout', userId: session.userId, clientId, ip: req.ip, requestId: req.id });
       }
       res.clearCookie(SSO_COOKIE, cookieOptions(secure));

@@ -74,7 +74,7 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
   const signOutEverywhere: AccountAction = async (posted) => {
     const { req, signedIn } = posted;
     const userId = signedIn.user.id;
-    const ended = await ctx.sessions.endAllOf(userId, { reason: 'signed_out_everywhere', actor: actorOf(posted) });
+    const ended = await ctx.sessions.endAllOf(userId, { actor: actorOf(posted) });
     await ctx.audit.record({ kind: 'token.revoked', userId, ip: req.ip, requestId: req.id, details: { count: ended.tokens } });
     await ctx.audit.record({ kind: 'account.signed_out_everywhere', userId, ip: req.ip, requestId: req.id, details: { sessions: ended.sessions } });
     return { show: 'signed_out' };

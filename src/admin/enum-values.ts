@@ -1,0 +1,23 @@
+/**
+ * The internal value of each GraphQL enum value, in one place: the resolvers map them at run time
+ * and `npm run codegen` (scripts/codegen.ts) types the generated resolvers with them.
+ */
+export const ENUM_VALUES = {
+  AccessTokenFormat: { OPAQUE: 'opaque', JWT: 'jwt' },
+  ErrorCodes: { MAXKEY: 'maxkey', RFC6749: 'rfc6749' },
+  TokenEndpointAuthMethod: {
+    CLIENT_SECRET_BASIC: 'client_secret_basic',
+    CLIENT_SECRET_POST: 'client_secret_post',
+    CLIENT_SECRET_JWT: 'client_secret_jwt',
+    PRIVATE_KEY_JWT: 'private_key_jwt',
+    NONE: 'none',
+  },
+  SigningAlgorithm: { RS256: 'RS256', ES256: 'ES256' },
+  GrantType: {
+    AUTHORIZATION_CODE: 'authorization_code',
+    PASSWORD: 'password',
+    REFRESH_TOKEN: 'refresh_token',
+    CLIENT_CREDENTIALS: 'client_credentials',
+    DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code',
+  },
+} as const;
