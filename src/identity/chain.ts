@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { User, UserQueries } from '../users/queries.ts';
 import { Breaker } from './breaker.ts';
-import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend } from './contract.ts';
+import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type PasswordWrite } from './contract.ts';
 import { clock } from '../clock.ts';
 
 export interface ChainMember {
@@ -190,6 +190,36 @@ export class IdentityChain {
     if (!identity || identity.disabled) return null;
     const fresh = await this.provision(member.id, identity);
     return fresh.disabled ? null : fresh;
+  }
+
+  /** The backend that owns a user, if it is up; throws `BackendUnavailableError` when it is marked down. */
+  private ownerOf(user: User): ChainMember | undefined {
+    const member = this.members.find((m) => m.id === user.backend);
+    if (member && this.breakers.get(member.id)!.down) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
+    return member;
+  }
+
+  /** Whether the user's backend lets them change (`change`) or have reset (`reset`) their password (SPEC 12). */
+  canWritePassword(user: User, how: 'change' | 'reset'): boolean {
+    const backend = this.members.find((m) => m.id === user.backend)?.backend;
+    return Boolean(how === 'change' ? backend?.changePassword : backend?.resetPassword);
+  }
+
+  /**
+   * Writes a password through the user's backend (SPEC 12): `change` as the user with their old
+   * password, `reset` with the backend's own rights. Undefined when the backend cannot; throws
+   * `BackendUnavailableError` when it is down (nothing is written then).
+   */
+  async writePassword(user: User, write: { how: 'change'; oldPassword: string; newPassword: string } | { how: 'reset'; newPassword: string }): Promise<PasswordWrite | undefined> {
+    const member = this.ownerOf(user);
+    const known = { username: user.username, externalId: user.externalId };
+    try {
+      if (write.how === 'change') return await member?.backend.changePassword?.(known, write.oldPassword, write.newPassword);
+      return await member?.backend.resetPassword?.(known, write.newPassword);
+    } catch (err) {
+      if (member && err instanceof BackendUnavailableError) this.unavailable(member, err);
+      throw err;
+    }
   }
 
   /**

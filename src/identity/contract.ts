@@ -37,6 +37,23 @@ export interface PasswordCheck {
   /** Present when the backend holds a user of that name, whatever the password. */
   identity?: Identity;
   validPassword: boolean;
+  /**
+   * With a right password: when the password expires (ms since the epoch), if the directory says
+   * (ppolicy's `timeBeforeExpiration`, AD's `msDS-UserPasswordExpiryTimeComputed`). SPEC 12's warning.
+   */
+  passwordExpiresAt?: number;
+}
+
+/** Why a directory refused a new password (SPEC 12); each is told to the user in words. */
+export type PasswordRefusal = 'wrong_password' | 'too_short' | 'in_history' | 'too_young' | 'complexity' | 'refused';
+
+/** The answer to a password write. A refusal is an answer; an outage throws `BackendUnavailableError`. */
+export type PasswordWrite = { ok: true } | { ok: false; refusal: PasswordRefusal; message: string };
+
+/** A user a backend answered for before. */
+export interface KnownUser {
+  username: string;
+  externalId: string;
 }
 
 export interface IdentityBackend {
@@ -47,7 +64,17 @@ export interface IdentityBackend {
    * Returns null when the user is gone (or is now another entry). Throws `BackendUnavailableError`
    * when the backend cannot answer.
    */
-  refresh?(known: { username: string; externalId: string }): Promise<Identity | null>;
+  refresh?(known: KnownUser): Promise<Identity | null>;
+  /**
+   * Optional (SPEC 12): the user changes their own password, bound as themselves (OpenLDAP Password
+   * Modify; AD `unicodePwd` delete + add). Present only when the backend's `passwordChange` is on.
+   */
+  changePassword?(known: KnownUser, oldPassword: string, newPassword: string): Promise<PasswordWrite>;
+  /**
+   * Optional (SPEC 12): a new password set with the backend's own rights (a reset by mail, an admin's
+   * `setUserPassword`). Present only when the backend's `passwordReset` is on.
+   */
+  resetPassword?(known: KnownUser, newPassword: string): Promise<PasswordWrite>;
   /**
    * Reachable now? Used by `/readyz`, and by the chain's probe: a backend that threw
    * `BackendUnavailableError` is skipped, without being asked, until this answers true (a backend
