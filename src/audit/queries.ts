@@ -12,6 +12,8 @@ export type AuditKind =
   | 'token.reuse_detected'
   | 'code.replayed'
   | 'consent.granted'
+  | 'consent.denied'
+  | 'device.code_refused'
   | 'logout'
   | 'admin.change'
   | 'mfa.totp_enrolled'

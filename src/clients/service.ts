@@ -114,6 +114,12 @@ function validate(input: RegisterClientInput): void {
 /** Changes to a client through the admin API or the CLI: every field of registration, all optional. */
 export type ClientPatch = Partial<Omit<RegisterClientInput, 'clientId'>>;
 
+/**
+ * Fields a client may be without: a null in an update clears them, or resets them to what
+ * registration would choose. Every other field always has a value, so a null there is refused.
+ */
+const CLEARABLE = new Set(['accessTokenTtl', 'refreshTokenTtl', 'webOrigins', 'defaultAudience', 'backchannelLogoutUri', 'jwks', 'jwksUri', 'tokenEndpointAuthMethod']);
+
 /** The built-in clients: they cannot be deleted. */
 const BUILT_IN = new Set(['admin-cli', 'admin-console']);
 
@@ -184,8 +190,10 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
   },
 
   /**
-   * Changes a client after the same checks as registration. `undefined` leaves a field as it is; so
-   * does `null`, except for the lifetimes (the server default) and webOrigins (the default origins).
+   * Changes a client after the same checks as registration. `undefined` leaves a field as it is;
+   * `null` clears it (GraphQL's null): the lifetimes go back to the server's, webOrigins to the
+   * redirect URIs' origins, tokenEndpointAuthMethod to registration's default; defaultAudience, jwks,
+   * jwksUri and backchannelLogoutUri are removed. A null for a field that always has a value is refused.
    */
   update(clientId: string, patch: ClientPatch, actor: Actor): Promise<Client> {
     return deps.transaction(async (tx) => {
@@ -194,11 +202,11 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       const next: Client = { ...client, updatedAt: clock.now() };
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
-        // null resets the lifetimes to the server default, webOrigins to the redirect URIs' origins,
-        // defaultAudience to none, and removes the back-channel logout URI.
-        if (value === null && !['accessTokenTtl', 'refreshTokenTtl', 'webOrigins', 'defaultAudience', 'backchannelLogoutUri'].includes(key)) continue;
+        if (value === null && !CLEARABLE.has(key)) throw new InputError(key, 'cannot be null: leave it out to keep it');
         (next as unknown as Record<string, unknown>)[key] = value;
       }
+      // As registration chooses it: Basic or post for a confidential client, none for a public one.
+      if (patch.tokenEndpointAuthMethod === null && !next.confidential) next.tokenEndpointAuthMethod = 'none';
       validate(next);
       // Only client_secret_jwt keeps the secret itself; switching to it needs a rotation to have one.
       if (next.tokenEndpointAuthMethod !== 'client_secret_jwt') next.secretEnc = null;

@@ -80,6 +80,12 @@ export const configSchema = z.object({
       backchannelRetryDelays: z.array(z.coerce.number().int().min(0)).max(20).default([5000, 30000, 120000, 600000]),
       /** How often (milliseconds) each process looks for notices due, besides the ones it queues itself. @default 5000 */
       backchannelPollInterval: z.coerce.number().int().min(10).default(5000),
+      /**
+       * How long (milliseconds) a process holds a notice it is delivering; a notice held by a process
+       * that died goes to another once this runs out. Longer than a delivery (5 s), so that no live
+       * delivery is taken over and sent twice. @default 30000
+       */
+      backchannelClaimLease: z.coerce.number().int().min(6000, 'must be at least 6000 (a delivery may take 5 s)').default(30_000),
     })
     .prefault({}),
   throttle: z

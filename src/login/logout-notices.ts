@@ -9,8 +9,6 @@ import type { BackchannelQueries, QueuedLogout } from './backchannel-queries.ts'
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** Per delivery (SPEC 11: at most 5 s per client). */
 const TIMEOUT_MS = 5000;
-/** A claim outlives the longest delivery; when a process dies holding one, another takes it after. */
-const LEASE_MS = 30_000;
 /** Notices a process takes at once. */
 const BATCH = 20;
 /** A logout token says one thing once: it is good for two minutes. */
@@ -98,7 +96,8 @@ export function logoutNotices(deps: LogoutNoticeDeps) {
 
   async function runOnce(): Promise<void> {
     const now = clock.now();
-    const claimed = await queries.claim(now, now + LEASE_MS, BATCH);
+    // A claim outlives the longest delivery; when a process dies holding one, another takes it after.
+    const claimed = await queries.claim(now, now + config.logout.backchannelClaimLease, BATCH);
     await Promise.all(claimed.map((n) => deliver(n).catch((err: Error) => logger.error({ err: err.message, clientId: n.clientId }, 'back-channel logout failed'))));
     // A full batch: there may be more due.
     if (claimed.length === BATCH) again = true;

@@ -1,28 +1,37 @@
 import type { Request } from 'express';
 import { oauthError } from '../errors/oauth.ts';
-import { isResourceUri } from '../clients/resource.ts';
+import { isResourceUri, joinResources, splitResources } from '../clients/resource.ts';
 
 export type Params = Record<string, string>;
 
 /** Longer than any legitimate value (a redirect URI, a state, an id_token_hint) ever is. */
 const MAX_VALUE = 8192;
+/** RFC 8707 2: `resource` may be repeated; its values are kept joined by a space (the forms carry them so). */
+const REPEATABLE = new Set(['resource']);
+/** Resources in one request at most; joined, they fit the 2000 characters the tables keep. */
+const MAX_RESOURCES = 10;
+const MAX_RESOURCES_LENGTH = 2000;
 
 /**
  * The request's parameters from the query string and the form body together. RFC 6749 §3.1: a
  * parameter must not appear more than once, so a repeated one (in one place or across both) is an
- * `invalid_request`, as is a value that is not a plain string. A NUL character or a value over 8 KiB
- * is refused here too, before any database sees it (PostgreSQL cannot store NUL in text).
+ * `invalid_request`, as is a value that is not a plain string; only `resource` may repeat (RFC 8707).
+ * A NUL character or a value over 8 KiB is refused here too, before any database sees it
+ * (PostgreSQL cannot store NUL in text).
  */
 export function readParams(req: Request): Params {
   const out: Params = Object.create(null);
   const add = (source: unknown) => {
     if (!source || typeof source !== 'object') return;
-    for (const [key, value] of Object.entries(source as Record<string, unknown>)) {
-      if (typeof value !== 'string') throw oauthError('invalid_request', `parameter ${key} is repeated or malformed`);
-      if (key in out) throw oauthError('invalid_request', `parameter ${key} is repeated`);
-      if (value.includes('\0')) throw oauthError('invalid_request', `parameter ${key} holds a NUL character`);
-      if (value.length > MAX_VALUE) throw oauthError('invalid_request', `parameter ${key} is too long`);
-      out[key] = value;
+    for (const [key, given] of Object.entries(source as Record<string, unknown>)) {
+      const repeatable = REPEATABLE.has(key);
+      for (const value of repeatable && Array.isArray(given) ? given : [given]) {
+        if (typeof value !== 'string') throw oauthError('invalid_request', `parameter ${key} is repeated or malformed`);
+        if (key in out && !repeatable) throw oauthError('invalid_request', `parameter ${key} is repeated`);
+        if (value.includes('\0')) throw oauthError('invalid_request', `parameter ${key} holds a NUL character`);
+        if (value.length > MAX_VALUE) throw oauthError('invalid_request', `parameter ${key} is too long`);
+        out[key] = key in out ? `${out[key]} ${value}` : value;
+      }
     }
   };
   add(req.query);
@@ -37,9 +46,17 @@ export const param = (p: Params, name: string): string | undefined => {
   return v === undefined || v === '' ? undefined : v;
 };
 
-/** RFC 8707 `resource`: absent, or an absolute URI without fragment; anything else is `invalid_target`. */
-export function resourceParam(p: Params): string | undefined {
-  const resource = param(p, 'resource');
-  if (resource !== undefined && !isResourceUri(resource)) throw oauthError('invalid_target', 'resource must be an absolute URI without a fragment');
-  return resource;
+/**
+ * RFC 8707 `resource`, once or repeated: absent, or absolute URIs without fragment; anything else is
+ * `invalid_target`. Duplicates count once.
+ */
+export function resourcesParam(p: Params): string[] | undefined {
+  const value = param(p, 'resource');
+  if (value === undefined) return undefined;
+  const list = [...new Set(splitResources(value))];
+  if (list.length === 0 || !list.every(isResourceUri)) throw oauthError('invalid_target', 'resource must be an absolute URI without a fragment');
+  if (list.length > MAX_RESOURCES || joinResources(list).length > MAX_RESOURCES_LENGTH) {
+    throw oauthError('invalid_target', `at most ${MAX_RESOURCES} resources of ${MAX_RESOURCES_LENGTH} characters together`);
+  }
+  return list;
 }

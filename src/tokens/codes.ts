@@ -11,7 +11,7 @@ import type { AuditTrail } from './trail.ts';
 export interface CodeRequest
   extends Pick<CodeRow, 'userId' | 'sessionId' | 'redirectUri' | 'scope' | 'nonce' | 'codeChallenge' | 'codeChallengeMethod' | 'authTime'> {
   client: Client;
-  /** RFC 8707: the resource the request named, bound to the code. */
+  /** RFC 8707: the resources the request named (space-separated), bound to the code. */
   resource?: string | null;
   amr: Amr[];
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, GrantType } from '../clients/queries.ts';
+import { audClaim } from '../clients/resource.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
@@ -32,8 +33,13 @@ export interface TokenRequest {
   /** How the user signed in (RFC 8176): the id_token's `amr`, kept with a refresh token. */
   amr?: Amr[] | null;
   nonce?: string | null;
-  /** RFC 8707: the resource the tokens are for, as the grant settled it (the code's, the refresh token's or the request's). */
+  /**
+   * RFC 8707: the resources the grant allows (space-separated), as the grant settled them (the code's,
+   * the refresh token's or the request's); a refresh token keeps them.
+   */
   resource?: string | null;
+  /** The resources this access token is for, when the request named some of the grant's; else `resource`. */
+  audience?: string | null;
 }
 
 export interface IssuedTokens {
@@ -75,9 +81,9 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
     const configuredTtl = client.accessTokenTtl ?? config.tokens.accessTokenTtl;
     const accessTtl = jwt ? Math.min(configuredTtl, JWT_ACCESS_TOKEN_MAX_TTL) : configuredTtl;
     const refreshTtl = client.refreshTokenTtl ?? config.tokens.refreshTokenTtl;
-    const audience = req.resource ?? client.defaultAudience ?? issuerAudience(config.publicUrl);
+    const audience = req.audience ?? req.resource ?? client.defaultAudience ?? issuerAudience(config.publicUrl);
     const accessToken = jwt
-      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: client.clientId, audience, userId, scope, ttl: accessTtl, authTime: req.authTime })
+      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: client.clientId, audience: audClaim(audience), userId, scope, ttl: accessTtl, authTime: req.authTime })
       : randomToken();
     const refreshToken = client.grantTypes.includes('refresh_token') && userId ? randomToken() : undefined;
 

@@ -12,8 +12,8 @@ export const JWT_ACCESS_TOKEN_MAX_TTL = 24 * 3600;
 export interface JwtAccessTokenClaims {
   issuer: string;
   clientId: string;
-  /** RFC 8707: the resource the token is for; never the client id (that is an id_token's `aud`). */
-  audience: string;
+  /** RFC 8707: the resource(s) the token is for; never the client id (that is an id_token's `aud`). */
+  audience: string | string[];
   userId: string | null;
   scope: string;
   ttl: number;

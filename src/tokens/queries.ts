@@ -16,7 +16,7 @@ export interface CodeRow {
   authTime: number;
   /** How the user signed in (RFC 8176), for the id_token; null for codes issued before it was kept. */
   amr: Amr[] | null;
-  /** RFC 8707: the resource the authorization request named; the token request may name only this one. */
+  /** RFC 8707: the resources the authorization request named (space-separated); the token request may name only these. */
   resource: string | null;
   expiresAt: number;
   /** Refused before it was redeemed: the user's credentials changed, or its session ended (SPEC 7). */
@@ -35,7 +35,7 @@ export interface RefreshRow {
   codeHash: string | null;
   authTime: number | null;
   amr: Amr[] | null;
-  /** RFC 8707: the resource its access tokens are for, kept through rotation. */
+  /** RFC 8707: the resources its access tokens may be for (space-separated), kept through rotation. */
   resource: string | null;
   expiresAt: number;
   rotatedAt: number | null;

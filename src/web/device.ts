@@ -42,6 +42,8 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
 
       const found = await ctx.deviceCodes.find(typed, req.ip ?? 'unknown');
       if (!found.ok) {
+        // The code typed is not kept: a live one would be a credential.
+        await ctx.audit.record({ kind: 'device.code_refused', ip: req.ip, requestId: req.id, details: { reason: found.reason } });
         if (found.reason === 'throttled') {
           res.setHeader('Retry-After', String(found.retryAfter));
           return codeForm(req, res, 429, `Too many wrong codes from your network. Try again in ${found.retryAfter} seconds.`);
@@ -52,6 +54,11 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
       const { row } = found;
       const client = await ctx.clients.find(row.clientId);
       if (!client || !client.oauthEnabled) return codeForm(req, res, 400, notFound.unknown[1]);
+      // As at the authorize endpoint (app_unsupport_sso): no browser sign-in for this application.
+      if (!client.ssoEnabled) {
+        await ctx.audit.record({ kind: 'device.code_refused', clientId: client.clientId, ip: req.ip, requestId: req.id, details: { reason: 'sso_disabled' } });
+        return codeForm(req, res, 403, `${client.name} may not use single sign-on. Ask your administrator.`);
+      }
       const userCode = showUserCode(row.userCode);
       const asked = row.scope.split(' ').filter(Boolean);
 
@@ -73,7 +80,7 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
         const approve = params.decision === 'approve';
         const decided = await ctx.deviceCodes.decide(row, approve, { userId: user.id, sessionId: session.id, authTime: session.authTime, amr: session.amr });
         if (!decided) return codeForm(req, res, 400, notFound.decided[1]);
-        if (approve) await ctx.audit.record({ kind: 'consent.granted', userId: user.id, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { scopes: step.scopes, device: true } });
+        await ctx.audit.record({ kind: approve ? 'consent.granted' : 'consent.denied', userId: user.id, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { scopes: step.scopes, device: true } });
         const html = approve
           ? deviceDonePage('Device connected', `${client.name} is connected. You can go back to your device.`)
           : deviceDonePage('Request denied', `${client.name} was not connected. You can close this page.`);

@@ -10,6 +10,8 @@ export interface LatchkeyProcess {
   output(): string;
   /** SIGTERM, then waits for it to exit. */
   stop(): Promise<void>;
+  /** SIGKILL, as a crash or an OOM kill ends it (no shutdown code runs), then waits for it to exit. */
+  kill(): Promise<void>;
 }
 
 /**
@@ -45,6 +47,12 @@ export async function spawnLatchkey(env: { DATABASE_URL: string; LATCHKEY_SECRET
     clearTimeout(timer);
   };
 
+  const kill = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGKILL');
+    await exited;
+  };
+
   const deadline = Date.now() + startupMs;
   while (!out.includes('latchkey listening')) {
     if (child.exitCode !== null) throw new Error(`latchkey process exited with ${child.exitCode} before listening:\n${out}`);
@@ -54,5 +62,5 @@ export async function spawnLatchkey(env: { DATABASE_URL: string; LATCHKEY_SECRET
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { url, pid: child.pid!, output: () => out, stop };
+  return { url, pid: child.pid!, output: () => out, stop, kill };
 }

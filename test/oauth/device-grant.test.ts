@@ -125,7 +125,7 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     expect(info.preferred_username).toBe('dora');
   }, 30_000);
 
-  test('deny: the poll ends with access_denied', async () => {
+  test('deny: the poll ends with access_denied, and the denial is audited', async () => {
     const config = await configFor(cli.clientId);
     const started = await oidc.initiateDeviceAuthorization(config, { scope: 'openid' });
     const polling = oidc.pollDeviceAuthorizationGrant(config, started).then(
@@ -141,6 +141,9 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     const denied = await browser.submit(approval, { decision: 'deny' }, '/device');
     expect(await denied.text()).toContain('Request denied');
     expect(await polling).toBe('access_denied');
+    const audited = await server.sql('audit_events').where({ kind: 'consent.denied', user_id: userId, client_id: cli.clientId });
+    expect(audited).toHaveLength(1);
+    expect(JSON.parse(String(audited[0]!.details))).toMatchObject({ device: true, scopes: ['openid'] });
   }, 30_000);
 
   test('slow_down when polling faster than the interval; the interval grows by 5 s and is kept', async () => {
@@ -245,7 +248,20 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     expect(decodeJwt(tokens.body.id_token!).amr).toEqual(['pwd', 'otp', 'mfa']);
   });
 
-  test('forms without a CSRF token are refused; wrong user codes are throttled per address (429 after the limit)', async () => {
+  test('a client that may not use single sign-on is refused at /device before any sign-in, and it is audited', async () => {
+    const closed = await server.client({ name: 'Closed CLI', confidential: false, grantTypes: [DEVICE], redirectUris: [], ssoEnabled: false });
+    const s = await start(closed.clientId, 'openid');
+    const page = await new Browser(server).authorize({ user_code: s.user_code }, '/device');
+    expect(page.status).toBe(403);
+    const html = await page.text();
+    expect(html).toContain('Closed CLI may not use single sign-on');
+    expect(html).not.toContain('name="password"');
+    const audited = await server.sql('audit_events').where({ kind: 'device.code_refused', client_id: closed.clientId });
+    expect(audited.map((r) => JSON.parse(String(r.details)))).toEqual([{ reason: 'sso_disabled' }]);
+    expect((await poll(s.device_code, closed.clientId)).body.error).toBe('authorization_pending');
+  });
+
+  test('forms without a CSRF token are refused; wrong user codes are throttled per address (429 after the limit) and audited', async () => {
     const s = await start();
     const browser = new Browser(server);
     const forged = await postForm(`${server.url}/device`, { user_code: s.user_code }, { cookie: browser.jar.header() });
@@ -262,5 +278,12 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     expect(blocked.status).toBe(429);
     expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(await blocked.text()).toContain('Too many wrong codes');
+    const audited = await server.sql('audit_events').where({ kind: 'device.code_refused' }).whereNull('client_id');
+    const reasons = audited.map((r) => (JSON.parse(String(r.details)) as { reason: string }).reason);
+    expect(reasons.filter((r) => r === 'unknown')).toHaveLength(MAX_WRONG);
+    expect(reasons).toContain('throttled');
+    expect(audited.every((r) => !!r.ip)).toBe(true);
+    // The code typed is not kept.
+    expect(JSON.stringify(audited)).not.toContain('BBBB');
   });
 });

@@ -101,6 +101,20 @@ describe.each(databaseKinds)('client error codes on %s', (kind) => {
     expect(new URL(badType.headers.get('location')!).searchParams.get('error')).toBe('unsupported_response_type');
   });
 
+  test.each([
+    ['rfc6749', 'invalid_client', 'unauthorized_client', 401],
+    ['maxkey', 'empty_client_secret', 'app_unsupport_oauth', 400],
+  ] as const)('%s at introspection and revocation: no secret is %s, a client without OAuth %s', async (style, noSecret, noOauth, noSecretStatus) => {
+    const app = await server.client({ grantTypes, errorCodes: style });
+    const off = await server.client({ grantTypes, errorCodes: style, oauthEnabled: false });
+    for (const path of ['/oauth/v20/introspect', '/oauth/v20/revoke']) {
+      await expectError(await postForm(`${server.url}${path}`, { token: 'x', client_id: app.clientId }), noSecret, noSecretStatus);
+      await expectError(await postForm(`${server.url}${path}`, { token: 'x' }, { authorization: basic(off.clientId, off.clientSecret!) }), noOauth);
+      // An unknown client names no style: the document's code.
+      await expectError(await postForm(`${server.url}${path}`, { token: 'x', client_id: 'no-such-client' }), 'invalid_client_id', 401);
+    }
+  });
+
   test('openid-client 6 sees invalid_grant as a ResponseBodyError on a reused refresh token', async () => {
     const app = await server.client({ grantTypes, errorCodes: 'rfc6749' });
     const config = await oidc.discovery(new URL(server.url), app.clientId, app.clientSecret!, undefined, { execute: [oidc.allowInsecureRequests] });

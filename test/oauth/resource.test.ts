@@ -133,4 +133,65 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
     // The token is still good at this server's own endpoints.
     expect((await get(`${server.url}/connect/v10/userinfo`, {}, { authorization: `Bearer ${t.access_token}` })).status).toBe(200);
   });
+  /** A form with repeated parameters, as RFC 8707 sends several resources. */
+  const postPairs = (url: string, pairs: Array<[string, string]>, headers: Record<string, string>) =>
+    fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(pairs).toString() });
+  const api2 = 'https://api.example.org/invoices';
+  const both = [['resource', api], ['resource', api2]] as Array<[string, string]>;
+  const expectInvalidTarget = async (res: Response) => {
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_target');
+  };
+
+  test('several resources: aud lists them all; a refresh may narrow to one, and the refresh token keeps them all', async () => {
+    const c = await register({});
+    const res = await postPairs(tokenUrl, [['grant_type', 'password'], ['username', 'ivan'], ['password', 'ivan-password-1'], ['scope', 'openid'], ...both], auth(c));
+    expect(res.status).toBe(200);
+    const t = (await res.json()) as Tokens;
+    const jwks = createRemoteJWKSet(new URL(`${server.url}/connect/v10/jwks`));
+    for (const audience of [api, api2]) await jwtVerify(t.access_token, jwks, { issuer: server.url, audience, typ: 'at+jwt' });
+    expect(decodeJwt(t.access_token).aud).toEqual([api, api2]);
+    expect(await introspect(c, t.access_token)).toMatchObject({ active: true, aud: [api, api2] });
+
+    const refresh = (token: string, pairs: Array<[string, string]>) => postPairs(tokenUrl, [['grant_type', 'refresh_token'], ['refresh_token', token], ...pairs], auth(c));
+    const narrowed = (await (await refresh(t.refresh_token!, [['resource', api2]])).json()) as Tokens;
+    expect(decodeJwt(narrowed.access_token).aud).toBe(api2);
+    const all = (await (await refresh(narrowed.refresh_token!, [])).json()) as Tokens;
+    expect(decodeJwt(all.access_token).aud).toEqual([api, api2]);
+    await expectInvalidTarget(await refresh(all.refresh_token!, [['resource', api], ['resource', 'https://evil.example.org/']]));
+
+    const cc = await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ...both], auth(c));
+    expect(decodeJwt(((await cc.json()) as Tokens).access_token).aud).toEqual([api, api2]);
+    // Each must be an absolute URI without fragment.
+    await expectInvalidTarget(await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ['resource', api], ['resource', 'https://api.example.org/#x']], auth(c)));
+    await expectInvalidTarget(await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ['resource', api], ['resource', 'relative']], auth(c)));
+    // Other parameters still may not repeat.
+    const twice = await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ['scope', 'a'], ['scope', 'b']], auth(c));
+    expect(((await twice.json()) as { error: string }).error).toBe('invalid_request');
+  });
+
+  test('several resources at authorize: bound to the code through sign-in; the token request may name only those (RFC 8707 2.2)', async () => {
+    const c = await register({});
+    const browser = new Browser(server);
+    const query = { client_id: c.clientId, redirect_uri: c.redirectUri, response_type: 'code', state: 's', scope: 'openid' };
+    const path = `/oauth/v20/authorize?${new URLSearchParams(both)}`;
+    const page = await browser.authorize(query, path);
+    expect(page.status).toBe(200);
+    const signedIn = await browser.submit(page, { username: 'ivan', password: 'ivan-password-1' });
+    expect(signedIn.status).toBe(303);
+    const code = () => browser.authorize(query, path).then((r) => locationQuery(r).code!);
+    const exchange = (codeValue: string, pairs: Array<[string, string]>) =>
+      postPairs(tokenUrl, [['grant_type', 'authorization_code'], ['code', codeValue], ['redirect_uri', c.redirectUri], ...pairs], auth(c));
+
+    const one = (await (await exchange(locationQuery(signedIn).code!, [['resource', api2]])).json()) as Tokens;
+    expect(decodeJwt(one.access_token).aud).toBe(api2);
+    const all = (await (await exchange(await code(), [])).json()) as Tokens;
+    expect(decodeJwt(all.access_token).aud).toEqual([api, api2]);
+    await expectInvalidTarget(await exchange(await code(), [['resource', api], ['resource', 'https://evil.example.org/']]));
+
+    const bad = await browser.authorize(query, `/oauth/v20/authorize?resource=${encodeURIComponent(api)}&resource=orders`);
+    expect(bad.status).toBe(302);
+    expect(locationQuery(bad)).toMatchObject({ error: 'invalid_target', state: 's' });
+  });
 });
+

@@ -21,4 +21,10 @@ describe('configuration', () => {
     expect(() => loadConfig({ LATCHKEY_SECRET: 'short' })).toThrow(/secret: must be at least 32 characters/);
     expect(() => loadConfig({ LATCHKEY_CONFIG: '/nonexistent/latchkey.yaml' })).toThrow(/LATCHKEY_CONFIG/);
   });
+
+  test('logout.backchannelClaimLease: 30 s by default, never shorter than a delivery', () => {
+    expect(loadConfig({}).logout.backchannelClaimLease).toBe(30_000);
+    expect(loadConfig({}, { logout: { backchannelClaimLease: 6000 } }).logout.backchannelClaimLease).toBe(6000);
+    expect(() => loadConfig({}, { logout: { backchannelClaimLease: 1000 } })).toThrow(/logout\.backchannelClaimLease: must be at least 6000/);
+  });
 });

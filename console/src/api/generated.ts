@@ -113,6 +113,12 @@ export type RegisterClientInput = {
   backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
 };
 
+/**
+ * Changes to a client. A field left out stays as it is. Null clears a field the client may be without
+ * (the lifetimes and tokenEndpointAuthMethod go back to their defaults, webOrigins to the redirect URIs'
+ * origins; defaultAudience, jwks, jwksUri and backchannelLogoutUri are removed); null for a field that
+ * always has a value (name, redirectUris, ssoEnabled...) is a BAD_USER_INPUT error.
+ */
 export type UpdateClientInput = {
   name?: InputMaybe<Scalars['String']['input']>;
   redirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -125,7 +131,9 @@ export type UpdateClientInput = {
   allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   oauthEnabled?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Seconds; null goes back to the server's default. */
   accessTokenTtl?: InputMaybe<Scalars['Int']['input']>;
+  /** Seconds; null goes back to the server's default. */
   refreshTokenTtl?: InputMaybe<Scalars['Int']['input']>;
   postLogoutRedirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Replaces the client's roles: `introspect` (a resource server) or `admin` (a service account); see RegisterClientInput.roles. */
@@ -138,11 +146,11 @@ export type UpdateClientInput = {
   errorCodes?: InputMaybe<ErrorCodes>;
   /** See RegisterClientInput.defaultAudience; null goes back to the server's userinfo URL. */
   defaultAudience?: InputMaybe<Scalars['String']['input']>;
-  /** Changes how the client authenticates; see RegisterClientInput.tokenEndpointAuthMethod. Switching to CLIENT_SECRET_JWT needs a rotateClientSecret afterwards. */
+  /** Changes how the client authenticates; see RegisterClientInput.tokenEndpointAuthMethod. Switching to CLIENT_SECRET_JWT needs a rotateClientSecret afterwards. Null goes back to the default (a confidential client: Basic or post; a public one: NONE). */
   tokenEndpointAuthMethod?: InputMaybe<TokenEndpointAuthMethod>;
-  /** See RegisterClientInput.jwks. */
+  /** See RegisterClientInput.jwks; null removes them. */
   jwks?: InputMaybe<Scalars['String']['input']>;
-  /** See RegisterClientInput.jwksUri. */
+  /** See RegisterClientInput.jwksUri; null removes it. */
   jwksUri?: InputMaybe<Scalars['String']['input']>;
   /** See RegisterClientInput.backchannelLogoutUri; null removes it. */
   backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;

@@ -1,7 +1,8 @@
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { forClient, OAuthError, oauthError } from '../../errors/oauth.ts';
-import { param, resourceParam, type Params } from '../params.ts';
+import { param, resourcesParam, type Params } from '../params.ts';
+import { joinResources } from '../../clients/resource.ts';
 import { scopesAllowed, withoutIgnoredScopes } from '../token/scopes.ts';
 
 /** How the authorization response reaches the client: `query` (the default) or `form_post`. */
@@ -30,7 +31,7 @@ export interface AuthorizeRequest {
   prompt: Set<string>;
   responseMode: ResponseMode;
   maxAge?: number;
-  /** RFC 8707: the resource the tokens are for, bound to the code. */
+  /** RFC 8707: the resources the tokens are for (space-separated), bound to the code. */
   resource?: string;
   /** The request's own parameters, to carry through the login and consent forms. */
   carried: Record<string, string>;
@@ -142,7 +143,8 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
 
   let resource: string | undefined;
   try {
-    resource = resourceParam(p);
+    const resources = resourcesParam(p);
+    resource = resources && joinResources(resources);
   } catch (err) {
     if (err instanceof OAuthError) throw fail(err.error, err.message);
     throw err;

@@ -1,6 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { oauthError } from '../../errors/oauth.ts';
+import type { Client } from '../../clients/queries.ts';
+import { audClaim } from '../../clients/resource.ts';
+import { forClient, oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 import { sendJson } from '../../http/send-json.ts';
@@ -19,10 +21,12 @@ const READS_ANY_TOKEN = ['introspect', 'admin'];
  */
 export function introspectHandler(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
+    // Known once the request names a registered client: its errors are then in the codes it reads.
+    let named: Client | undefined;
     try {
       res.setHeader('Cache-Control', 'no-store');
       const p = readParams(req);
-      const caller = await authenticateClient(ctx, req, p);
+      const caller = await authenticateClient(ctx, req, p, (found) => (named = found));
       const token = param(p, 'token');
       if (!token) throw oauthError('invalid_request', 'token is required');
       const readsAny = caller.roles.some((r) => READS_ANY_TOKEN.includes(r));
@@ -42,7 +46,7 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
           exp: Math.floor(grant.expiresAt / 1000),
           iat: Math.floor(grant.createdAt / 1000),
           // RFC 8707: whom the token is for; a token from before audiences were kept names none.
-          ...(grant.audience ? { aud: grant.audience } : {}),
+          ...(grant.audience ? { aud: audClaim(grant.audience) } : {}),
           // A client_credentials token is the client's own: RFC 9068's `sub` is then the client id.
           ...(grant.user ? { sub: grant.user.id, username: grant.user.username } : { sub: grant.clientId }),
         });
@@ -65,7 +69,7 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       }
       sendJson(res, { active: false });
     } catch (err) {
-      next(err);
+      next(named ? forClient(err, named.errorCodes) : err);
     }
   };
 }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { oauthError } from '../../errors/oauth.ts';
+import type { Client } from '../../clients/queries.ts';
+import { forClient, oauthError } from '../../errors/oauth.ts';
 import { param, readParams } from '../params.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from '../token/client-auth.ts';
@@ -11,10 +12,15 @@ import { authenticateClient } from '../token/client-auth.ts';
  */
 export function revokeHandler(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
+    // Known once the request names a registered client: its errors are then in the codes it reads.
+    let named: Client | undefined;
     try {
       res.setHeader('Cache-Control', 'no-store');
       const p = readParams(req);
-      const client = await authenticateClient(ctx, req, p, (named) => allowClientOrigin(req, res, named));
+      const client = await authenticateClient(ctx, req, p, (found) => {
+        named = found;
+        allowClientOrigin(req, res, found);
+      });
       const token = param(p, 'token');
       if (!token) throw oauthError('invalid_request', 'token is required');
       const outcome = await ctx.tokens.revokeToken(token, client.clientId, client.roles.includes('admin'));
@@ -24,7 +30,7 @@ export function revokeHandler(ctx: AppContext): RequestHandler {
       }
       res.status(200).end();
     } catch (err) {
-      next(err);
+      next(named ? forClient(err, named.errorCodes) : err);
     }
   };
 }

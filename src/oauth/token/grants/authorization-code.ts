@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { safeEqual } from '../../../crypto/tokens.ts';
 import { oauthError } from '../../../errors/oauth.ts';
-import { param, resourceParam } from '../../params.ts';
+import { param, resourcesParam } from '../../params.ts';
 import { auditTrail, type Grant } from '../grant.ts';
+import { outsideGrant, settledResources } from '../resources.ts';
 
 const verifierPattern = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -17,7 +18,7 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   if (!code) throw oauthError('empty_code', 'code is required');
   const redirectUri = param(p, 'redirect_uri');
   if (!redirectUri) throw oauthError('empty_redirect_uri', 'redirect_uri is required');
-  const resource = resourceParam(p);
+  const resources = resourcesParam(p);
 
   const row = await ctx.tokens.findCode(code, client.clientId, auditTrail(ctx, req));
   // Everything a replayed code issued is revoked already (RFC 6749 §4.1.2), and the replay audited.
@@ -31,10 +32,9 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   };
   if (row.clientId !== client.clientId) throw await refuse('invalid_code', 'the code was issued to another client');
   if (row.redirectUri !== redirectUri) throw await refuse('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
-  // RFC 8707: the code is for the resource named at authorize; the token request may only repeat it.
-  if (row.resource !== null && resource !== undefined && resource !== row.resource) {
-    throw await refuse('invalid_target', 'resource differs from the one the code was issued for');
-  }
+  // RFC 8707: the code is for the resources named at authorize; the token request may name only those.
+  const other = outsideGrant(row.resource, resources);
+  if (other.length > 0) throw await refuse('invalid_target', `resource not among those the code was issued for: ${other.join(' ')}`);
 
   const verifier = param(p, 'code_verifier');
   if (row.codeChallenge) {
@@ -61,6 +61,6 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
     authTime: row.authTime,
     amr: row.amr,
     nonce: row.nonce,
-    resource: row.resource ?? resource ?? null,
+    ...settledResources(row.resource, resources),
   };
 };

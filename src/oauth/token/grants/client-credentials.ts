@@ -1,5 +1,6 @@
 import { oauthError } from '../../../errors/oauth.ts';
-import { param, resourceParam } from '../../params.ts';
+import { joinResources } from '../../../clients/resource.ts';
+import { param, resourcesParam } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { requestedScopes } from '../scopes.ts';
 
@@ -8,5 +9,6 @@ export const clientCredentialsGrant: Grant = async (_ctx, _req, p, client) => {
   if (!client.confidential) throw oauthError('unauthorized_client', 'a public client cannot use client_credentials');
   const userScopes = new Set(['openid', 'profile', 'email', 'groups', 'offline_access']);
   const fallback = client.scopes.filter((s) => !userScopes.has(s));
-  return { userId: null, scopes: requestedScopes(param(p, 'scope'), client.scopes, fallback), resource: resourceParam(p) ?? null };
+  const resources = resourcesParam(p);
+  return { userId: null, scopes: requestedScopes(param(p, 'scope'), client.scopes, fallback), resource: resources ? joinResources(resources) : null };
 };

@@ -1,5 +1,6 @@
 import { backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
-import { param, resourceParam } from '../../params.ts';
+import { joinResources } from '../../../clients/resource.ts';
+import { param, resourcesParam } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { clientScopes, grantableScopes } from '../scopes.ts';
 import { clock } from '../../../clock.ts';
@@ -22,7 +23,7 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   const password = param(p, 'password');
   if (!username) throw oauthError('invalid_request', 'username is required');
   if (!password) throw oauthError('invalid_request', 'password is required');
-  const resource = resourceParam(p);
+  const resources = resourcesParam(p);
   const scopes = clientScopes(param(p, 'scope'), client);
 
   const otp = param(p, 'otp') || undefined;
@@ -56,5 +57,5 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
   if ((ctx.config.mfa.required || client.requireMfa) && !outcome.amr.includes('mfa')) {
     throw oauthError('mfa_required', `a second factor is required: enrol one at ${ctx.config.publicUrl}/account, then send its code in otp`);
   }
-  return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: clock.now(), amr: outcome.amr, resource: resource ?? null };
+  return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: clock.now(), amr: outcome.amr, resource: resources ? joinResources(resources) : null };
 };

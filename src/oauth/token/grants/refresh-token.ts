@@ -1,7 +1,8 @@
 import type { User } from '../../../users/queries.ts';
 import { BackendUnavailableError } from '../../../identity/contract.ts';
 import { backendUnavailable, oauthError } from '../../../errors/oauth.ts';
-import { param, resourceParam } from '../../params.ts';
+import { param, resourcesParam } from '../../params.ts';
+import { outsideGrant, settledResources } from '../resources.ts';
 import { auditTrail, type Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../scopes.ts';
 
@@ -15,7 +16,7 @@ import { grantableScopes, requestedScopes } from '../scopes.ts';
 export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   const token = param(p, 'refresh_token');
   if (!token) throw oauthError('invalid_request', 'refresh_token is required');
-  const resource = resourceParam(p);
+  const resources = resourcesParam(p);
   // A reused token's family is revoked and the reuse audited by the token service.
   const outcome = await ctx.tokens.checkRefresh(token, client, auditTrail(ctx, req));
   if (!outcome.ok) {
@@ -23,10 +24,9 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
   }
   const { row } = outcome;
-  // RFC 8707: a refresh token stays with the resource it was issued for.
-  if (row.resource !== null && resource !== undefined && resource !== row.resource) {
-    throw oauthError('invalid_target', 'resource differs from the one the refresh token was issued for');
-  }
+  // RFC 8707: a refresh token stays with the resources it was issued for.
+  const other = outsideGrant(row.resource, resources);
+  if (other.length > 0) throw oauthError('invalid_target', `resource not among those the refresh token was issued for: ${other.join(' ')}`);
   // SPEC 7: a client that needs a second factor now (or the server, `mfa.required`) refreshes no token
   // whose sign-in had none. The token is left as it is: signing in again with the factor is the way on.
   if ((ctx.config.mfa.required || client.requireMfa) && !row.amr?.includes('mfa')) {
@@ -53,6 +53,6 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     sessionId: row.sessionId,
     authTime: row.authTime,
     amr: row.amr,
-    resource: row.resource ?? resource ?? null,
+    ...settledResources(row.resource, resources),
   };
 };
