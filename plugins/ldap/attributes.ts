@@ -88,6 +88,15 @@ export function isExpired(entry: Entry, now: number): boolean {
   return ticks / 10_000n - FILETIME_EPOCH_OFFSET_MS <= BigInt(now);
 }
 
+/** When AD says the password expires (`msDS-UserPasswordExpiryTimeComputed`, FILETIME), ms since the epoch; undefined for never. */
+export function passwordExpiry(entry: Entry): number | undefined {
+  const raw = first(entry, 'msDS-UserPasswordExpiryTimeComputed');
+  if (!raw || !/^\d+$/.test(raw)) return undefined;
+  const ticks = BigInt(raw);
+  if (ticks === 0n || ticks >= 0x7fffffffffffffffn) return undefined;
+  return Number(ticks / 10_000n - FILETIME_EPOCH_OFFSET_MS);
+}
+
 /** AD's bind refusals (result 49, "…, data 533, …") that it sends only when the password was right. */
 const REFUSALS = new Map<string, AccountRefusal>([
   ['533', 'disabled'],

@@ -1,9 +1,12 @@
 import { InvalidCredentialsError, type Entry } from 'ldapts';
 import type { Logger } from 'pino';
-import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type PasswordCheck } from '../../src/identity/contract.ts';
+import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type KnownUser, type PasswordCheck, type PasswordWrite } from '../../src/identity/contract.ts';
 import { ACCOUNT_STATE_ATTRIBUTES, accountState, isInactivatedAccount } from './account-state.ts';
-import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, strings } from './attributes.ts';
-import { servicePassword, type LdapConfig } from './config.ts';
+import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, passwordExpiry, strings } from './attributes.ts';
+import { directoryTypeOf, servicePassword, type LdapConfig } from './config.ts';
+import { PasswordPolicyControl } from './password-policy.ts';
+import { refused } from './password-refusals.ts';
+import { adWriter, openLdapWriter, type PasswordWriter } from './password-writes.ts';
 import { fillFilter } from './filter.ts';
 import { resolveGroups, rolesFor } from './groups.ts';
 import { ConnectionPool, type LdapSession } from './pool.ts';
@@ -18,6 +21,11 @@ import { ServerList } from './servers.ts';
 export class LdapBackend implements IdentityBackend {
   private readonly searches: ConnectionPool;
   private readonly binds: ConnectionPool;
+  private readonly passwords: PasswordWriter;
+  /** Present only with `passwordChange` (SPEC 12): the chain offers what the backend has. */
+  readonly changePassword?: (known: KnownUser, oldPassword: string, newPassword: string) => Promise<PasswordWrite>;
+  /** Present only with `passwordReset`. */
+  readonly resetPassword?: (known: KnownUser, newPassword: string) => Promise<PasswordWrite>;
 
   constructor(
     private readonly config: LdapConfig,
@@ -33,6 +41,20 @@ export class LdapBackend implements IdentityBackend {
       prepare: config.bindDN ? (s) => s.bind(config.bindDN!, password!) : undefined,
     });
     this.binds = new ConnectionPool({ ...common, name: 'bind' });
+    const pools = { searches: this.searches, binds: this.binds };
+    this.passwords = directoryTypeOf(config) === 'activeDirectory' ? adWriter(pools) : openLdapWriter(pools);
+    if (config.passwordChange) this.changePassword = (known, oldPassword, newPassword) => this.write(known, (dn) => this.passwords.change(dn, oldPassword, newPassword));
+    if (config.passwordReset) this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
+  }
+
+  /** A password write to the entry of a known user: found again by name, and only if it is still the same entry. */
+  private async write(known: KnownUser, fn: (dn: string) => Promise<PasswordWrite>): Promise<PasswordWrite> {
+    // Checked before any bind: an LDAP bind with an empty password is anonymous.
+    const entry = await this.searches.use((s) => this.findUser(s, known.username));
+    if (!entry || externalId(entry, this.config.userSearch.idAttr) !== known.externalId) {
+      return refused('refused', 'The account is no longer in the directory.');
+    }
+    return fn(entry.dn);
   }
 
   async checkPassword(username: string, password: string): Promise<PasswordCheck> {
@@ -42,7 +64,7 @@ export class LdapBackend implements IdentityBackend {
     const entry = await this.searches.use((s) => this.findUser(s, username));
     if (!entry) return { validPassword: false };
 
-    const verdict = await this.bindAs(entry.dn, password);
+    const { verdict, expiresAt } = await this.bindAs(entry.dn, password);
     if (verdict === 'wrong') return { validPassword: false, identity: this.identity(entry, [], username) };
     const groups = await this.searches.use((s) => resolveGroups(s, this.config, entry));
     const identity = this.identity(entry, groups, username);
@@ -50,7 +72,10 @@ export class LdapBackend implements IdentityBackend {
       identity.disabled = true;
       identity.refusal = verdict;
     }
-    return { validPassword: true, identity };
+    const passwordExpiresAt = expiresAt ?? passwordExpiry(entry);
+    const warnFrom = Date.now() + this.config.passwordExpiryWarningDays * 86_400_000;
+    // Told only within the warning days: the sign-in shows a notice whenever it is set (SPEC 12).
+    return { validPassword: true, identity, ...(passwordExpiresAt !== undefined && passwordExpiresAt <= warnFrom ? { passwordExpiresAt } : {}) };
   }
 
   /**
@@ -77,7 +102,7 @@ export class LdapBackend implements IdentityBackend {
 
   private async findUser(s: LdapSession, username: string): Promise<Entry | undefined> {
     const us = this.config.userSearch;
-    const attributes = [us.usernameAttr, us.idAttr, us.emailAttr, us.nameAttr, ...ACCOUNT_STATE_ATTRIBUTES];
+    const attributes = [us.usernameAttr, us.idAttr, us.emailAttr, us.nameAttr, ...ACCOUNT_STATE_ATTRIBUTES, 'msDS-UserPasswordExpiryTimeComputed'];
     if (!this.config.groupSearch) attributes.push('memberOf');
     let result;
     try {
@@ -111,21 +136,30 @@ export class LdapBackend implements IdentityBackend {
     return completeRanges(entry, async (attr) => (await s.search(entry.dn, { scope: 'base', attributes: [attr] })).searchEntries[0]);
   }
 
-  private async bindAs(dn: string, password: string): Promise<'ok' | 'wrong' | AccountRefusal> {
+  /**
+   * The user's bind, with ppolicy's control (OpenLDAP, 389 DS; others ignore it): its answer tells an
+   * expired password (only when it was right), one that must change after a reset, the grace logins
+   * of an expired one, and the time before expiry.
+   */
+  private async bindAs(dn: string, password: string): Promise<{ verdict: 'ok' | 'wrong' | AccountRefusal; expiresAt?: number }> {
+    const policy = new PasswordPolicyControl();
     try {
-      await this.binds.use((s) => s.bind(dn, password));
-      return 'ok';
+      await this.binds.use((s) => s.bind(dn, password, [policy]));
+      if (policy.error === 'changeAfterReset') return { verdict: 'password_must_change' };
+      if (policy.graceRemaining !== undefined) return { verdict: 'password_expired' };
+      return { verdict: 'ok', expiresAt: policy.expiresIn === undefined ? undefined : Date.now() + policy.expiresIn * 1000 };
     } catch (err) {
       if (err instanceof InvalidCredentialsError) {
+        if (policy.error === 'passwordExpired') return { verdict: 'password_expired' };
         // The user hears "wrong password" (see adBindRefusal); whoever answers their call may know more.
         if (isAdLockout(err.message)) this.logger.info({ dn }, 'AD answered 775 (account locked out); refused as a wrong password');
-        return adBindRefusal(err.message);
+        return { verdict: adBindRefusal(err.message) };
       }
       if (err instanceof BackendUnavailableError) throw err;
-      if (isInactivatedAccount(err)) return 'disabled';
+      if (isInactivatedAccount(err)) return { verdict: 'disabled' };
       // Any other answer from the server (unwilling to perform, inappropriate auth, …) is not a yes.
       this.logger.warn({ dn, err: (err as Error).message }, 'LDAP bind refused');
-      return 'wrong';
+      return { verdict: 'wrong' };
     }
   }
 

@@ -81,6 +81,18 @@ export const ldapConfig = z
       .optional(),
     /** Members of these groups (by name or DN, case-insensitive) get the `admin` role. */
     adminGroups: z.array(z.string().min(1)).default([]),
+    /**
+     * How passwords are written (SPEC 12): `openldap`, the Password Modify extended operation with the
+     * ppolicy control; `activeDirectory`, `unicodePwd`. @default `activeDirectory` when `idAttr` is
+     * `objectGUID`, else `openldap`.
+     */
+    directoryType: z.enum(['openldap', 'activeDirectory']).optional(),
+    /** Users change their own password (account page, expired or must-change at sign-in), bound as themselves. @default false */
+    passwordChange: z.boolean().default(false),
+    /** The service account sets new passwords (reset by mail, the admin API's `setUserPassword`). @default false */
+    passwordReset: z.boolean().default(false),
+    /** A user whose password expires within this many days is told so after signing in. @default 14 */
+    passwordExpiryWarningDays: z.number().int().min(0).max(365).default(14),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -93,6 +105,13 @@ export const ldapConfig = z
     if (c.bindDN && !c.bindPassword && !c.bindPasswordEnv) {
       ctx.addIssue({ code: 'custom', path: ['bindPassword'], message: 'bindDN needs bindPassword or bindPasswordEnv' });
     }
+    if (directoryTypeOf(c) === 'activeDirectory' && (c.passwordChange || c.passwordReset) && !c.startTLS && c.url.some((u) => !u.toLowerCase().startsWith('ldaps:'))) {
+      // AD refuses unicodePwd over a plain connection; sending a password in the clear is refused here first.
+      ctx.addIssue({ code: 'custom', path: ['passwordChange'], message: 'Active Directory writes passwords only over ldaps:// or startTLS: true' });
+    }
+    if (c.passwordReset && !c.bindDN) {
+      ctx.addIssue({ code: 'custom', path: ['passwordReset'], message: 'passwordReset writes with the service account: give bindDN' });
+    }
     if (c.startTLS && c.url.some((u) => u.toLowerCase().startsWith('ldaps:'))) {
       ctx.addIssue({ code: 'custom', path: ['startTLS'], message: 'StartTLS applies to ldap:// URLs; ldaps:// is already TLS' });
     }
@@ -103,3 +122,7 @@ export type LdapConfig = z.infer<typeof ldapConfig>;
 /** The service account's password, wherever the config put it. */
 export const servicePassword = (c: LdapConfig): string | undefined =>
   c.bindPassword ?? (c.bindPasswordEnv ? process.env[c.bindPasswordEnv] : undefined);
+
+/** Which directory's way of writing passwords the backend uses (see `directoryType`). */
+export const directoryTypeOf = (c: Pick<LdapConfig, 'directoryType' | 'userSearch'>): 'openldap' | 'activeDirectory' =>
+  c.directoryType ?? (c.userSearch.idAttr.toLowerCase() === 'objectguid' ? 'activeDirectory' : 'openldap');

@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
-import { Client, ResultCodeError, type SearchOptions, type SearchResult } from 'ldapts';
+import { Client, ResultCodeError, type Change, type Control, type SearchOptions, type SearchResult } from 'ldapts';
 import type { Logger } from 'pino';
 import { BackendUnavailableError } from '../../src/identity/contract.ts';
 import type { ServerList } from './servers.ts';
@@ -9,7 +9,10 @@ import type { ServerList } from './servers.ts';
 export interface LdapSession {
   readonly url: string;
   search(baseDN: string, options: SearchOptions): Promise<SearchResult>;
-  bind(dn: string, password: string): Promise<void>;
+  bind(dn: string, password: string, controls?: Control[]): Promise<void>;
+  /** An extended operation (the Password Modify of SPEC 12). */
+  exop(oid: string, value: Buffer, controls?: Control[]): Promise<void>;
+  modify(dn: string, changes: Change[], controls?: Control[]): Promise<void>;
 }
 
 export interface PoolOptions {
@@ -183,7 +186,9 @@ export class ConnectionPool {
     conn.session = {
       url,
       search: (baseDN, options) => run(() => client.search(baseDN, options)),
-      bind: (dn, password) => run(() => client.bind(dn, password)),
+      bind: (dn, password, controls) => run(() => client.bind(dn, password, controls)),
+      exop: (oid, value, controls) => run(async () => void (await client.exop(oid, value, controls))),
+      modify: (dn, changes, controls) => run(() => client.modify(dn, changes, controls)),
     };
     this.open++;
     return conn;

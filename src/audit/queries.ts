@@ -25,6 +25,9 @@ export type AuditKind =
   | 'mfa.failure'
   | 'mfa.guessing'
   | 'account.password_changed'
+  /** SPEC 12: the directory's policy refused a new password, or the directory failed during the write. */
+  | 'account.password_change_refused'
+  | 'account.password_change_failed'
   | 'account.signed_out_everywhere'
   | 'logout.backchannel_delivered'
   | 'logout.backchannel_failed';

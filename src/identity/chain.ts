@@ -12,7 +12,8 @@ export interface ChainMember {
 }
 
 export type SignInResult =
-  | { ok: true; user: User }
+  /** `passwordExpiresAt`: the backend's warning that the password expires soon (SPEC 12). */
+  | { ok: true; user: User; passwordExpiresAt?: number }
   /**
    * `backend`: the backend that owns the account, when one does. `skipped`: backends that were down
    * before that answer, whose user the account may be (an outage never counts against them).
@@ -104,7 +105,7 @@ export class IdentityChain {
       // Refused if an administrator disabled the account here, or the backend refuses it (and says why).
       if (user.disabled) return { ok: false, reason: 'disabled', user, backend: member.id, skipped: down };
       if (check.identity.disabled) return { ok: false, reason: check.identity.refusal ?? 'disabled', user, backend: member.id, skipped: down };
-      return { ok: true, user };
+      return { ok: true, user, ...(check.passwordExpiresAt !== undefined ? { passwordExpiresAt: check.passwordExpiresAt } : {}) };
     }
     if (down.length > 0) return { ok: false, reason: 'unavailable', backends: down };
     return { ok: false, reason: 'invalid_credentials', skipped: [] };

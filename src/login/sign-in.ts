@@ -26,13 +26,15 @@ export interface SignInAttempt {
 }
 
 export type SignInOutcome =
-  | { ok: true; user: User; deviceCookie: string; amr: Amr[] }
+  /** `passwordExpiresAt`: the directory warns that the password expires soon (SPEC 12). */
+  | { ok: true; user: User; deviceCookie: string; amr: Amr[]; passwordExpiresAt?: number }
   /** The password was right and the user has a second factor, not given: ask for it (the login page's second step). */
   | { ok: false; reason: 'second_factor'; user: User }
   | { ok: false; reason: 'throttled'; retryAfter: number }
   | { ok: false; reason: 'unavailable' }
   /** `invalid_code`: a wrong second factor (after a right password, or at the second step). */
-  | { ok: false; reason: 'invalid_credentials' | AccountRefusal }
+  /** `user`: with a right password the account's state refuses (the change step of SPEC 12 needs who). */
+  | { ok: false; reason: 'invalid_credentials' | AccountRefusal; user?: User }
   /** `codesLocked`: too many wrong codes lately; only a recovery code or a passkey is taken now. */
   | { ok: false; reason: 'invalid_code'; codesLocked?: boolean };
 
@@ -173,7 +175,7 @@ export const signInService = (deps: Deps) => ({
       } else {
         await attempt.failed(result.backend ?? NO_BACKEND, result.reason, result.user?.id);
       }
-      return { ok: false, reason: result.reason };
+      return { ok: false, reason: result.reason, ...(result.user && result.reason !== 'invalid_credentials' ? { user: result.user } : {}) };
     }
     const { user } = result;
     let amr: Amr[] = ['pwd'];
@@ -187,7 +189,8 @@ export const signInService = (deps: Deps) => ({
       if (!Array.isArray(checked)) return checked;
       amr = withMfa(['pwd', ...checked]);
     }
-    return attempt.succeeded(user, amr, a.grant ? { grant: a.grant } : {});
+    const done = await attempt.succeeded(user, amr, a.grant ? { grant: a.grant } : {});
+    return done.ok && result.passwordExpiresAt !== undefined ? { ...done, passwordExpiresAt: result.passwordExpiresAt } : done;
   },
 
   /**

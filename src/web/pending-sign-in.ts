@@ -1,6 +1,8 @@
 import type { Request, Response } from 'express';
 import { clock } from '../clock.ts';
+import { hkdfSync } from 'node:crypto';
 import { seal, unseal } from '../crypto/sealed.ts';
+import { decrypt, encrypt } from '../crypto/secrets.ts';
 import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
 import type { Amr } from '../mfa/service.ts';
 import { cookieOptions, readCookie } from './cookies.ts';
@@ -17,9 +19,15 @@ export interface Pending {
   userId: string;
   amr: Amr[];
   clientId: string;
+  /**
+   * The old password of a sign-in that must change it (SPEC 12): the directory write is bound as the
+   * user. Sealed encrypted under a key derived from this browser's cookie, which the page never holds.
+   */
+  oldPassword?: string;
 }
 
-interface Sealed extends Pending {
+interface Sealed extends Omit<Pending, 'oldPassword'> {
+  oldPassword?: string;
   /** Its row server-side, taken by the one request that uses it. */
   id: string;
   /** The hash of this browser's `lk_pending` cookie. */
@@ -29,6 +37,9 @@ interface Sealed extends Pending {
 
 /** A pending sign-in taken for one attempt; `again` starts the next one (a wrong code), in what is left of its time. */
 export type TakenPending = Pending & { again(res: Response): Promise<string> };
+
+/** The key of a pending sign-in's secret: the server's and this browser's together. */
+const secretKey = (key: Buffer, nonce: string) => Buffer.from(hkdfSync('sha256', key, nonce, 'pending-sign-in-secret', 32));
 
 /**
  * Reads the form's pending sign-in without taking it: only to choose whose passkeys a second step's
@@ -53,7 +64,8 @@ export function pendingSignIns(key: Buffer, secure: boolean, store: Pick<Session
     if (!nonce || nonce.length < 32) nonce = randomToken();
     res.cookie(PENDING_COOKIE, nonce, cookieOptions(secure, TTL_MS));
     const id = await store.startPending(p.userId, expiresAt);
-    return seal(key, PURPOSE, { ...p, id, browser: hashToken(nonce) }, expiresAt - clock.now());
+    const oldPassword = p.oldPassword === undefined ? undefined : encrypt(secretKey(key, nonce), p.oldPassword);
+    return seal(key, PURPOSE, { ...p, oldPassword, id, browser: hashToken(nonce) }, expiresAt - clock.now());
   }
 
   return {
@@ -67,6 +79,7 @@ export function pendingSignIns(key: Buffer, secure: boolean, store: Pick<Session
       if (!p || p.clientId !== clientId || !nonce || !safeEqual(hashToken(nonce), p.browser)) return undefined;
       if (!(await store.takePending(p.id))) return undefined;
       const pending: Pending = { userId: p.userId, amr: p.amr, clientId: p.clientId };
+      if (p.oldPassword !== undefined) pending.oldPassword = decrypt(secretKey(key, nonce), p.oldPassword);
       return { ...pending, again: (res) => begin(req, res, pending, p.exp) };
     },
   };

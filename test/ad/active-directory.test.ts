@@ -7,6 +7,7 @@ import { adConformance } from './conformance.ts';
 import { domainLdif } from './directory.ts';
 import { domain } from './harness.ts';
 import { outageTests } from './outage.ts';
+import { passwordTests } from './passwords.ts';
 
 /**
  * Latchkey against a real Active Directory: a Samba 4.17 domain controller, provisioned once for all
@@ -27,4 +28,6 @@ describe('Active Directory (Samba 4.17 domain controller)', () => {
     bindRefusalTests(kind);
     outageTests(kind);
   }
+  // SPEC 12's writes; the database side of the change step runs on both databases in the slapd suite.
+  passwordTests('sqlite');
 });

@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { Attribute, Change, Client } from 'ldapts';
+import { Attribute, Change, Client, Control } from 'ldapts';
 import { join } from 'node:path';
 import { BASE_DN, entries, GROUPS, PEOPLE, SERVICE_DN, SERVICE_PASSWORD, toLdif, type LdifEntry } from '../fixtures/ldap/directory.ts';
 import { freePort } from './ports.ts';
@@ -23,7 +23,9 @@ export interface Slapd {
   pause(): void;
   resume(): void;
   /** Replaces one attribute of an entry (no values: removes it), as the directory's administrator. */
-  modify(dn: string, attr: string, values: string[]): Promise<void>;
+  modify(dn: string, attr: string, values: string[], o?: { relax?: boolean }): Promise<void>;
+  /** Adds an entry, as the directory's administrator. */
+  add(entry: LdifEntry): Promise<void>;
   destroy(): Promise<void>;
 }
 
@@ -79,11 +81,21 @@ export interface SlapdOptions {
    * administrator's `pwdAccountLockedTime` refuses the account's binds, as in a real deployment.
    */
   ppolicy?: boolean;
+  /**
+   * With `ppolicy`: more attributes of the default policy (`pwdMinLength`, `pwdInHistory`, `pwdMaxAge`,
+   * `pwdMustChange`, `pwdExpireWarning`, `pwdGraceAuthNLimit`...), for the password lifecycle (SPEC 12).
+   */
+  policy?: Record<string, string>;
+  /** The service account may write passwords (a reset, SPEC 12); by default only their owner may. */
+  serviceWritesPasswords?: boolean;
 }
 
 /** The default password policy of `ppolicy: true`: only lockouts an administrator sets. */
 export const PPOLICY_DN = `cn=default-policy,ou=services,${BASE_DN}`;
-const policyEntry: LdifEntry = { dn: PPOLICY_DN, attrs: { objectClass: ['device', 'pwdPolicy'], cn: 'default-policy', pwdAttribute: 'userPassword', pwdLockout: 'TRUE' } };
+const policyEntry = (extra: Record<string, string> = {}): LdifEntry => ({
+  dn: PPOLICY_DN,
+  attrs: { objectClass: ['device', 'pwdPolicy'], cn: 'default-policy', pwdAttribute: 'userPassword', pwdLockout: 'TRUE', ...extra },
+});
 
 export async function startSlapd(options: SlapdOptions = {}): Promise<Slapd> {
   const { dir: tlsDir, ca } = tls();
@@ -116,11 +128,11 @@ rootpw ${ROOT_PASSWORD}
 directory ${dir}/data
 index objectClass eq
 index uid,cn,mail,member,sAMAccountName eq
-access to attrs=userPassword by self write by anonymous auth by * none
+access to attrs=userPassword${options.serviceWritesPasswords ? ` by dn.exact="${SERVICE_DN}" write` : ''} by self write by anonymous auth by * none
 access to * by users read by * none
 ${options.ppolicy ? `overlay ppolicy\nppolicy_default "${PPOLICY_DN}"\n` : ''}`,
   );
-  writeFileSync(join(dir, 'directory.ldif'), toLdif(options.ppolicy ? [...entries(), policyEntry] : entries()));
+  writeFileSync(join(dir, 'directory.ldif'), toLdif(options.ppolicy ? [...entries(), policyEntry(options.policy)] : entries()));
   // Loaded offline so every server built from the data has the same entryUUIDs, as replicas would.
   execFileSync('slapadd', ['-q', '-f', join(dir, 'slapd.conf'), '-l', join(dir, 'directory.ldif')], { stdio: 'pipe' });
 
@@ -152,11 +164,22 @@ ${options.ppolicy ? `overlay ppolicy\nppolicy_default "${PPOLICY_DN}"\n` : ''}`,
     stop,
     pause: () => child?.kill('SIGSTOP'),
     resume: () => child?.kill('SIGCONT'),
-    async modify(dn, attr, values) {
+    async modify(dn, attr, values, o = {}) {
       const client = new Client({ url: `ldap://127.0.0.1:${port}`, timeout: 5000 });
       try {
         await client.bind(ROOT_DN, ROOT_PASSWORD);
-        await client.modify(dn, new Change({ operation: 'replace', modification: new Attribute({ type: attr, values }) }));
+        const change = new Change({ operation: 'replace', modification: new Attribute({ type: attr, values }) });
+        // The Relax Rules control lets the administrator set ppolicy's own attributes (`pwdChangedTime`).
+        await client.modify(dn, change, o.relax ? new Control('1.3.6.1.4.1.4203.666.5.12', { critical: true }) : undefined);
+      } finally {
+        await client.unbind();
+      }
+    },
+    async add(entry) {
+      const client = new Client({ url: `ldap://127.0.0.1:${port}`, timeout: 5000 });
+      try {
+        await client.bind(ROOT_DN, ROOT_PASSWORD);
+        await client.add(entry.dn, entry.attrs as Record<string, string | string[]>);
       } finally {
         await client.unbind();
       }

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import { provedRecently } from '../../login/sessions.ts';
 import { InputError } from '../../errors/service.ts';
 import type { SignedIn } from '../current-session.ts';
+import { changeDirectoryPassword as changeInDirectory } from '../directory-password.ts';
 import { identityProof } from './proof.ts';
 import type { AccountAnswer } from './view.ts';
 
@@ -71,6 +72,27 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     return { show: 'account', notice: 'Your password is changed. Applications signed in with the old one must sign in again.' };
   };
 
+  /**
+   * SPEC 12: a directory user's new password, written bound as them with the current one (which is
+   * the proof); the directory's refusal in words, nothing changed; the other sessions end after it.
+   */
+  const changeDirectoryPassword: AccountAction = async (posted) => {
+    const { req, signedIn, form } = posted;
+    const newPassword = form.new_password ?? '';
+    if (!form.password || !newPassword) return { show: 'account', status: 400, error: 'Type your current password and a new one.' };
+    if (newPassword !== form.new_password_again) return { show: 'account', status: 400, error: 'The two new passwords are not the same. Your password is unchanged.' };
+    const changed = await changeInDirectory(ctx, req, signedIn.user, { oldPassword: form.password, newPassword, via: 'account' });
+    if (!changed.ok) return { show: 'account', status: changed.status, error: changed.message };
+    await ctx.sessions.endAllOf(signedIn.user.id, { except: signedIn.session.id, actor: actorOf(posted) });
+    return { show: 'account', notice: 'Your password is changed in the directory. Applications signed in with the old one must sign in again.' };
+  };
+
+  const ownPassword = confirmed(changePassword, (form) => ({ password: form.password ?? '' }));
+  const password: AccountAction = (posted) =>
+    posted.signedIn.user.backend !== ctx.users.localBackend && ctx.identity.canWritePassword(posted.signedIn.user, 'change')
+      ? changeDirectoryPassword(posted)
+      : ownPassword(posted);
+
   const signOutEverywhere: AccountAction = async (posted) => {
     const { req, signedIn } = posted;
     const userId = signedIn.user.id;
@@ -86,7 +108,7 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     ['add_passkey', addPasskey],
     ['remove_passkey', confirmed(removePasskey)],
     ['recovery_codes', confirmed(recoveryCodes)],
-    ['password', confirmed(changePassword, (form) => ({ password: form.password ?? '' }))],
+    ['password', password],
     ['sign_out_everywhere', signOutEverywhere],
   ]);
 }

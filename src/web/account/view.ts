@@ -26,6 +26,7 @@ export function accountViews(ctx: AppContext) {
     const html = accountPage({
       username: s.user.username,
       ownPassword: s.user.backend === ctx.users.localBackend,
+      directoryPassword: s.user.backend !== ctx.users.localBackend && ctx.identity.canWritePassword(s.user, 'change'),
       mfa: await ctx.mfa.status(s.user.id),
       passkeysEnabled: ctx.mfa.passkeys.enabled,
       passkeys: (await ctx.mfa.passkeys.list(s.user.id)).map((k) => ({ id: k.credentialId, name: k.name, createdAt: k.createdAt })),

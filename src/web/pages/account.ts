@@ -6,6 +6,8 @@ export interface AccountView {
   username: string;
   /** Whether the password can be changed here (database users). */
   ownPassword: boolean;
+  /** Whether the password can be changed in the user's directory (SPEC 12: the backend's `passwordChange`). */
+  directoryPassword?: boolean;
   mfa: MfaStatus;
   /** False with PUBLIC_URL at an IP address: browsers refuse one as the relying party. */
   passkeysEnabled: boolean;
@@ -58,7 +60,17 @@ ${addPasskey}`;
 <label for="new-password">New password (8 characters or more)</label><input id="new-password" name="new_password" type="password" autocomplete="new-password" minlength="8" required>`,
         'Change password',
       )
-    : `<p>Your password is managed by your organisation's directory.</p>`;
+    : v.directoryPassword
+      ? form(
+          v.csrfToken,
+          'password',
+          `<p>Your password is kept in your organisation's directory; its rules apply.</p>
+<label for="current-password">Current password</label><input id="current-password" name="password" type="password" autocomplete="current-password" required>
+<label for="new-password">New password</label><input id="new-password" name="new_password" type="password" autocomplete="new-password" required>
+<label for="new-password-again">New password again</label><input id="new-password-again" name="new_password_again" type="password" autocomplete="new-password" required>`,
+          'Change password',
+        )
+      : `<p>Your password is managed by your organisation's directory.</p>`;
   return layout(
     'Your account',
     `<h1>Your account</h1><p class="sub">Signed in as <strong>${escapeHtml(v.username)}</strong></p>${notice}${errorBox(v.error)}

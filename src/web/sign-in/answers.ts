@@ -8,9 +8,17 @@ import { pendingSignIns } from '../pending-sign-in.ts';
 import { expiredForm, refusalOf } from '../refusals.ts';
 import { raiseSession, startSession } from '../start-session.ts';
 import { attemptOf } from '../attempt.ts';
+import { changeDirectoryPassword } from '../directory-password.ts';
 import { askForCode, type Flow, type PageStep, type SignedInNow } from './step.ts';
 
 type Form = Record<string, string>;
+
+/** What the change-password step says first, by what the directory said. */
+const newPasswordWanted = {
+  password_expired: 'Your password has expired. Choose a new one to continue.',
+  password_must_change: 'Your password must be changed before you can sign in. Choose a new one to continue.',
+  again: 'Your directory asks for a new password before you can sign in.',
+} as const;
 
 /**
  * The answers to the sign-in forms (SPEC 8), wherever they are shown: the password, the second step's
@@ -26,16 +34,53 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     const username = (form.username ?? '').trim();
     if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return { show: 'login', status: 403, error: expiredForm.signIn, username };
     const outcome = await strategies.authenticate('password', req, res, { clientId: flow.clientId });
-    if (outcome.ok) return { signedIn: await startSession(ctx, res, outcome.user, outcome.amr, outcome.deviceCookie), fresh: true };
+    if (outcome.ok) {
+      const signedIn = await startSession(ctx, res, outcome.user, outcome.amr, outcome.deviceCookie);
+      // SPEC 12: told once, right after the password; "continue" goes on with the request.
+      if (outcome.passwordExpiresAt !== undefined) return { show: 'password_expiring', status: 200, expiresAt: outcome.passwordExpiresAt };
+      return { signedIn, fresh: true };
+    }
     if (outcome.reason === 'second_factor') {
       const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId });
       return askForCode(ctx, outcome.user, { pending: started });
     }
     const refusal = refusalOf(outcome, 'password');
-    if (outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') {
-      return { show: 'change_password', status: refusal.status, error: refusal.message, username };
+    // Only a right password gets here with its user (SPEC 12): a wrong one never reaches the step.
+    if ((outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') && 'user' in outcome && outcome.user && ctx.identity.canWritePassword(outcome.user, 'change')) {
+      const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId, oldPassword: form.password ?? '' });
+      return { show: 'change_password', status: 200, notice: newPasswordWanted[outcome.reason], username: outcome.user.username, pending: started };
     }
     return { show: 'login', status: refusal.status, error: refusal.message, username, retryAfter: refusal.retryAfter };
+  }
+
+  /**
+   * The new password of a sign-in the directory refused as expired or must-change (SPEC 12): written
+   * bound as the user with the old password the pending sign-in holds, then the sign-in goes on (the
+   * second factor, consent, the code).
+   */
+  async function changePassword(req: Request, res: Response, form: Form, flow: Flow): Promise<PageStep | SignedInNow> {
+    if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return signInAgain;
+    const taken = await pending.take(req, form.pending, flow.clientId);
+    const user = taken?.oldPassword !== undefined ? await ctx.users.find(taken.userId) : undefined;
+    if (!taken || !user || user.disabled) return signInAgain;
+    const ask = async (status: number, error: string): Promise<PageStep> => ({
+      show: 'change_password',
+      status,
+      error,
+      notice: newPasswordWanted.again,
+      username: user.username,
+      pending: await taken.again(res),
+    });
+    const newPassword = form.new_password ?? '';
+    if (!newPassword) return ask(400, 'Type a new password.');
+    if (newPassword !== form.new_password_again) return ask(400, 'The two new passwords are not the same.');
+    const changed = await changeDirectoryPassword(ctx, req, user, { oldPassword: taken.oldPassword!, newPassword, via: 'sign_in' });
+    if (!changed.ok) return changed.wrongPassword ? signInAgain : ask(changed.status, changed.message);
+    if (await ctx.mfa.hasFactor(user.id)) {
+      return askForCode(ctx, user, { pending: await pending.begin(req, res, { userId: user.id, amr: ['pwd'], clientId: flow.clientId }) });
+    }
+    await ctx.audit.record({ kind: 'login.success', userId: user.id, clientId: flow.clientId || undefined, ip: req.ip, requestId: req.id, details: { amr: ['pwd'], passwordChanged: true } });
+    return { signedIn: await startSession(ctx, res, user, ['pwd'], undefined), fresh: true };
   }
 
   /** The second step's code: after a password (a pending sign-in in the form) or on a session that needs more. */
@@ -43,7 +88,8 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     // The CSRF check comes first, so a forged post cannot use a pending sign-in up.
     if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return signInAgain;
     const taken = form.pending ? await pending.take(req, form.pending, flow.clientId) : undefined;
-    if (form.pending && !taken) return signInAgain;
+    // A pending change of password (SPEC 12) is no second step: the directory wants the new one first.
+    if (form.pending && (!taken || taken.oldPassword !== undefined)) return signInAgain;
     const user = taken ? await ctx.users.find(taken.userId) : current?.user;
     if (!user || user.disabled) return signInAgain;
     const amr = taken?.amr ?? current!.session.amr;
@@ -57,7 +103,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   async function passkey(req: Request, res: Response, form: Form, flow: Flow, current: SignedIn | undefined): Promise<PageStep | SignedInNow> {
     if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return { show: 'login', status: 403, error: expiredForm.signIn };
     const taken = form.pending ? await pending.take(req, form.pending, flow.clientId) : undefined;
-    if (form.pending && !taken) return signInAgain;
+    if (form.pending && (!taken || taken.oldPassword !== undefined)) return signInAgain;
     const known = taken ? await ctx.users.find(taken.userId) : current?.user;
     const amr = taken?.amr ?? current?.session.amr ?? [];
     const outcome = await strategies.authenticate('passkey', req, res, { clientId: flow.clientId, user: known, amr });
@@ -74,6 +120,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     /** The answer to a posted sign-in form (`_action` login, mfa or passkey); `undefined` for any other form. */
     answer(req: Request, res: Response, form: Form, flow: Flow, current: SignedIn | undefined): Promise<PageStep | SignedInNow> | undefined {
       if (form._action === 'login') return password(req, res, form, flow);
+      if (form._action === 'change_password') return changePassword(req, res, form, flow);
       if (form._action === 'mfa') return code(req, res, form, flow, current);
       if (form._action === 'passkey') return passkey(req, res, form, flow, current);
       return undefined;

@@ -4,6 +4,7 @@ import { qrSvg } from '../../mfa/qr.ts';
 import { secureCookies } from '../cookies.ts';
 import { issueCsrfToken } from '../csrf.ts';
 import { consentPage, loginPage } from '../pages/login.ts';
+import { changePasswordPage, passwordExpiringPage } from '../pages/password.ts';
 import { enrolTotpPage, passkeyForm, passkeyScriptTag, recoveryCodesPage, secondStepPage, type FormTarget } from '../pages/second-factor.ts';
 import type { PageStep } from './step.ts';
 
@@ -28,8 +29,11 @@ async function pageOf(ctx: AppContext, step: PageStep, place: Place, csrfToken: 
   const target: FormTarget = { action: place.action, fields: place.fields, csrfToken };
   const form = { action: place.action, request: place.fields, csrfToken, clientName: place.clientName };
   switch (step.show) {
-    case 'login':
     case 'change_password':
+      return changePasswordPage({ ...form, error: step.error, username: step.username, pending: step.pending, notice: step.notice });
+    case 'password_expiring':
+      return passwordExpiringPage({ ...form, expiresAt: step.expiresAt });
+    case 'login':
       return loginPage({ ...form, error: step.error, username: step.username, extra: loginPasskeyButton(ctx, target) });
     case 'second_factor': {
       const fields = step.pending ? { ...place.fields, pending: step.pending } : place.fields;

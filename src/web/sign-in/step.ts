@@ -24,8 +24,10 @@ export interface Flow {
  */
 export type Step =
   | { show: 'login'; status: number; error?: string; username?: string; retryAfter?: number }
-  /** The directory asks for a new password (SPEC 12). Shown as the login page until that issue comes. */
-  | { show: 'change_password'; status: number; error: string; username: string }
+  /** The directory asks for a new password after a right one (SPEC 12); `pending` holds the old one, sealed. */
+  | { show: 'change_password'; status: number; notice: string; error?: string; username: string; pending: string }
+  /** Signed in; the password expires soon (SPEC 12): change it now, or continue. */
+  | { show: 'password_expiring'; status: 200; expiresAt: number }
   /** The code (or passkey) after a password (`pending`), or on a session that needs more. */
   | { show: 'second_factor'; status: number; user: User; passkey: boolean; pending?: string; error?: string; retryAfter?: number }
   | { show: 'enrol'; status: number; enrolment: { secret: string; uri: string }; error?: string }

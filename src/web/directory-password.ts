@@ -1,0 +1,40 @@
+import type { Request } from 'express';
+import type { AppContext } from '../context.ts';
+import { BackendUnavailableError } from '../identity/contract.ts';
+import type { User } from '../users/queries.ts';
+
+/** How a change of a directory password ended, as a page tells it. */
+export type DirectoryChange = { ok: true } | { ok: false; status: number; message: string; wrongPassword?: boolean };
+
+/**
+ * A user changes their directory password, bound as themselves (SPEC 12): at the account page, or at
+ * sign-in when the directory says it expired or must change. The directory's policy decides; its
+ * refusal is told in the backend's words and nothing is changed; an outage is a 503 and nothing is
+ * written. Each change, refusal and failure is an audit event.
+ */
+export async function changeDirectoryPassword(
+  ctx: AppContext,
+  req: Request,
+  user: User,
+  change: { oldPassword: string; newPassword: string; via: 'account' | 'sign_in' },
+): Promise<DirectoryChange> {
+  const event = { userId: user.id, ip: req.ip, requestId: req.id };
+  const details = { backend: user.backend, via: change.via };
+  let written;
+  try {
+    written = await ctx.identity.writePassword(user, { how: 'change', oldPassword: change.oldPassword, newPassword: change.newPassword });
+  } catch (err) {
+    if (!(err instanceof BackendUnavailableError)) throw err;
+    ctx.logger.warn({ requestId: req.id, backend: user.backend, err: err.message }, 'directory unavailable during a password change');
+    await ctx.audit.record({ kind: 'account.password_change_failed', ...event, details: { ...details, reason: 'unavailable' } });
+    return { ok: false, status: 503, message: 'The directory is unreachable right now. Your password is unchanged; please try again shortly.' };
+  }
+  if (!written) return { ok: false, status: 400, message: 'Your directory does not let you change your password here.' };
+  if (!written.ok) {
+    await ctx.audit.record({ kind: 'account.password_change_refused', ...event, details: { ...details, refusal: written.refusal } });
+    const wrongPassword = written.refusal === 'wrong_password';
+    return { ok: false, status: wrongPassword ? 401 : 400, message: `${written.message} Your password is unchanged.`, wrongPassword };
+  }
+  await ctx.audit.record({ kind: 'account.password_changed', ...event, details });
+  return { ok: true };
+}
