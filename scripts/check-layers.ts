@@ -49,7 +49,7 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
   },
   { name: 'database', holds: (f) => f.startsWith('src/db/') },
   { name: 'queries', holds: queriesModule },
-  { name: 'services', holds: (f) => !queriesModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity)\//.test(f) || f.startsWith('plugins/')) },
+  { name: 'services', holds: (f) => !queriesModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset)\//.test(f) || f.startsWith('plugins/')) },
   { name: 'root', holds: (f) => f === 'src/services.ts' || f === 'src/context.ts' },
   {
     name: 'http',

@@ -8,6 +8,8 @@ import { clientPreflight, publicCors, publicPreflight } from './http/cors.ts';
 import { requestId } from './http/request-id.ts';
 import { styleHash } from './web/pages/layout.ts';
 import { accountHandlers } from './web/account/route.ts';
+import { passwordResetHandlers } from './web/password-reset/route.ts';
+import { FORGOT_PATH, RESET_PATH } from './web/password-reset/pages.ts';
 import { passkeyOptionsHandler, passkeyScriptHandler } from './web/passkey/route.ts';
 import { authorizeHandler } from './oauth/authorize/route.ts';
 import { deviceAuthorizationHandler } from './oauth/device/route.ts';
@@ -88,6 +90,11 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   const account = accountHandlers(ctx);
   route('/account').get(htmlHeaders, account.account).post(htmlHeaders, form, account.account);
   route('/account/mfa/totp').get(htmlHeaders, account.totp).post(htmlHeaders, form, account.totp);
+  if (ctx.passwordReset.enabled) {
+    const reset = passwordResetHandlers(ctx);
+    route(FORGOT_PATH).get(htmlHeaders, reset.forgot).post(htmlHeaders, form, reset.forgot);
+    route(RESET_PATH).get(htmlHeaders, reset.reset).post(htmlHeaders, form, reset.reset);
+  }
   const device = deviceHandler(ctx);
   route(paths.device).get(htmlHeaders, device).post(htmlHeaders, form, device);
   route(paths.deviceAuthorization).post(form, deviceAuthorizationHandler(ctx));

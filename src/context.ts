@@ -12,6 +12,7 @@ import type { LogoutNoticeWorker } from './login/logout-notices.ts';
 import type { SignInService } from './login/sign-in.ts';
 import type { Metrics } from './metrics/registry.ts';
 import type { MfaService } from './mfa/service.ts';
+import type { PasswordResetService } from './password-reset/service.ts';
 import type { Retention } from './retention/purge.ts';
 import type { TokenService } from './tokens/service.ts';
 import type { DeviceCodes } from './tokens/device-codes.ts';
@@ -55,6 +56,8 @@ export interface AppContext {
   mfa: MfaService;
   /** Back-channel logout delivery (SPEC 11); started and stopped with the server. */
   logoutNotices: LogoutNoticeWorker;
+  /** "Forgot your password?": reset links by mail (SPEC 12). */
+  passwordReset: PasswordResetService;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */

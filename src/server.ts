@@ -120,6 +120,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await stopPurge();
         // Deliveries under way are cut and released: another process (or the next start) sends them.
         await ctx.logoutNotices.stop();
+        // Reset requests answered already finish their lookup and mail before the database closes.
+        await ctx.passwordReset.settled();
+        ctx.passwordReset.close();
         // After the last request: the counts it added are written before the database closes.
         await stopTokenAudit();
         ctx.dbOutage.stop();

@@ -36,7 +36,10 @@ import { mfaService, type MfaService } from './mfa/service.ts';
 import { tokenQueries } from './tokens/queries.ts';
 import { tokenService, type TokenService } from './tokens/service.ts';
 import { userQueries } from './users/queries.ts';
-import { userService, type UserService } from './users/service.ts';
+import { userService, type DirectoryPasswords, type UserService } from './users/service.ts';
+import { smtpMailer } from './password-reset/mailer.ts';
+import { resetQueries } from './password-reset/reset-queries.ts';
+import { passwordResetService } from './password-reset/service.ts';
 
 /** The keys derived from LATCHKEY_SECRET that the services use. */
 export interface ServiceSecrets {
@@ -58,6 +61,8 @@ export interface ServiceDeps {
   secrets: ServiceSecrets;
   /** Back-channel logout notices were queued (and committed): wakes this process's delivery worker. */
   logoutQueued?: () => void;
+  /** The identity chain's password writes: `setPassword` of a directory user (SPEC 12). */
+  directory?: DirectoryPasswords;
 }
 
 const queriesFor = (database: Database) => ({
@@ -111,7 +116,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
     audit,
     tokens: tokenService(queries.tokens, deps.config, deps.keys, { transaction }),
     clients: clientService(queries.clients, { transaction, secretKey: deps.secrets.clientSecrets }),
-    users: userService(queries.users, { transaction, localBackend: deps.localBackend }),
+    users: userService(queries.users, { transaction, localBackend: deps.localBackend, directory: deps.directory }),
     sessions,
     consents: consentStore(queries.consents),
     mfa: mfaService(queries.mfa, {
@@ -161,22 +166,47 @@ export async function createContext(config: Config, database: Database, logger: 
     webauthnChallenges: deriveKey(secret, 'webauthn-challenges'),
     clientSecrets: deriveKey(secret, 'client-secrets'),
   };
-  let notices: LogoutNoticeWorker | undefined;
-  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick() });
-  const { clients, users, tokens, sessions, consents, audit, mfa } = services;
-
+  // The chain comes first: a directory user's new password (setPassword) is written through it.
   const members = [];
   for (const entry of config.identity.backends) {
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, logger }) });
   }
+  const identity = new IdentityChain(members, userQueries(database), logger);
+  let notices: LogoutNoticeWorker | undefined;
+  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick(), directory: identity });
+  const { clients, users, tokens, sessions, consents, audit, mfa } = services;
   notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger });
-  const identity = new IdentityChain(members, services.queries.users, logger);
   const deviceKey = deriveKey(secret, 'device-cookie');
   const throttle = throttleQueries(database);
   const attempts = loginThrottle(throttle, config.throttle);
   const metrics = createMetrics({
     backendStates: () => identity.health(),
     known: { backends: members.map((m) => m.id), grants: GRANT_TYPES, tables: PURGED_TABLES },
+  });
+  const signIn = signInService({
+    identity,
+    findUser: users.find,
+    throttle: attempts,
+    codeGuesses: codeGuesses(throttle, config.throttle),
+    audit,
+    metrics,
+    mfa,
+    accountKeyKey: deriveKey(secret, 'throttle-account'),
+    deviceKey,
+  });
+  const { smtp } = config;
+  const passwordReset = passwordResetService({
+    queries: resetQueries(database),
+    throttle,
+    users,
+    identity,
+    mfa,
+    signIn,
+    audit,
+    // The config refuses to start with resets on and no mail server, so the mailer is there when needed.
+    mailer: config.passwordReset.enabled && smtp.url && smtp.from ? smtpMailer(smtp.url, smtp.from) : undefined,
+    config,
+    logger,
   });
   return {
     config,
@@ -190,17 +220,8 @@ export async function createContext(config: Config, database: Database, logger: 
     tokenAudit: tokenIssueAudit(services.queries.audit, audit, logger, dbOutage, config.audit),
     identity,
     deviceCodes: deviceCodes(deviceQueries(database), config, attempts.guesses),
-    signIn: signInService({
-      identity,
-      findUser: users.find,
-      throttle: attempts,
-      codeGuesses: codeGuesses(throttle, config.throttle),
-      audit,
-      metrics,
-      mfa,
-      accountKeyKey: deriveKey(secret, 'throttle-account'),
-      deviceKey,
-    }),
+    signIn,
+    passwordReset,
     keys,
     ping: () => ping(database.knex),
     csrfKey: deriveKey(secret, 'csrf'),

@@ -2,6 +2,7 @@ import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { isDatabaseUnavailable } from '../db/outage.ts';
 import { InputError, NotFoundError } from '../errors/service.ts';
+import { BackendUnavailableError } from '../identity/contract.ts';
 
 const UNAVAILABLE_MESSAGE = 'the database is unreachable; try again later';
 
@@ -38,6 +39,10 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   }
   if (isDatabaseUnavailable(original)) {
     return { message: UNAVAILABLE_MESSAGE, path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+  }
+  if (original instanceof BackendUnavailableError) {
+    // A directory out of reach while writing a password (setUserPassword): nothing was written.
+    return { message: `the identity backend is unreachable; nothing was changed: ${original.message}`, path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };
   }
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && knownCodes.has(code)) {

@@ -30,7 +30,11 @@ export type AuditKind =
   | 'account.password_change_failed'
   | 'account.signed_out_everywhere'
   | 'logout.backchannel_delivered'
-  | 'logout.backchannel_failed';
+  | 'logout.backchannel_failed'
+  | 'password_reset.requested'
+  | 'password_reset.mail_failed'
+  | 'password_reset.done'
+  | 'password_reset.failed';
 
 export interface AuditEvent {
   kind: AuditKind;

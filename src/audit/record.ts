@@ -9,8 +9,8 @@ export type { AuditEvent } from './queries.ts';
 export interface Actor {
   userId: string | null;
   clientId: string | null;
-  /** `account`: users changing their own account at /account. */
-  via: 'graphql' | 'cli' | 'system' | 'account';
+  /** `account`: users changing their own account at /account; `password_reset`: a user through a reset link. */
+  via: 'graphql' | 'cli' | 'system' | 'account' | 'password_reset';
   ip?: string | null;
   requestId?: string | null;
   /** The SSO session the change was made from, if any: a change to one's own credentials keeps it. */

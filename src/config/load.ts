@@ -15,6 +15,9 @@ const envKeys: Array<[string, string[]]> = [
   ['TRUST_PROXY', ['trustProxy']],
   ['WORKERS', ['workers']],
   ['METRICS_TOKEN', ['metrics', 'token']],
+  ['SMTP_URL', ['smtp', 'url']],
+  ['SMTP_FROM', ['smtp', 'from']],
+  ['PASSWORD_RESET_ENABLED', ['passwordReset', 'enabled']],
   ['LATCHKEY_ADMIN_USERNAME', ['admin', 'username']],
   ['LATCHKEY_ADMIN_PASSWORD', ['admin', 'password']],
 ];

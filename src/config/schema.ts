@@ -7,6 +7,9 @@ const backendEntry = z.object({
   config: z.record(z.string(), z.unknown()).default({}),
 });
 
+/** A boolean that an environment variable can set as `true` / `false`. */
+const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+
 const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 export const configSchema = z.object({
@@ -153,6 +156,35 @@ export const configSchema = z.object({
       backends: z.array(backendEntry).min(1).default([{ id: 'local', plugin: 'database', config: {} }]),
     })
     .prefault({}),
+  passwordReset: z
+    .object({
+      /** "Forgot your password?" on the login page, with a link sent by mail (SPEC 12); needs `smtp.url` and `smtp.from`. @default false */
+      enabled: flag.default(false),
+      /** Reset mails one account may be sent within `window`; requests past it get the same answer and no mail. @default 3 */
+      accountLimit: z.coerce.number().int().min(1).default(3),
+      /** Reset requests one address may make within `window`, whatever the accounts. @default 10 */
+      addressLimit: z.coerce.number().int().min(1).default(10),
+      /** @default 3600 (an hour) */
+      window: seconds(3600),
+    })
+    .prefault({}),
+  smtp: z
+    .object({
+      /**
+       * Where reset mails go: `smtp://[user:password@]host[:port]` (STARTTLS when the server offers it)
+       * or `smtps://…` (TLS from the start). The password in it is never logged.
+       */
+      url: z.string().regex(/^smtps?:\/\/[^/]/, 'must be an smtp:// or smtps:// URL').optional(),
+      /** The From address of Latchkey's mails, e.g. `Latchkey <sso@example.com>`. */
+      from: z.string().min(3).optional(),
+    })
+    .prefault({}),
+}).superRefine((c, issues) => {
+  // Checked at start: a reset link that can never be mailed is a configuration error, not a runtime one.
+  if (!c.passwordReset.enabled) return;
+  for (const key of ['url', 'from'] as const) {
+    if (!c.smtp[key]) issues.addIssue({ code: 'custom', path: ['smtp', key], message: 'is required when passwordReset.enabled is true' });
+  }
 });
 
 export type Config = z.infer<typeof configSchema> & { publicUrl: string };

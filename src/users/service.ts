@@ -5,7 +5,9 @@ import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/record.ts';
 import { InputError, NotFoundError } from '../errors/service.ts';
 import type { Transaction } from '../db/transaction.ts';
 import type { SessionStore } from '../login/sessions.ts';
+import type { IdentityChain } from '../identity/chain.ts';
 import type { User, UserQueries } from './queries.ts';
+import { PasswordRefused, refusalWords } from './password-refusals.ts';
 import { clock } from '../clock.ts';
 
 export interface CreateUserInput {
@@ -31,8 +33,14 @@ function checkUsername(raw: string): string {
   return username;
 }
 
-function checkPassword(password: string): void {
+/** A database user's new password: the rule Latchkey itself applies (a directory applies its own policy). */
+export function checkPassword(password: string): void {
   if (password.length < 8 || password.length > 1024) throw new InputError('password', 'must be 8 to 1024 characters');
+}
+
+/** A directory user's new password: the directory's policy decides; only what no directory takes is refused here. */
+function checkDirectoryPassword(password: string): void {
+  if (password.length < 1 || password.length > 1024) throw new InputError('password', 'must be 1 to 1024 characters');
 }
 
 function checkEmail(email: string | null | undefined): string | null | undefined {
@@ -67,8 +75,27 @@ interface UserTransaction {
   audit: Pick<AuditLog, 'change'>;
 }
 
-export const userService = (queries: UserQueries, deps: { transaction: Transaction<UserTransaction>; localBackend: string }) => {
-  const { localBackend, transaction } = deps;
+/** The identity chain's password writes, for users of a directory whose backend allows a reset (SPEC 12). */
+export type DirectoryPasswords = Pick<IdentityChain, 'canWritePassword' | 'writePassword'>;
+
+export const userService = (queries: UserQueries, deps: { transaction: Transaction<UserTransaction>; localBackend: string; directory?: DirectoryPasswords }) => {
+  const { localBackend, transaction, directory } = deps;
+
+  /**
+   * A directory user's new password, written with the backend's own rights (SPEC 12: `passwordReset: true`).
+   * A policy refusal is an `InputError` in the directory's words, and nothing is written; an outage
+   * throws `BackendUnavailableError` (nothing is written then either).
+   */
+  async function writeToDirectory(user: User, password: string): Promise<void> {
+    if (!directory?.canWritePassword(user, 'reset')) {
+      throw new InputError('password', `cannot be set here: backend "${user.backend}" does not allow password resets (its passwordReset is off)`);
+    }
+    checkDirectoryPassword(password);
+    const written = await directory.writePassword(user, { how: 'reset', newPassword: password });
+    if (!written) throw new InputError('password', `cannot be set here: backend "${user.backend}" does not allow password resets`);
+    if (!written.ok) throw new PasswordRefused(refusalWords(written));
+  }
+
   return {
   localBackend,
   find: queries.find,
@@ -137,12 +164,23 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
    * (SPEC 7), but `keep`: the session that changed it, at /account.
    */
   async setPassword(id: string, password: string, actor: Actor, keep?: string): Promise<void> {
+    const owner = await queries.find(id);
+    if (!owner) throw new NotFoundError('id', `no user ${id}`);
+    if (owner.backend !== localBackend) {
+      // The directory holds the password: written there first (it cannot join our transaction), then
+      // the sessions and tokens end as for a database user.
+      await writeToDirectory(owner, password);
+      await transaction(async (tx) => {
+        await tx.sessions.endAllOf(id, { except: keep, actor });
+        await tx.audit.change('user.set_password', actor, { userId: id }, { backend: owner.backend });
+      });
+      return;
+    }
     checkPassword(password);
     const passwordHash = await hashPassword(password);
     await transaction(async (tx) => {
       const user = await tx.queries.users.find(id);
       if (!user) throw new NotFoundError('id', `no user ${id}`);
-      if (user.backend !== localBackend) throw new InputError('password', `is read-only: the user comes from backend "${user.backend}"`);
       await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
       await tx.sessions.endAllOf(id, { except: keep, actor });
       await tx.audit.change('user.set_password', actor, { userId: id });

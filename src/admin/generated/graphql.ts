@@ -116,7 +116,7 @@ export type Mutation = {
   createUser: User;
   /** Changes a user. For users of another backend only `roles` and `disabled` may change. */
   updateUser: User;
-  /** Sets the password of a database-backend user and revokes their tokens. */
+  /** Sets the password of a user and ends their sessions and tokens: a database-backend user's hash, or, for a directory user whose backend has `passwordReset: true`, in the directory with the backend's own rights (its policy refusal is a BAD_USER_INPUT in words; an unreachable directory SERVICE_UNAVAILABLE, nothing written). Other directory users: BAD_USER_INPUT. */
   setUserPassword: Scalars['Boolean']['output'];
   /** Deletes a user with their sessions and tokens. False when there was no such user. */
   deleteUser: Scalars['Boolean']['output'];

@@ -9,8 +9,11 @@ export interface FormPage {
   error?: string;
 }
 
-/** The login form; `extra`: more ways to sign in below it (the passkey button). */
-export function loginPage(p: FormPage & { username?: string; extra?: string }): string {
+/**
+ * The login form; `extra`: more ways to sign in below it (the passkey button); `forgotPassword`: the
+ * "Forgot your password?" link (SPEC 12), when resets by mail are on.
+ */
+export function loginPage(p: FormPage & { username?: string; extra?: string; forgotPassword?: string }): string {
   return layout(
     'Sign in',
     `<h1>Sign in</h1><p class="sub">to continue to <strong>${escapeHtml(p.clientName)}</strong></p>
@@ -22,7 +25,7 @@ ${hidden({ ...p.request, _action: 'login', csrf_token: p.csrfToken })}
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button>
-</form>${p.extra ?? ''}`,
+</form>${p.forgotPassword ? `<p><a id="forgot-password" href="${escapeHtml(p.forgotPassword)}">Forgot your password?</a></p>` : ''}${p.extra ?? ''}`,
   );
 }
 

@@ -5,6 +5,7 @@ import { secureCookies } from '../cookies.ts';
 import { issueCsrfToken } from '../csrf.ts';
 import { consentPage, loginPage } from '../pages/login.ts';
 import { changePasswordPage, passwordExpiringPage } from '../pages/password.ts';
+import { FORGOT_PATH } from '../password-reset/pages.ts';
 import { enrolTotpPage, passkeyForm, passkeyScriptTag, recoveryCodesPage, secondStepPage, type FormTarget } from '../pages/second-factor.ts';
 import type { PageStep } from './step.ts';
 
@@ -34,7 +35,7 @@ async function pageOf(ctx: AppContext, step: PageStep, place: Place, csrfToken: 
     case 'password_expiring':
       return passwordExpiringPage({ ...form, expiresAt: step.expiresAt });
     case 'login':
-      return loginPage({ ...form, error: step.error, username: step.username, extra: loginPasskeyButton(ctx, target) });
+      return loginPage({ ...form, error: step.error, username: step.username, extra: loginPasskeyButton(ctx, target), forgotPassword: ctx.passwordReset.enabled ? FORGOT_PATH : undefined });
     case 'second_factor': {
       const fields = step.pending ? { ...place.fields, pending: step.pending } : place.fields;
       return secondStepPage({ ...target, fields, username: step.user.username, error: step.error, passkey: step.passkey });

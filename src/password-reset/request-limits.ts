@@ -1,0 +1,30 @@
+import { clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import { addressOf } from '../throttle/address.ts';
+import type { Ladder, ThrottleQueries } from '../throttle/throttle-queries.ts';
+
+/**
+ * Reset requests counted per account and per address (SPEC 12), in the brute-force policy's table so
+ * every process sees the same counts. Each request is counted first and then compared, so requests
+ * arriving at once cannot all slip under the limit. Over the limit a request still gets the usual
+ * answer; it just sends no mail.
+ */
+export function requestLimits(queries: ThrottleQueries, policy: Config['passwordReset']) {
+  const windowMs = policy.window * 1000;
+  const ladder = (free: number): Ladder => ({ free, baseMs: windowMs, maxMs: windowMs, windowMs });
+  const account = ladder(policy.accountLimit);
+  const address = ladder(policy.addressLimit);
+
+  async function within(key: string, l: Ladder): Promise<boolean> {
+    const now = clock.now();
+    await queries.endAttempt([{ key, outcome: 'failed', ladder: l, held: false }], now);
+    return (await queries.failures(key, l, now)) <= l.free;
+  }
+
+  return {
+    /** Counts a request from `ip`; false when the address made too many lately. */
+    address: (ip: string) => within(`r:a:${addressOf(ip)}`, address),
+    /** Counts a mail to the account; false when it was sent too many lately. */
+    account: (userId: string) => within(`r:u:${userId}`, account),
+  };
+}

@@ -1,0 +1,46 @@
+import type { Database } from '../db/database.ts';
+
+/** A live (unused, unexpired) reset link: whose it is. */
+export interface ResetLink {
+  userId: string;
+  expiresAt: number;
+}
+
+/**
+ * The reset links (SPEC 12), by the hash of their token, and the lookup of who a typed name or email
+ * means. A link is spent by one atomic update, so two submissions of one link cannot both set a password.
+ */
+export const resetQueries = ({ knex: db }: Database) => ({
+  /** Users whose name (any backend, compared as the users table keys it) or email is `typed`; at most `limit`. */
+  async candidates(typed: string, limit: number): Promise<Array<{ id: string; backend: string }>> {
+    const key = typed.toLowerCase();
+    return db('users').select('id', 'backend').where('username_key', key).orWhereRaw('lower(email) = ?', [key]).orderBy('created_at').limit(limit);
+  },
+
+  async insert(tokenHash: string, userId: string, now: number, expiresAt: number): Promise<void> {
+    await db('password_reset_tokens').insert({ token_hash: tokenHash, user_id: userId, expires_at: expiresAt, used_at: null, created_at: now });
+  },
+
+  async findLive(tokenHash: string, now: number): Promise<ResetLink | undefined> {
+    const row = await db('password_reset_tokens').where({ token_hash: tokenHash }).whereNull('used_at').andWhere('expires_at', '>', now).first('user_id', 'expires_at');
+    return row ? { userId: String(row.user_id), expiresAt: Number(row.expires_at) } : undefined;
+  },
+
+  /** Spends a live link; false when it is used, expired or unknown (another submission won). */
+  async claim(tokenHash: string, now: number): Promise<boolean> {
+    const n = await db('password_reset_tokens').where({ token_hash: tokenHash }).whereNull('used_at').andWhere('expires_at', '>', now).update({ used_at: now });
+    return n > 0;
+  },
+
+  /** Gives a claimed link back: the write it was spent on did not happen (a refusal, an outage). */
+  async unclaim(tokenHash: string): Promise<void> {
+    await db('password_reset_tokens').where({ token_hash: tokenHash }).update({ used_at: null });
+  },
+
+  /** Spends every other live link of the user: one reset is enough, the older mails stop working. */
+  async spendAllOf(userId: string, now: number): Promise<void> {
+    await db('password_reset_tokens').where({ user_id: userId }).whereNull('used_at').update({ used_at: now });
+  },
+});
+
+export type ResetQueries = ReturnType<typeof resetQueries>;

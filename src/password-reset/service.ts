@@ -1,0 +1,232 @@
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/record.ts';
+import { clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import { hashToken, randomToken } from '../crypto/tokens.ts';
+import type { IdentityChain } from '../identity/chain.ts';
+import { BackendUnavailableError } from '../identity/contract.ts';
+import type { SignInService } from '../login/sign-in.ts';
+import type { MfaService } from '../mfa/service.ts';
+import type { ThrottleQueries } from '../throttle/throttle-queries.ts';
+import type { User } from '../users/queries.ts';
+import { PasswordRefused } from '../users/password-refusals.ts';
+import { checkPassword, type UserService } from '../users/service.ts';
+import type { Mailer } from './mailer.ts';
+import { requestLimits } from './request-limits.ts';
+import type { ResetQueries } from './reset-queries.ts';
+
+/** SPEC 12: a reset link is good for 15 minutes. Fixed, not a setting. */
+export const RESET_TTL_MS = 15 * 60_000;
+/** Accounts one typed email may reach (an address shared by a few accounts gets a link for each). */
+const MAX_ACCOUNTS = 3;
+/** Requests whose work (lookup, mail) is still running, past which new ones are dropped (logged). */
+const MAX_PENDING = 100;
+/** A link's token: 256 bits, base64url. Anything else is not looked up. */
+const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** Where a request comes from, as its audit events record it. */
+export interface ResetOrigin {
+  ip: string;
+  requestId: string;
+  /** The browser's brute-force device cookie, for the second factor's count. */
+  deviceCookie?: string;
+}
+
+export type ResetOutcome =
+  | { ok: true; user: User }
+  /** The link is unknown, used, expired or its user gone: a 400 page. */
+  | { ok: false; reason: 'invalid_link' }
+  /** The form again, with these words: passwords differ, too short, the directory's policy, a wrong code. */
+  | { ok: false; reason: 'retry'; status: number; message: string; retryAfter?: number }
+  /** The user's directory cannot be reached: a 503 page, and the link stays good. */
+  | { ok: false; reason: 'unavailable' };
+
+export interface PasswordResetDeps {
+  queries: ResetQueries;
+  throttle: ThrottleQueries;
+  users: Pick<UserService, 'find' | 'setPassword' | 'localBackend'>;
+  identity: Pick<IdentityChain, 'members' | 'canWritePassword'>;
+  mfa: Pick<MfaService, 'hasFactor'>;
+  signIn: Pick<SignInService, 'secondStep'>;
+  audit: AuditLog;
+  mailer?: Mailer;
+  config: Config;
+  logger: Logger;
+}
+
+/**
+ * "Forgot your password?" (SPEC 12). A request is answered before anything about the account is
+ * looked at: the lookup, the throttle, the link and the mail run after the answer, off the request's
+ * path, so a known and an unknown account get the same answer in the same time, and a mail server
+ * that is down changes nothing the requester sees. Only the token's hash is stored; a link is spent
+ * by one atomic claim, given back when the write it was claimed for did not happen.
+ */
+export function passwordResetService(deps: PasswordResetDeps) {
+  const { queries, config, logger, audit } = deps;
+  const limits = requestLimits(deps.throttle, config.passwordReset);
+  const pending = new Set<Promise<void>>();
+  const chainOrder = (backend: string) => {
+    const i = deps.identity.members.findIndex((m) => m.id === backend);
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+
+  /** Who may get a link: an enabled account with an email whose password Latchkey can set. */
+  const resettable = (u: User | undefined): u is User =>
+    !!u && !u.disabled && !!u.email && (u.backend === deps.users.localBackend ? !!u.passwordHash : deps.identity.canWritePassword(u, 'reset'));
+
+  async function mail(user: User, token: string, origin: ResetOrigin): Promise<void> {
+    const link = `${config.publicUrl}/password/reset?token=${token}`;
+    try {
+      await deps.mailer!.send({
+        to: user.email!,
+        subject: 'Reset your password',
+        text: `Someone, hopefully you, asked to reset the password of the account "${user.username}" at ${new URL(config.publicUrl).host}.
+
+To choose a new password, open this link within 15 minutes. It works once:
+${link}
+
+If you did not ask for this, ignore this mail: your password stays as it is.
+`,
+      });
+    } catch (err) {
+      // One line, without the link or the mail server's credentials.
+      logger.error({ requestId: origin.requestId, err: (err as Error).message }, 'password reset mail not sent: the mail server did not take it');
+      await audit.record({ kind: 'password_reset.mail_failed', userId: user.id, ip: origin.ip, requestId: origin.requestId });
+    }
+  }
+
+  async function work(typed: string, origin: ResetOrigin): Promise<void> {
+    const event = { ip: origin.ip, requestId: origin.requestId };
+    const name = typed.trim();
+    const addressOk = await limits.address(origin.ip);
+    const found = name && name.length <= 320 ? await queries.candidates(name, MAX_ACCOUNTS * 2) : [];
+    const users = (await Promise.all(found.map((c) => deps.users.find(c.id)))).filter(resettable);
+    // A name held in several backends belongs to the first of the chain that holds it, as at sign-in.
+    users.sort((a, b) => chainOrder(a.backend) - chainOrder(b.backend));
+    const byName = users.find((u) => u.username.toLowerCase() === name.toLowerCase());
+    const targets = byName ? [byName] : users.slice(0, MAX_ACCOUNTS);
+    if (targets.length === 0) {
+      // The typed text is never recorded: it may be a password typed into the wrong field.
+      await audit.record({ kind: 'password_reset.requested', ...event, details: { outcome: found.length > 0 ? 'not_resettable' : 'unknown' } });
+      return;
+    }
+    for (const user of targets) {
+      if (!addressOk || !(await limits.account(user.id))) {
+        await audit.record({ kind: 'password_reset.requested', userId: user.id, ...event, details: { outcome: 'throttled' } });
+        continue;
+      }
+      const token = randomToken(32);
+      const now = clock.now();
+      await queries.insert(hashToken(token), user.id, now, now + RESET_TTL_MS);
+      await audit.record({ kind: 'password_reset.requested', userId: user.id, ...event, details: { outcome: 'sent' } });
+      await mail(user, token, origin);
+    }
+  }
+
+  /** The live link of `token` and its user, or undefined. */
+  async function linkOf(token: string | undefined): Promise<{ hash: string; user: User } | undefined> {
+    if (!token || !TOKEN_SHAPE.test(token)) return undefined;
+    const hash = hashToken(token);
+    const link = await queries.findLive(hash, clock.now());
+    const user = link && (await deps.users.find(link.userId));
+    return user && !user.disabled ? { hash, user } : undefined;
+  }
+
+  const failed = (reason: string, origin: ResetOrigin, userId?: string) =>
+    audit.record({ kind: 'password_reset.failed', ...(userId ? { userId } : {}), ip: origin.ip, requestId: origin.requestId, details: { reason } });
+
+  return {
+    enabled: config.passwordReset.enabled,
+
+    /**
+     * A request for a link for `typed` (a username or an email): returns at once, before any lookup.
+     * The work runs afterwards; its faults are logged, never shown.
+     */
+    request(typed: string, origin: ResetOrigin): void {
+      if (pending.size >= MAX_PENDING) {
+        logger.warn({ requestId: origin.requestId }, 'password reset request dropped: too many requests in progress');
+        return;
+      }
+      const job: Promise<void> = work(typed, origin)
+        .catch((err: unknown) => logger.error({ err, requestId: origin.requestId }, 'password reset request failed'))
+        .finally(() => pending.delete(job));
+      pending.add(job);
+    },
+
+    /** The user of a live link, and whether they must pass their second factor; undefined for a bad link. */
+    async open(token: string | undefined, origin: ResetOrigin): Promise<{ user: User; needsCode: boolean } | undefined> {
+      const link = await linkOf(token);
+      if (!link) {
+        await failed('invalid_link', origin);
+        return undefined;
+      }
+      return { user: link.user, needsCode: await deps.mfa.hasFactor(link.user.id) };
+    },
+
+    /**
+     * Sets the new password of a live link: the two typed passwords agree, the second factor passes
+     * (counted by the brute-force policy), the link is claimed, then the password is written (the
+     * database hash, or the directory through the chain); every session of the user ends and their
+     * tokens are revoked (users.setPassword). A refusal or an outage gives the link back.
+     */
+    async complete(f: { token?: string; password: string; confirm: string; code?: string }, origin: ResetOrigin): Promise<ResetOutcome> {
+      const link = await linkOf(f.token);
+      if (!link) {
+        await failed('invalid_link', origin);
+        return { ok: false, reason: 'invalid_link' };
+      }
+      const { user, hash } = link;
+      const retry = async (reason: string, message: string, status = 400, retryAfter?: number): Promise<ResetOutcome> => {
+        await failed(reason, origin, user.id);
+        return { ok: false, reason: 'retry', status, message, retryAfter };
+      };
+      if (f.password !== f.confirm) return retry('mismatch', 'The two passwords are not the same.');
+      if (user.backend === deps.users.localBackend) {
+        try {
+          checkPassword(f.password);
+        } catch {
+          return retry('too_short', 'The new password must be 8 to 1024 characters.');
+        }
+      } else if (!f.password) {
+        return retry('empty', 'Enter a new password.');
+      }
+      if (await deps.mfa.hasFactor(user.id)) {
+        if (!f.code?.trim()) return retry('code_missing', 'Enter a code from your authenticator app, or a recovery code.', 401);
+        const checked = await deps.signIn.secondStep({ user, code: f.code, amr: [], clientId: '', ...origin });
+        if (!checked.ok) {
+          if (checked.reason === 'throttled') return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
+          return retry('invalid_code', 'That code is not right. Try the current one, or a recovery code.', 401);
+        }
+      }
+      if (!(await queries.claim(hash, clock.now()))) {
+        await failed('invalid_link', origin, user.id);
+        return { ok: false, reason: 'invalid_link' };
+      }
+      try {
+        await deps.users.setPassword(user.id, f.password, { userId: user.id, clientId: null, via: 'password_reset', ip: origin.ip, requestId: origin.requestId });
+      } catch (err) {
+        await queries.unclaim(hash);
+        if (err instanceof PasswordRefused) return retry('refused', err.words);
+        if (err instanceof BackendUnavailableError) {
+          await failed('unavailable', origin, user.id);
+          return { ok: false, reason: 'unavailable' };
+        }
+        throw err;
+      }
+      await queries.spendAllOf(user.id, clock.now());
+      await audit.record({ kind: 'password_reset.done', userId: user.id, ip: origin.ip, requestId: origin.requestId, details: { backend: user.backend } });
+      return { ok: true, user };
+    },
+
+    /** Waits for the requests still at work (the server's shutdown; tests). */
+    async settled(): Promise<void> {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+
+    close(): void {
+      deps.mailer?.close();
+    },
+  };
+}
+
+export type PasswordResetService = ReturnType<typeof passwordResetService>;

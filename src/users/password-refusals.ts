@@ -1,0 +1,25 @@
+import { InputError } from '../errors/service.ts';
+import type { PasswordRefusal, PasswordWrite } from '../identity/contract.ts';
+
+/** Words for a directory's refusal of a new password, when the backend gave none of its own (SPEC 12). */
+const words: Record<PasswordRefusal, string> = {
+  wrong_password: 'The current password is not right.',
+  too_short: 'The new password is too short.',
+  in_history: 'The new password was used before. Choose one you have not used.',
+  too_young: 'The password was changed too recently to change it again now.',
+  complexity: 'The new password does not meet the complexity rules.',
+  refused: 'The directory refused the new password.',
+};
+
+/** What the user is told for a refused write: the backend's own words, else ours for its reason. */
+export const refusalWords = (refused: Extract<PasswordWrite, { ok: false }>): string => refused.message.trim() || words[refused.refusal];
+
+/**
+ * A new password refused (the directory's policy, or Latchkey's own length rule): an `InputError` of
+ * the field `password` for GraphQL and the CLI, with `words` for a page to show as they are.
+ */
+export class PasswordRefused extends InputError {
+  constructor(readonly words: string) {
+    super('password', words);
+  }
+}
