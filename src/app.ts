@@ -14,6 +14,7 @@ import { passkeyOptionsHandler, passkeyScriptHandler } from './web/passkey/route
 import { authorizeHandler } from './oauth/authorize/route.ts';
 import { deviceAuthorizationHandler } from './oauth/device/route.ts';
 import { deviceHandler } from './web/device.ts';
+import { upstreamCallbackHandler } from './web/upstream-callback.ts';
 import { introspectHandler } from './oauth/introspect/route.ts';
 import { logoutHandler } from './oauth/logout/route.ts';
 import { revokeHandler } from './oauth/revoke/route.ts';
@@ -98,6 +99,8 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   const device = deviceHandler(ctx);
   route(paths.device).get(htmlHeaders, device).post(htmlHeaders, form, device);
   route(paths.deviceAuthorization).post(form, deviceAuthorizationHandler(ctx));
+  // SPEC 13: the upstream identity providers' callbacks, one path each (the id in the path).
+  if (ctx.config.identity.upstreams.length > 0) app.get('/login/upstream/:id/callback', routeLabel('/login/upstream/:id/callback'), htmlHeaders, upstreamCallbackHandler(ctx));
   const logout = logoutHandler(ctx);
   route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
 

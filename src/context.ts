@@ -5,6 +5,9 @@ import type { ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
 import type { DatabaseOutage } from './db/outage.ts';
 import type { IdentityChain } from './identity/chain.ts';
+import type { Upstreams } from './identity/upstreams/registry.ts';
+import type { UpstreamRoundTrips } from './identity/upstreams/round-trips.ts';
+import type { UpstreamSignIns } from './identity/upstreams/sign-in.ts';
 import type { SigningKeys } from './keys/signing-keys.ts';
 import type { ConsentStore } from './login/consents.ts';
 import type { SessionStore } from './login/sessions.ts';
@@ -35,6 +38,11 @@ export interface AppContext {
   /** `token.issued` events: client_credentials ones summed per client and minute (SPEC 7 "Audit volume"). */
   tokenAudit: TokenIssueAudit;
   identity: IdentityChain;
+  /**
+   * Upstream identity providers (SPEC 13): the configured ones, the round trips away at them, and
+   * Latchkey's policy on the users they sign in.
+   */
+  upstreams: Upstreams & { trips: UpstreamRoundTrips; signIns: UpstreamSignIns };
   /** The sign-in sequence (brute-force policy, identity chain, audit) of the login page and the password grant. */
   signIn: SignInService;
   /** RFC 8628 device authorization requests (SPEC 11). */

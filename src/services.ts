@@ -13,6 +13,10 @@ import { ping, probeWrite } from './db/ping.ts';
 import type { Transaction } from './db/transaction.ts';
 import { IdentityChain } from './identity/chain.ts';
 import { loadBackend } from './identity/loader.ts';
+import { loadUpstreams } from './identity/upstreams/registry.ts';
+import { roundTripQueries } from './identity/upstreams/round-trip-queries.ts';
+import { upstreamRoundTrips } from './identity/upstreams/round-trips.ts';
+import { upstreamSignIns } from './identity/upstreams/sign-in.ts';
 import { keyQueries } from './keys/key-queries.ts';
 import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.ts';
 import { signInService } from './login/sign-in.ts';
@@ -176,12 +180,18 @@ export async function createContext(config: Config, database: Database, logger: 
   services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick(), directory: identity });
   const { clients, users, tokens, sessions, consents, audit, mfa } = services;
   notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger });
+  // Validated now (a bad entry stops the start); nothing is fetched until an upstream is first used.
+  const upstreams = loadUpstreams(config.identity.upstreams, config.publicUrl, logger);
   const deviceKey = deriveKey(secret, 'device-cookie');
   const throttle = throttleQueries(database);
   const attempts = loginThrottle(throttle, config.throttle);
   const metrics = createMetrics({
-    backendStates: () => identity.health(),
-    known: { backends: members.map((m) => m.id), grants: GRANT_TYPES, tables: PURGED_TABLES },
+    // An upstream reports once it was used: `unknown` (not reached since the start) is no state to alert on.
+    backendStates: async () => ({
+      ...(await identity.health()),
+      ...Object.fromEntries(upstreams.list.filter((u) => u.state() !== 'unknown').map((u) => [u.id, u.state() === 'up' ? ('up' as const) : ('down' as const)])),
+    }),
+    known: { backends: [...members.map((m) => m.id), ...upstreams.list.map((u) => u.id)], grants: GRANT_TYPES, tables: PURGED_TABLES },
   });
   const signIn = signInService({
     identity,
@@ -222,6 +232,11 @@ export async function createContext(config: Config, database: Database, logger: 
     deviceCodes: deviceCodes(deviceQueries(database), config, attempts.guesses),
     signIn,
     passwordReset,
+    upstreams: {
+      ...upstreams,
+      trips: upstreamRoundTrips(roundTripQueries(database), deriveKey(secret, 'upstream-sign-ins')),
+      signIns: upstreamSignIns({ identity, audit, metrics, guesses: attempts.guesses, logger }),
+    },
     keys,
     ping: () => ping(database.knex),
     csrfKey: deriveKey(secret, 'csrf'),

@@ -9,6 +9,18 @@ const backendEntry = z.object({
 
 /** A boolean that an environment variable can set as `true` / `false`. */
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+/**
+ * One upstream identity provider (SPEC 13): its id, its label and its kind here; everything else is the
+ * kind's own config, validated by the upstream plugin when the server starts (src/identity/upstreams/).
+ */
+const upstreamEntry = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'must be letters, digits, "-" or "_"'),
+    name: z.string().min(1),
+    /** The upstream plugin. @default "oidc" */
+    kind: z.string().min(1).default('oidc'),
+  })
+  .loose();
 
 const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -154,8 +166,19 @@ export const configSchema = z.object({
   identity: z
     .object({
       backends: z.array(backendEntry).min(1).default([{ id: 'local', plugin: 'database', config: {} }]),
+      /** Upstream identity providers (SPEC 13): "Sign in with <name>" on the login page. @default [] */
+      upstreams: z.array(upstreamEntry).default([]),
     })
-    .prefault({}),
+    .prefault({})
+    .superRefine((identity, issues) => {
+      // An upstream's users are recorded with `backend` = its id: one id may not name two sources.
+      const seen = new Set<string>();
+      identity.upstreams.forEach((u, i) => {
+        const clash = seen.has(u.id) ? 'another upstream' : identity.backends.some((b) => b.id === u.id) ? 'an identity backend' : undefined;
+        if (clash) issues.addIssue({ code: 'custom', path: ['upstreams', i, 'id'], message: `"${u.id}" is already the id of ${clash}` });
+        seen.add(u.id);
+      });
+    }),
   passwordReset: z
     .object({
       /** "Forgot your password?" on the login page, with a link sent by mail (SPEC 12); needs `smtp.url` and `smtp.from`. @default false */
@@ -189,3 +212,4 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema> & { publicUrl: string };
 export type BackendEntry = z.infer<typeof backendEntry>;
+export type UpstreamEntry = z.infer<typeof upstreamEntry>;

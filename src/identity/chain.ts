@@ -111,8 +111,11 @@ export class IdentityChain {
     return { ok: false, reason: 'invalid_credentials', skipped: [] };
   }
 
-  /** The local record of a backend's user: created on first sign-in, refreshed at each one. */
-  private async provision(backendId: string, identity: Identity): Promise<User> {
+  /**
+   * The local record of a backend's (or an upstream's, SPEC 13) user: created on first sign-in,
+   * refreshed at each one, keyed by (backend id, external id).
+   */
+  async provision(backendId: string, identity: Identity): Promise<User> {
     if (identity.userId) {
       const user = await this.users.find(identity.userId);
       if (user) return user;

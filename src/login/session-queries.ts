@@ -6,7 +6,8 @@ import { json, num, numOrNull } from '../db/rows.ts';
  * RFC 8176 authentication method references, as a session stores them and the id_token's `amr`
  * carries them. Declared with the stored session, the lowest place that needs it.
  */
-export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa';
+/** RFC 8176; `fed`: signed in through an upstream identity provider (SPEC 13). */
+export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa' | 'fed';
 
 export interface SsoSession {
   /** The stored id: a hash of the cookie value, so a database read gives no usable cookie. */

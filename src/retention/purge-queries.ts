@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 
 /** Each table the purge keeps small, with the primary key a batch is chosen by. */
-export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis', 'device_codes', 'password_reset_tokens'] as const;
+export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis', 'device_codes', 'password_reset_tokens', 'upstream_sign_ins'] as const;
 export type PurgedTable = (typeof PURGED_TABLES)[number];
 
 /** What makes a row of each table dead, as of `now` (ms). */
@@ -29,6 +29,7 @@ const keyOf: Record<PurgedTable, string> = {
   client_assertion_jtis: 'jti',
   device_codes: 'device_code_hash',
   password_reset_tokens: 'token_hash',
+  upstream_sign_ins: 'id',
 };
 
 /**

@@ -66,6 +66,7 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
         clientId: client.clientId,
         needsMfa: ctx.config.mfa.required || client.requireMfa,
         prompt: new Set(),
+        resume: `${paths.device}?${new URLSearchParams({ user_code: userCode })}`,
         // The approval page below is this flow's consent, asked every time.
         requireConsent: false,
         scopesFor: (user) => grantableScopes(asked, user),

@@ -8,12 +8,13 @@ import type { SignedIn } from './current-session.ts';
 
 /**
  * A finished sign-in: a new SSO session in its cookie, and the device cookie that keeps this browser
- * counted on its own by the brute-force policy (SPEC 7).
+ * counted on its own by the brute-force policy (SPEC 7); a sign-in at an upstream (SPEC 13) typed no
+ * password here and has none.
  */
-export async function startSession(ctx: AppContext, res: Response, user: User, amr: Amr[], deviceCookie: string | undefined): Promise<SignedIn> {
+export async function startSession(ctx: AppContext, res: Response, user: User, amr: Amr[], deviceCookie?: string): Promise<SignedIn> {
   const { cookie, session } = await ctx.sessions.create(user.id, amr);
   res.cookie(SSO_COOKIE, cookie, cookieOptions(secureCookies(ctx.config)));
-  // Undefined after a sign-in finished by the change-password step: the browser keeps the cookie it has.
+  // Undefined after a sign-in finished by the change-password step or an upstream: the browser keeps the cookie it has.
   if (deviceCookie) res.cookie(DEVICE_COOKIE, deviceCookie, deviceCookieOptions(secureCookies(ctx.config)));
   return { session, user };
 }

@@ -293,7 +293,7 @@ export type AuditEventsQuery = { auditEvents: { totalCount: number, pageInfo: { 
 export type IdentityBackendsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type IdentityBackendsQuery = { identityBackends: Array<{ id: string, plugin: string, order: number, up: boolean }> };
+export type IdentityBackendsQuery = { identityBackends: Array<{ id: string, plugin: string, order: number, type: string, up: boolean, state: string }> };
 
 export type SigningKeysQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -336,7 +336,7 @@ export const SetUserPasswordMutation = "mutation SetUserPassword($id:ID!$passwor
 export const RevokeTokensMutation = "mutation RevokeTokens($userId:ID$clientId:ID){revokeTokens(userId:$userId clientId:$clientId)}" as Operation<RevokeTokensMutation, RevokeTokensMutationVariables>;
 export const ResetUserMfaMutation = "mutation ResetUserMfa($id:ID!){resetUserMfa(id:$id){id}}" as Operation<ResetUserMfaMutation, ResetUserMfaMutationVariables>;
 export const AuditEventsQuery = "query AuditEvents($first:Int!$after:String$kind:String$userId:ID$clientId:ID){auditEvents(first:$first after:$after kind:$kind userId:$userId clientId:$clientId){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{id at kind userId clientId actorUserId actorClientId ip requestId details}}}}" as Operation<AuditEventsQuery, AuditEventsQueryVariables>;
-export const IdentityBackendsQuery = "query IdentityBackends{identityBackends{id plugin order up}}" as Operation<IdentityBackendsQuery, IdentityBackendsQueryVariables>;
+export const IdentityBackendsQuery = "query IdentityBackends{identityBackends{id plugin order type up state}}" as Operation<IdentityBackendsQuery, IdentityBackendsQueryVariables>;
 export const SigningKeysQuery = "query SigningKeys{signingKeys{kid algorithm createdAt activatesAt retiredAt signing}}" as Operation<SigningKeysQuery, SigningKeysQueryVariables>;
 export const RotateSigningKeysMutation = "mutation RotateSigningKeys($algorithms:[SigningAlgorithm!]){rotateSigningKeys(algorithms:$algorithms){kid algorithm activatesAt}}" as Operation<RotateSigningKeysMutation, RotateSigningKeysMutationVariables>;
 export const UserNameQuery = "query UserName($id:ID!){user(id:$id){id username}}" as Operation<UserNameQuery, UserNameQueryVariables>;

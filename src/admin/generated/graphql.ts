@@ -432,17 +432,21 @@ export type UserMfa = {
   recoveryCodesLeft: Scalars['Int']['output'];
 };
 
-/** An identity backend of the chain. */
+/** An identity backend of the chain, or an upstream identity provider (SPEC 13). */
 export type IdentityBackend = {
   __typename?: 'IdentityBackend';
-  /** The configured id. */
+  /** The configured id (an upstream's is its users' `User.backend`). */
   id: Scalars['String']['output'];
-  /** The plugin that implements it (database, ldap, …). */
+  /** The plugin that implements it (database, ldap, …; `oidc` for an OpenID Connect upstream). */
   plugin: Scalars['String']['output'];
-  /** Position in the chain, from 0. */
+  /** Position in the chain, from 0; for an upstream, its position in `identity.upstreams`. */
   order: Scalars['Int']['output'];
-  /** Reachable now. */
+  /** `backend` (checks passwords, in the chain) or `upstream` (signs users in elsewhere: federation). */
+  type: Scalars['String']['output'];
+  /** Reachable now. For an upstream: its metadata was read and its last call answered. */
   up: Scalars['Boolean']['output'];
+  /** `up` or `down`; an upstream not used since the start is `unknown` (its metadata is read on first use). */
+  state: Scalars['String']['output'];
 };
 
 /** One recorded event: a sign-in or failure, a token issue or revocation, or an admin change. */
@@ -761,7 +765,9 @@ export type IdentityBackendResolvers<ContextType = AdminContext, ParentType exte
   id?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   plugin?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   order?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   up?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  state?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
 
 export type AuditEventResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['AuditEvent'] = ResolversParentTypes['AuditEvent']> = {

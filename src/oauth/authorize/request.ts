@@ -33,6 +33,8 @@ export interface AuthorizeRequest {
   maxAge?: number;
   /** RFC 8707: the resources the tokens are for (space-separated), bound to the code. */
   resource?: string;
+  /** A configured upstream identity provider to sign in at, skipping the login page (SPEC 13). */
+  idp?: string;
   /** The request's own parameters, to carry through the login and consent forms. */
   carried: Record<string, string>;
 }
@@ -51,6 +53,7 @@ const carriedNames = [
   'max_age',
   'grant_type',
   'resource',
+  'idp',
 ] as const;
 
 /** Response types of OAuth 2.0 / OIDC that exist but this server does not serve. */
@@ -150,6 +153,10 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     throw err;
   }
 
+  // An unknown upstream is the client's mistake, told to the client like any other bad parameter.
+  const idp = param(p, 'idp');
+  if (idp !== undefined && !ctx.upstreams.find(idp)) throw fail('invalid_request', `idp ${idp} is not a configured identity provider`);
+
   const carried: Record<string, string> = {};
   for (const name of carriedNames) if (p[name] !== undefined) carried[name] = p[name]!;
 
@@ -165,6 +172,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     responseMode,
     maxAge,
     resource,
+    idp,
     carried,
   };
 }

@@ -9,13 +9,26 @@ import { grantableScopes } from '../token/scopes.ts';
 import { parseAuthorizeRequest, RedirectError, type AuthorizeRequest } from './request.ts';
 import { sendAuthorizationResponse } from './respond.ts';
 
+/**
+ * Where the browser comes back after an upstream's callback: here, with the request's own parameters,
+ * less `prompt=login` and `max_age`, which were passed on to the upstream that has just signed the
+ * user in (asked again here, they would send the browser round once more).
+ */
+function resumeOf(req: Request, request: AuthorizeRequest): string {
+  const { prompt: _prompt, max_age: _maxAge, ...fields } = request.carried;
+  const prompt = [...request.prompt].filter((p) => p !== 'login').join(' ');
+  return `${req.baseUrl + req.path}?${new URLSearchParams(prompt ? { ...fields, prompt } : fields)}`;
+}
+
 /** The browser sign-in this request asks for (web/sign-in/steps.ts). */
-const flowOf = (ctx: AppContext, request: AuthorizeRequest): Flow => ({
+const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow => ({
   clientId: request.client.clientId,
   // SPEC 8: a client (or server) that needs a second factor.
   needsMfa: ctx.config.mfa.required || request.client.requireMfa,
   prompt: request.prompt,
   maxAge: request.maxAge,
+  idp: request.idp,
+  resume: resumeOf(req, request),
   requireConsent: request.client.requireConsent,
   // The admin scope is never granted to a user without the admin role (SPEC 3).
   scopesFor: (user) => grantableScopes(request.scopes, user),
@@ -43,7 +56,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
     try {
       const params = readParams(req);
       const request = await parseAuthorizeRequest(ctx, params);
-      const step = await steps.next(req, res, params, flowOf(ctx, request));
+      const step = await steps.next(req, res, params, flowOf(ctx, req, request));
       if (step.show === 'refused') throw new RedirectError(oauthError(step.error, step.description), request.redirectUri, request.state, request.responseMode);
       if (step.show !== 'continue') return await showStep(ctx, req, res, step, placeOf(req, request));
 

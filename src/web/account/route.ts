@@ -12,7 +12,7 @@ import { totpHandler } from './totp-route.ts';
 import { accountViews } from './view.ts';
 
 /** A sign-in at the account page: no client, so no second factor demanded and no consent. */
-const accountFlow: Flow = { clientId: NO_CLIENT, needsMfa: false, prompt: new Set(), requireConsent: false, scopesFor: () => [] };
+const accountFlow: Flow = { clientId: NO_CLIENT, needsMfa: false, prompt: new Set(), requireConsent: false, scopesFor: () => [], resume: '/account' };
 
 /**
  * `/account` and `/account/mfa/totp` (SPEC 8): the signed-in user's own page. Without a session, the

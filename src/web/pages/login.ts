@@ -52,3 +52,23 @@ ${hidden({ ...p.request, _action: 'consent', csrf_token: p.csrfToken })}
 </form>`,
   );
 }
+
+/** The login page's "Sign in with <name>" buttons, one per upstream identity provider (SPEC 13). */
+export function upstreamButtons(t: { action: string; fields: Record<string, string>; csrfToken: string }, upstreams: Array<{ id: string; name: string }>): string {
+  return upstreams
+    .map(
+      (u) => `<form method="post" action="${escapeHtml(t.action)}">${hidden({ ...t.fields, _action: 'upstream', upstream: u.id, csrf_token: t.csrfToken })}
+<button type="submit" class="secondary" data-upstream="${escapeHtml(u.id)}">Sign in with ${escapeHtml(u.name)}</button></form>`,
+    )
+    .join('');
+}
+
+/** An upstream identity provider's sign-in that failed (SPEC 13): the page names the upstream, never a stack. */
+export function upstreamErrorPage(upstream: string, message: string): string {
+  return layout(
+    'Sign-in error',
+    `<h1>Sign-in with ${escapeHtml(upstream)} failed</h1>
+<p class="error" role="alert" id="error_description">${escapeHtml(message)}</p>
+<p class="sub">Go back to the application and try again. If this keeps happening, tell its administrator.</p>`,
+  );
+}

@@ -10,6 +10,7 @@ import { raiseSession, startSession } from '../start-session.ts';
 import { attemptOf } from '../attempt.ts';
 import { changeDirectoryPassword } from '../directory-password.ts';
 import { askForCode, type Flow, type PageStep, type SignedInNow } from './step.ts';
+import { upstreamSteps } from './upstream.ts';
 
 type Form = Record<string, string>;
 
@@ -26,6 +27,7 @@ const newPasswordWanted = {
  * browser, used once (pending-sign-in.ts); a wrong code gets a new one in what is left of its time.
  */
 export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
+  const upstream = upstreamSteps(ctx);
   const pending = pendingSignIns(ctx.csrfKey, secureCookies(ctx.config), ctx.sessions);
   // Expired, forged, or another browser's: the sign-in starts again (SPEC 7).
   const signInAgain: PageStep = { show: 'login', status: 403, error: expiredForm.signInAgain };
@@ -117,12 +119,16 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   }
 
   return {
-    /** The answer to a posted sign-in form (`_action` login, mfa or passkey); `undefined` for any other form. */
+    /** An upstream identity provider's callback (SPEC 13), and the authorize request's `idp`. */
+    upstream,
+
+    /** The answer to a posted sign-in form (`_action` login, mfa, passkey or upstream); `undefined` for any other form. */
     answer(req: Request, res: Response, form: Form, flow: Flow, current: SignedIn | undefined): Promise<PageStep | SignedInNow> | undefined {
       if (form._action === 'login') return password(req, res, form, flow);
       if (form._action === 'change_password') return changePassword(req, res, form, flow);
       if (form._action === 'mfa') return code(req, res, form, flow, current);
       if (form._action === 'passkey') return passkey(req, res, form, flow, current);
+      if (form._action === 'upstream') return upstream.chosen(req, res, form, flow);
       return undefined;
     },
   };

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import { qrSvg } from '../../mfa/qr.ts';
 import { secureCookies } from '../cookies.ts';
 import { issueCsrfToken } from '../csrf.ts';
-import { consentPage, loginPage } from '../pages/login.ts';
+import { consentPage, loginPage, upstreamButtons, upstreamErrorPage } from '../pages/login.ts';
 import { changePasswordPage, passwordExpiringPage } from '../pages/password.ts';
 import { FORGOT_PATH } from '../password-reset/pages.ts';
 import { enrolTotpPage, passkeyForm, passkeyScriptTag, recoveryCodesPage, secondStepPage, type FormTarget } from '../pages/second-factor.ts';
@@ -26,7 +26,10 @@ export function loginPasskeyButton(ctx: AppContext, t: FormTarget): string {
   return passkeyForm(t, { purpose: 'login', action: 'passkey', label: 'Sign in with a passkey', options: '/passkey/options', secondary: true }) + passkeyScriptTag;
 }
 
-async function pageOf(ctx: AppContext, step: PageStep, place: Place, csrfToken: string): Promise<string> {
+/** The login page's other ways in: an upstream identity provider each, then a passkey. */
+const otherWays = (ctx: AppContext, t: FormTarget): string => upstreamButtons(t, ctx.upstreams.list) + loginPasskeyButton(ctx, t);
+
+async function pageOf(ctx: AppContext, step: Exclude<PageStep, { show: 'redirect' }>, place: Place, csrfToken: string): Promise<string> {
   const target: FormTarget = { action: place.action, fields: place.fields, csrfToken };
   const form = { action: place.action, request: place.fields, csrfToken, clientName: place.clientName };
   switch (step.show) {
@@ -35,7 +38,7 @@ async function pageOf(ctx: AppContext, step: PageStep, place: Place, csrfToken: 
     case 'password_expiring':
       return passwordExpiringPage({ ...form, expiresAt: step.expiresAt });
     case 'login':
-      return loginPage({ ...form, error: step.error, username: step.username, extra: loginPasskeyButton(ctx, target), forgotPassword: ctx.passwordReset.enabled ? FORGOT_PATH : undefined });
+      return loginPage({ ...form, error: step.error, username: step.username, extra: otherWays(ctx, target), forgotPassword: ctx.passwordReset.enabled ? FORGOT_PATH : undefined });
     case 'second_factor': {
       const fields = step.pending ? { ...place.fields, pending: step.pending } : place.fields;
       return secondStepPage({ ...target, fields, username: step.user.username, error: step.error, passkey: step.passkey });
@@ -46,11 +49,14 @@ async function pageOf(ctx: AppContext, step: PageStep, place: Place, csrfToken: 
       return recoveryCodesPage({ ...target, codes: step.codes, nextLabel: place.continueLabel });
     case 'consent':
       return consentPage({ ...form, error: step.error, scopes: step.scopes, username: step.user.username });
+    case 'upstream_error':
+      return upstreamErrorPage(step.upstream, step.message);
   }
 }
 
 /** Shows a sign-in step's page: the one place a step becomes a response. */
 export async function showStep(ctx: AppContext, req: Request, res: Response, step: PageStep, place: Place): Promise<void> {
+  if (step.show === 'redirect') return void res.redirect(303, step.location);
   const html = await pageOf(ctx, step, place, issueCsrfToken(req, res, ctx.csrfKey, secureCookies(ctx.config)));
   const status = step.show === 'recovery_codes' ? 200 : step.status;
   if ('retryAfter' in step && step.retryAfter !== undefined) res.setHeader('Retry-After', String(step.retryAfter));

@@ -12,6 +12,10 @@ export interface Flow {
   prompt: Set<string>;
   /** Seconds: an older session signs in again (OIDC `max_age`). */
   maxAge?: number;
+  /** The authorize request's `idp`: sign in at that upstream straight away, without the login page (SPEC 13). */
+  idp?: string;
+  /** The original request as a URL of this server, continued after a sign-in at an upstream. */
+  resume: string;
   requireConsent: boolean;
   /** The scopes this user may be granted (the admin scope only to an admin, SPEC 3). */
   scopesFor(user: User): string[];
@@ -33,6 +37,10 @@ export type Step =
   | { show: 'enrol'; status: number; enrolment: { secret: string; uri: string }; error?: string }
   | { show: 'recovery_codes'; codes: string[] }
   | { show: 'consent'; status: number; user: User; scopes: string[]; error?: string }
+  /** Away to an upstream identity provider (SPEC 13), or back from one to the original request. */
+  | { show: 'redirect'; location: string }
+  /** An upstream's sign-in failed: 503 when it was unreachable, 400 otherwise, 429 while throttled. */
+  | { show: 'upstream_error'; status: number; upstream: string; message: string; retryAfter?: number }
   | { show: 'refused'; error: 'login_required' | 'consent_required' | 'access_denied'; description: string }
   | { show: 'continue'; signedIn: SignedIn; scopes: string[] };
 

@@ -1,0 +1,98 @@
+import type { Logger } from 'pino';
+import type { AuditLog } from '../../audit/record.ts';
+import type { Metrics } from '../../metrics/registry.ts';
+import type { Amr } from '../../login/session-queries.ts';
+import type { User } from '../../users/queries.ts';
+import type { IdentityChain } from '../chain.ts';
+import type { Upstream, UpstreamFault, UpstreamIdentity } from './contract.ts';
+
+/** Where a callback comes from: what its events record. */
+export interface CallbackOrigin {
+  ip: string;
+  requestId: string;
+  clientId: string;
+}
+
+/** Failed callbacks from one address count like wrong passwords against it (the device codes' counter). */
+interface AddressGuesses {
+  retryAfter(ip: string): Promise<number>;
+  failed(ip: string): Promise<void>;
+}
+
+type Deps = {
+  identity: Pick<IdentityChain, 'provision'>;
+  audit: AuditLog;
+  metrics: Pick<Metrics, 'login'>;
+  guesses: AddressGuesses;
+  logger: Logger;
+};
+
+export type UpstreamOutcome = { ok: true; user: User; amr: Amr[] } | { ok: false; fault: UpstreamFault };
+
+/** The user's email domain, lower case; undefined without an email. */
+const domainOf = (email: string | null | undefined): string | undefined => email?.split('@').pop()?.toLowerCase();
+
+/**
+ * What Latchkey does with an upstream's answer (SPEC 13): its own policy on the user (allowed email
+ * domains, admin groups, a disabled local record), the local record keyed by (upstream id, `sub`),
+ * the factors the session starts with, and the audit trail. A failure of any kind is one log line,
+ * one audit event and, unless the upstream was merely unreachable, one failure counted against the
+ * address, so a flood of forged callbacks gets the address blocked like a password guesser.
+ */
+export function upstreamSignIns(deps: Deps) {
+  async function refused(upstream: Upstream, fault: UpstreamFault, o: CallbackOrigin, userId?: string): Promise<UpstreamOutcome> {
+    deps.metrics.login(upstream.id, fault.unavailable ? 'unavailable' : 'failure');
+    deps.logger.warn({ upstream: upstream.id, reason: fault.reason, requestId: o.requestId }, fault.unavailable ? 'upstream unavailable' : 'upstream sign-in refused');
+    if (!fault.unavailable) await deps.guesses.failed(o.ip);
+    await deps.audit.record({
+      kind: 'login.failure',
+      ...(userId ? { userId } : {}),
+      clientId: o.clientId || null,
+      ip: o.ip,
+      requestId: o.requestId,
+      details: { upstream: upstream.id, reason: fault.reason, ...(fault.unavailable ? { unavailable: true } : {}) },
+    });
+    return { ok: false, fault };
+  }
+
+  return {
+    /** Seconds this address must wait before its next callback is looked at; 0 when it may now. */
+    retryAfter: (ip: string): Promise<number> => deps.guesses.retryAfter(ip),
+
+    /** A callback that failed before a user was known (a forged state, an error answer, a bad id_token, an outage). */
+    refused: (upstream: Upstream, fault: UpstreamFault, o: CallbackOrigin) => refused(upstream, fault, o),
+
+    /** The upstream vouched for `identity`: Latchkey's policy, the local record, the session's factors. */
+    async complete(upstream: Upstream, identity: UpstreamIdentity, o: CallbackOrigin): Promise<UpstreamOutcome> {
+      const { allowedDomains, adminGroups, trustMfa } = upstream.policy;
+      const domain = domainOf(identity.email);
+      if (allowedDomains && (!domain || !allowedDomains.includes(domain))) {
+        return refused(upstream, { unavailable: false, reason: domain ? `the email domain ${domain} is not allowed here` : 'the upstream gave no verified email, which this server requires' }, o);
+      }
+      const user = await deps.identity.provision(upstream.id, {
+        externalId: identity.subject,
+        username: identity.username,
+        email: identity.email,
+        displayName: identity.displayName,
+        groups: identity.groups,
+        // With adminGroups configured, the upstream's groups own the admin role; without, the administrators do.
+        ...(adminGroups.length > 0 ? { roles: identity.groups.some((g) => adminGroups.includes(g)) ? ['admin'] : [] } : {}),
+      });
+      if (user.disabled) return refused(upstream, { unavailable: false, reason: 'this account is disabled here' }, o, user.id);
+      // The upstream's second factor counts as Latchkey's only when the operator trusts it to say so.
+      const amr: Amr[] = trustMfa && identity.amr.includes('mfa') ? ['fed', 'mfa'] : ['fed'];
+      deps.metrics.login(upstream.id, 'success');
+      await deps.audit.record({
+        kind: 'login.success',
+        userId: user.id,
+        clientId: o.clientId || null,
+        ip: o.ip,
+        requestId: o.requestId,
+        details: { amr, upstream: upstream.id, upstreamAmr: identity.amr },
+      });
+      return { ok: true, user, amr };
+    },
+  };
+}
+
+export type UpstreamSignIns = ReturnType<typeof upstreamSignIns>;
