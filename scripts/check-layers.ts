@@ -7,7 +7,7 @@
  *   2 database     src/db/ (connect, the fast statements and group commit, the gate, the `Transaction` type)
  *   3 queries      every `*queries.ts` module: the only SQL besides src/db/
  *   4 services     the rest of each capability's folder (audit, clients, users, tokens, login, mfa,
- *                  throttle, keys, retention, identity) and plugins/
+ *                  throttle, keys, retention, identity, saml) and plugins/
  *   5 root         src/services.ts (the one composition root) and src/context.ts (the AppContext it builds)
  *   6 http         src/web/, src/oauth/, src/oidc/, src/admin/, src/admin-console/, src/ops/, src/http/,
  *                  src/metrics/http.ts, src/cluster/worker-metrics.ts, src/app.ts
@@ -49,7 +49,7 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
   },
   { name: 'database', holds: (f) => f.startsWith('src/db/') },
   { name: 'queries', holds: queriesModule },
-  { name: 'services', holds: (f) => !queriesModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset)\//.test(f) || f.startsWith('plugins/')) },
+  { name: 'services', holds: (f) => !queriesModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) || f.startsWith('plugins/')) },
   { name: 'root', holds: (f) => f === 'src/services.ts' || f === 'src/context.ts' },
   {
     name: 'http',

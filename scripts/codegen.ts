@@ -24,6 +24,7 @@ const output = await codegen({
     mappers: {
       Client: '../../clients/queries.ts#Client',
       User: '../../users/queries.ts#User',
+      SamlServiceProvider: '../../saml/saml-queries.ts#ServiceProvider',
     },
     enumValues: ENUM_VALUES,
     mapperTypeSuffix: 'Model',

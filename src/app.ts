@@ -25,6 +25,10 @@ import { recordRequests, routeLabel } from './metrics/http.ts';
 import { metricsHandler } from './ops/metrics.ts';
 import { healthHandler, readyHandler } from './ops/health.ts';
 import { paths } from './paths.ts';
+import { SAML_PATHS } from './saml/idp.ts';
+import { samlMetadataHandler } from './web/saml/metadata.ts';
+import { samlSloHandler } from './web/saml/slo.ts';
+import { samlSsoHandler } from './web/saml/sso.ts';
 
 /**
  * The Express app. Each route carries only the middleware it needs: the token, me and userinfo paths
@@ -103,6 +107,12 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   if (ctx.config.identity.upstreams.length > 0) app.get('/login/upstream/:id/callback', routeLabel('/login/upstream/:id/callback'), htmlHeaders, upstreamCallbackHandler(ctx));
   const logout = logoutHandler(ctx);
   route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
+
+  // SAML 2.0 (SPEC 14): the POST binding's SAMLRequest is a form field like any other.
+  const sso = samlSsoHandler(ctx);
+  route(SAML_PATHS.sso).get(htmlHeaders, sso).post(htmlHeaders, form, sso);
+  route(SAML_PATHS.slo).get(htmlHeaders, samlSloHandler(ctx));
+  route(SAML_PATHS.metadata).get(publicCors, samlMetadataHandler(ctx));
 
   const discovery = discoveryHandler(ctx);
   const publicDocuments = ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', paths.jwks];

@@ -20,6 +20,8 @@ import type { Retention } from './retention/purge.ts';
 import type { TokenService } from './tokens/service.ts';
 import type { DeviceCodes } from './tokens/device-codes.ts';
 import type { UserService } from './users/service.ts';
+import type { ServiceProviders } from './saml/service-providers.ts';
+import type { SamlIdp } from './saml/idp.ts';
 
 /**
  * What a route or resolver gets, wired once at start by the one composition root (`createContext`,
@@ -66,6 +68,10 @@ export interface AppContext {
   logoutNotices: LogoutNoticeWorker;
   /** "Forgot your password?": reset links by mail (SPEC 12). */
   passwordReset: PasswordResetService;
+  /** SAML service providers (SPEC 14): registered, changed and deleted through the admin API. */
+  samlProviders: ServiceProviders;
+  /** The SAML 2.0 identity provider's rules, for the /saml/v20 endpoints. */
+  saml: SamlIdp;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */

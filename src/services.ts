@@ -44,6 +44,10 @@ import { userService, type DirectoryPasswords, type UserService } from './users/
 import { smtpMailer } from './password-reset/mailer.ts';
 import { resetQueries } from './password-reset/reset-queries.ts';
 import { passwordResetService } from './password-reset/service.ts';
+import { samlQueries } from './saml/saml-queries.ts';
+import { serviceProviders, type ServiceProviders } from './saml/service-providers.ts';
+import { samlKeys } from './saml/idp-keys.ts';
+import { samlIdp } from './saml/idp.ts';
 
 /** The keys derived from LATCHKEY_SECRET that the services use. */
 export interface ServiceSecrets {
@@ -79,6 +83,7 @@ const queriesFor = (database: Database) => ({
   mfa: mfaQueries(database),
   keys: keyQueries(database),
   backchannel: backchannelQueries(database),
+  saml: samlQueries(database),
 });
 
 export type Queries = ReturnType<typeof queriesFor>;
@@ -94,6 +99,8 @@ export interface Services {
   sessions: SessionStore;
   consents: ConsentStore;
   mfa: MfaService;
+  /** SAML service providers (SPEC 14), the sibling of `clients`. */
+  samlProviders: ServiceProviders;
   transaction: Transaction<Services>;
 }
 
@@ -133,6 +140,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
       sessions,
       transaction,
     }),
+    samlProviders: serviceProviders(queries.saml, { transaction }),
     transaction,
   };
 }
@@ -178,7 +186,7 @@ export async function createContext(config: Config, database: Database, logger: 
   const identity = new IdentityChain(members, userQueries(database), logger);
   let notices: LogoutNoticeWorker | undefined;
   services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick(), directory: identity });
-  const { clients, users, tokens, sessions, consents, audit, mfa } = services;
+  const { clients, users, tokens, sessions, consents, audit, mfa, samlProviders } = services;
   notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger });
   // Validated now (a bad entry stops the start); nothing is fetched until an upstream is first used.
   const upstreams = loadUpstreams(config.identity.upstreams, config.publicUrl, logger);
@@ -246,5 +254,13 @@ export async function createContext(config: Config, database: Database, logger: 
     retention: retention(purgeQueries(database), config, metrics, logger),
     mfa,
     logoutNotices: notices,
+    samlProviders,
+    saml: samlIdp({
+      providers: samlProviders,
+      queries: services.queries.saml,
+      keys: samlKeys(keys, config.publicUrl),
+      publicUrl: config.publicUrl,
+      pairwiseKey: deriveKey(secret, 'saml-pairwise'),
+    }),
   };
 }

@@ -13,6 +13,7 @@ export const ENUM_VALUES = {
     NONE: 'none',
   },
   SigningAlgorithm: { RS256: 'RS256', ES256: 'ES256' },
+  SamlNameIdFormat: { PERSISTENT: 'persistent', EMAIL_ADDRESS: 'emailAddress', UNSPECIFIED: 'unspecified' },
   GrantType: {
     AUTHORIZATION_CODE: 'authorization_code',
     PASSWORD: 'password',

@@ -15,6 +15,7 @@ import { queryLimits } from './limits.ts';
 import { auditResolvers } from './resolvers/audit.ts';
 import { clientResolvers } from './resolvers/clients.ts';
 import { keyResolvers } from './resolvers/keys.ts';
+import { samlResolvers } from './resolvers/saml.ts';
 import { userResolvers } from './resolvers/users.ts';
 
 const schemaDir = resolve(projectRoot, 'graphql');
@@ -36,7 +37,7 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
 export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler>; stop(): Promise<void> }> {
   const server = new ApolloServer<AdminContext>({
     typeDefs,
-    resolvers: [clientResolvers, userResolvers, auditResolvers, keyResolvers] as never,
+    resolvers: [clientResolvers, userResolvers, auditResolvers, keyResolvers, samlResolvers] as never,
     formatError,
     validationRules: [queryLimits(10, 5000)],
     // Every request must carry an admin token (the context below), so introspection is for admins only.

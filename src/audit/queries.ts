@@ -34,7 +34,10 @@ export type AuditKind =
   | 'password_reset.requested'
   | 'password_reset.mail_failed'
   | 'password_reset.done'
-  | 'password_reset.failed';
+  | 'password_reset.failed'
+  /** SPEC 14: a SAML assertion sent to a service provider, and a SAML single logout. */
+  | 'saml.assertion_issued'
+  | 'saml.logout';
 
 export interface AuditEvent {
   kind: AuditKind;

@@ -20,6 +20,7 @@ import * as m14 from '../../migrations/20261126080000_backchannel_logout.ts';
 import * as m15 from '../../migrations/20261126070000_device_codes.ts';
 import * as m16 from '../../migrations/20261127200000_password_reset_tokens.ts';
 import * as m17 from '../../migrations/20261127300000_upstream_sign_ins.ts';
+import * as m18 from '../../migrations/20261127400000_saml.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -45,6 +46,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261126070000_device_codes.ts': m15,
   '20261127200000_password_reset_tokens.ts': m16,
   '20261127300000_upstream_sign_ins.ts': m17,
+  '20261127400000_saml.ts': m18,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

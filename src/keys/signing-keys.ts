@@ -27,7 +27,8 @@ export interface SigningKeyInfo {
 /** A key as the admin API shows it: `signing` marks the one of its algorithm that signs now. */
 export type PublishedKey = SigningKeyInfo & { signing: boolean };
 
-interface LoadedKey extends SigningKeyInfo {
+/** A key as loaded: its public JWK and its private half, usable for signing (SAML signs with it too). */
+export interface LoadedKey extends SigningKeyInfo {
   publicJwk: JWK;
   privateKey: CryptoKey;
 }
@@ -133,6 +134,16 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
       } catch {
         return undefined;
       }
+    },
+
+    /**
+     * The RSA keys for SAML (SPEC 14): the one that signs now, and every RS256 key published and not
+     * retired (a key waiting to sign is in the IdP metadata before it signs, as in the JWKS).
+     */
+    rsa(now = clock.now()): { signing: LoadedKey; published: LoadedKey[] } {
+      const signing = signer('RS256', now);
+      const published = keys.filter((k) => k.alg === 'RS256' && (k.retiredAt === null || k.retiredAt > now));
+      return { signing, published: [signing, ...published.filter((k) => k.kid !== signing.kid)] };
     },
 
     /** The published keys, for the admin API. */

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 
 /** Each table the purge keeps small, with the primary key a batch is chosen by. */
-export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis', 'device_codes', 'password_reset_tokens', 'upstream_sign_ins'] as const;
+export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis', 'device_codes', 'password_reset_tokens', 'upstream_sign_ins', 'saml_request_ids', 'saml_session_participants'] as const;
 export type PurgedTable = (typeof PURGED_TABLES)[number];
 
 /** What makes a row of each table dead, as of `now` (ms). */
@@ -30,6 +30,9 @@ const keyOf: Record<PurgedTable, string> = {
   device_codes: 'device_code_hash',
   password_reset_tokens: 'token_hash',
   upstream_sign_ins: 'id',
+  saml_request_ids: 'id_hash',
+  // Its key is (session_id, sp_id): deleteBatch checks expiry again, so a live row of the same session stays.
+  saml_session_participants: 'session_id',
 };
 
 /**
@@ -56,7 +59,7 @@ export const purgeQueries = ({ knex: db }: Database) => ({
   async deleteBatch(table: PurgedTable, c: Cutoffs, limit: number): Promise<number> {
     const q = db(table).whereIn(keyOf[table], dead(db, table, c).limit(limit));
     // Two clients may pick the same jti: only the expired one of them goes.
-    if (table === 'client_assertion_jtis') q.andWhere('expires_at', '<', c.now);
+    if (table === 'client_assertion_jtis' || table === 'saml_session_participants') q.andWhere('expires_at', '<', c.now);
     return q.delete();
   },
 

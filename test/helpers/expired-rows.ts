@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 
 /** Rows of every purged table, by table. */
-export type RowCounts = Record<'auth_codes' | 'access_tokens' | 'refresh_tokens' | 'sso_sessions' | 'login_throttle' | 'audit_events' | 'webauthn_challenges' | 'pending_sign_ins' | 'client_assertion_jtis' | 'device_codes' | 'password_reset_tokens' | 'upstream_sign_ins', number>;
+export type RowCounts = Record<'auth_codes' | 'access_tokens' | 'refresh_tokens' | 'sso_sessions' | 'login_throttle' | 'audit_events' | 'webauthn_challenges' | 'pending_sign_ins' | 'client_assertion_jtis' | 'device_codes' | 'password_reset_tokens' | 'upstream_sign_ins' | 'saml_request_ids' | 'saml_session_participants', number>;
 
 const hex = () => randomBytes(32).toString('hex');
 
@@ -12,7 +12,7 @@ const hex = () => randomBytes(32).toString('hex');
  * `expiredAt` is a time in the past (ms). Returns how many went into each table.
  */
 export async function seedDeadRows(sql: Knex, n: number, o: { clientId: string; userId: string; expiredAt: number; chunk?: number }): Promise<RowCounts> {
-  const share = { access_tokens: 0.59, refresh_tokens: 0.15, auth_codes: 0.1, sso_sessions: 0.05, login_throttle: 0.05, audit_events: 0.02, webauthn_challenges: 0.01, pending_sign_ins: 0.005, client_assertion_jtis: 0.005, device_codes: 0.01, password_reset_tokens: 0.005, upstream_sign_ins: 0.005 };
+  const share = { access_tokens: 0.58, refresh_tokens: 0.15, auth_codes: 0.1, sso_sessions: 0.05, login_throttle: 0.05, audit_events: 0.02, webauthn_challenges: 0.01, pending_sign_ins: 0.005, client_assertion_jtis: 0.005, device_codes: 0.01, password_reset_tokens: 0.005, upstream_sign_ins: 0.005, saml_request_ids: 0.005, saml_session_participants: 0.005 };
   const counts = {} as RowCounts;
   const chunk = o.chunk ?? 500;
   const at = o.expiredAt;
@@ -29,7 +29,12 @@ export async function seedDeadRows(sql: Knex, n: number, o: { clientId: string; 
     device_codes: () => ({ device_code_hash: hex().slice(0, 43), user_code: hex().slice(0, 8).toUpperCase(), client_id: o.clientId, scope: 'openid', status: 'pending', interval_s: 5, expires_at: at, created_at: at - 600_000 }),
     password_reset_tokens: () => ({ token_hash: hex(), user_id: o.userId, expires_at: at, used_at: null, created_at: at - 900_000 }),
     upstream_sign_ins: () => ({ id: hex().slice(0, 43), upstream_id: 'corp', data: 'x', expires_at: at }),
+    saml_request_ids: () => ({ id_hash: hex(), expires_at: at }),
+    saml_session_participants: () => ({ session_id: hex(), sp_id: spId, name_id: hex(), name_id_format: 'persistent', expires_at: at }),
   };
+  // The participants name a service provider: one, made for them.
+  const spId = randomUUID();
+  await sql('saml_service_providers').insert({ id: spId, entity_id: `https://sp.example/${spId}`, name: 'seeded', acs_urls: '[]', name_id_format: 'persistent', attributes: '[]', created_at: at, updated_at: at });
   for (const [table, part] of Object.entries(share) as Array<[keyof RowCounts, number]>) {
     const total = Math.round(n * part);
     counts[table] = total;
@@ -44,7 +49,7 @@ export async function seedDeadRows(sql: Knex, n: number, o: { clientId: string; 
 /** How many rows each purged table holds. */
 export async function countRows(sql: Knex): Promise<RowCounts> {
   const counts = {} as RowCounts;
-  for (const table of ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis', 'device_codes', 'password_reset_tokens', 'upstream_sign_ins'] as const) {
+  for (const table of ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis', 'device_codes', 'password_reset_tokens', 'upstream_sign_ins', 'saml_request_ids', 'saml_session_participants'] as const) {
     const [row] = await sql(table).count({ n: '*' });
     counts[table] = Number(row!.n);
   }

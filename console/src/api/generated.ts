@@ -27,6 +27,45 @@ export type AccessTokenFormat =
   /** Signed JWTs (RFC 9068, typ at+jwt, RS256) that resource servers can validate with the JWKS; at most 24 h. */
   | 'JWT';
 
+/** The NameID an SP receives. */
+export type SamlNameIdFormat =
+  /** A pairwise, stable, opaque id: the same user gets another value at each SP. */
+  | 'PERSISTENT'
+  /** The user's mail (the username when there is none). */
+  | 'EMAIL_ADDRESS'
+  /** The username. */
+  | 'UNSPECIFIED';
+
+/** The fields of a SAML service provider registration or change. */
+export type SamlServiceProviderInput = {
+  /** The SP's entity ID (the Issuer of its requests, the Audience of its assertions). */
+  entityId?: InputMaybe<Scalars['String']['input']>;
+  /** A name shown on the login page; the entity ID when left out. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** Its HTTP-POST AssertionConsumerService URLs; the first is used when a request names none. */
+  assertionConsumerServiceUrls?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Its HTTP-Redirect SingleLogoutService URL. */
+  singleLogoutServiceUrl?: InputMaybe<Scalars['String']['input']>;
+  /** PEM (or base64 DER): checks its signed requests. */
+  signingCertificate?: InputMaybe<Scalars['String']['input']>;
+  /** PEM (or base64 DER): assertions are encrypted to it when `encryptAssertions`. */
+  encryptionCertificate?: InputMaybe<Scalars['String']['input']>;
+  /** @default PERSISTENT */
+  nameIdFormat?: InputMaybe<SamlNameIdFormat>;
+  /** The attributes released, among uid, mail, displayName, groups. @default all four */
+  attributes?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** @default true */
+  signAssertions?: InputMaybe<Scalars['Boolean']['input']>;
+  /** @default false */
+  signResponses?: InputMaybe<Scalars['Boolean']['input']>;
+  /** AES-256-GCM, key transport RSA-OAEP. @default false, or true when its metadata has an encryption key */
+  encryptAssertions?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Unsigned AuthnRequests are refused. @default the metadata's AuthnRequestsSigned, else false */
+  wantAuthnRequestsSigned?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Accepts IdP-initiated sign-on at /saml/v20/sso?sp=<entityId>. @default false */
+  allowIdpInitiated?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
 /** The OAuth 2.0 grants a client may use. */
 export type GrantType =
   | 'AUTHORIZATION_CODE'
@@ -321,6 +360,36 @@ export type ClientNameQueryVariables = Exact<{
 
 export type ClientNameQuery = { client?: { clientId: string, name: string } | null };
 
+export type SamlSpFieldsFragment = { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string };
+
+export type SamlServiceProvidersQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type SamlServiceProvidersQuery = { samlServiceProviders: Array<{ entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string }>, samlIdentityProvider: { entityId: string, metadataUrl: string, singleSignOnUrl: string, singleLogoutUrl: string, signingCertificate: string } };
+
+export type RegisterSamlServiceProviderMutationVariables = Exact<{
+  metadataXml?: InputMaybe<Scalars['String']['input']>;
+  input?: InputMaybe<SamlServiceProviderInput>;
+}>;
+
+
+export type RegisterSamlServiceProviderMutation = { registerSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string } };
+
+export type UpdateSamlServiceProviderMutationVariables = Exact<{
+  entityId: Scalars['String']['input'];
+  input: SamlServiceProviderInput;
+}>;
+
+
+export type UpdateSamlServiceProviderMutation = { updateSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string } };
+
+export type DeleteSamlServiceProviderMutationVariables = Exact<{
+  entityId: Scalars['String']['input'];
+}>;
+
+
+export type DeleteSamlServiceProviderMutation = { deleteSamlServiceProvider: boolean };
+
 
 /** An operation's text, carrying its result and variable types. */
 export type Operation<Result, Variables> = string & { readonly __types?: [Result, Variables] };
@@ -341,3 +410,7 @@ export const SigningKeysQuery = "query SigningKeys{signingKeys{kid algorithm cre
 export const RotateSigningKeysMutation = "mutation RotateSigningKeys($algorithms:[SigningAlgorithm!]){rotateSigningKeys(algorithms:$algorithms){kid algorithm activatesAt}}" as Operation<RotateSigningKeysMutation, RotateSigningKeysMutationVariables>;
 export const UserNameQuery = "query UserName($id:ID!){user(id:$id){id username}}" as Operation<UserNameQuery, UserNameQueryVariables>;
 export const ClientNameQuery = "query ClientName($clientId:ID!){client(clientId:$clientId){clientId name}}" as Operation<ClientNameQuery, ClientNameQueryVariables>;
+export const SamlServiceProvidersQuery = "query SamlServiceProviders{samlServiceProviders{...SamlSpFields}samlIdentityProvider{entityId metadataUrl singleSignOnUrl singleLogoutUrl signingCertificate}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt}" as Operation<SamlServiceProvidersQuery, SamlServiceProvidersQueryVariables>;
+export const RegisterSamlServiceProviderMutation = "mutation RegisterSamlServiceProvider($metadataXml:String$input:SamlServiceProviderInput){registerSamlServiceProvider(metadataXml:$metadataXml input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt}" as Operation<RegisterSamlServiceProviderMutation, RegisterSamlServiceProviderMutationVariables>;
+export const UpdateSamlServiceProviderMutation = "mutation UpdateSamlServiceProvider($entityId:String!$input:SamlServiceProviderInput!){updateSamlServiceProvider(entityId:$entityId input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt}" as Operation<UpdateSamlServiceProviderMutation, UpdateSamlServiceProviderMutationVariables>;
+export const DeleteSamlServiceProviderMutation = "mutation DeleteSamlServiceProvider($entityId:String!){deleteSamlServiceProvider(entityId:$entityId)}" as Operation<DeleteSamlServiceProviderMutation, DeleteSamlServiceProviderMutationVariables>;

@@ -7,11 +7,13 @@ import { AuditSection } from '../sections/audit.tsx';
 import { BackendsSection } from '../sections/backends.tsx';
 import { ClientsSection } from '../sections/clients.tsx';
 import { KeysSection } from '../sections/keys.tsx';
+import { SamlSection } from '../sections/saml.tsx';
 import { UsersSection } from '../sections/users.tsx';
 import { follow, href, navigate, route } from './router.ts';
 
 const SECTIONS: Array<{ page: string; title: string; view: ComponentType }> = [
   { page: 'clients', title: 'Clients', view: ClientsSection },
+  { page: 'saml', title: 'SAML applications', view: SamlSection },
   { page: 'users', title: 'Users', view: UsersSection },
   { page: 'audit', title: 'Audit events', view: AuditSection },
   { page: 'backends', title: 'Identity backends', view: BackendsSection },

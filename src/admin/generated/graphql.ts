@@ -2,6 +2,7 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Client as ClientModel } from '../../clients/queries.ts';
 import type { User as UserModel } from '../../users/queries.ts';
+import type { ServiceProvider as ServiceProviderModel } from '../../saml/saml-queries.ts';
 import type { AdminContext } from '../context.ts';
 export type Maybe<T> = T | null;
 export type InputMaybe<T> = T | null | undefined;
@@ -51,6 +52,95 @@ export type SigningKey = {
   signing: Scalars['Boolean']['output'];
 };
 
+/** The NameID an SP receives. */
+export enum SamlNameIdFormat {
+  /** A pairwise, stable, opaque id: the same user gets another value at each SP. */
+  Persistent = 'persistent',
+  /** The user's mail (the username when there is none). */
+  EmailAddress = 'emailAddress',
+  /** The username. */
+  Unspecified = 'unspecified'
+}
+
+/** The fields of a SAML service provider registration or change. */
+export type SamlServiceProviderInput = {
+  /** The SP's entity ID (the Issuer of its requests, the Audience of its assertions). */
+  entityId?: InputMaybe<Scalars['String']['input']>;
+  /** A name shown on the login page; the entity ID when left out. */
+  name?: InputMaybe<Scalars['String']['input']>;
+  /** Its HTTP-POST AssertionConsumerService URLs; the first is used when a request names none. */
+  assertionConsumerServiceUrls?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Its HTTP-Redirect SingleLogoutService URL. */
+  singleLogoutServiceUrl?: InputMaybe<Scalars['String']['input']>;
+  /** PEM (or base64 DER): checks its signed requests. */
+  signingCertificate?: InputMaybe<Scalars['String']['input']>;
+  /** PEM (or base64 DER): assertions are encrypted to it when `encryptAssertions`. */
+  encryptionCertificate?: InputMaybe<Scalars['String']['input']>;
+  /** @default PERSISTENT */
+  nameIdFormat?: InputMaybe<SamlNameIdFormat>;
+  /** The attributes released, among uid, mail, displayName, groups. @default all four */
+  attributes?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** @default true */
+  signAssertions?: InputMaybe<Scalars['Boolean']['input']>;
+  /** @default false */
+  signResponses?: InputMaybe<Scalars['Boolean']['input']>;
+  /** AES-256-GCM, key transport RSA-OAEP. @default false, or true when its metadata has an encryption key */
+  encryptAssertions?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Unsigned AuthnRequests are refused. @default the metadata's AuthnRequestsSigned, else false */
+  wantAuthnRequestsSigned?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Accepts IdP-initiated sign-on at /saml/v20/sso?sp=<entityId>. @default false */
+  allowIdpInitiated?: InputMaybe<Scalars['Boolean']['input']>;
+};
+
+/** A SAML 2.0 service provider: an application that signs in through Latchkey's SSO session by SAML. */
+export type SamlServiceProvider = {
+  __typename?: 'SamlServiceProvider';
+  /** Its entity ID: the Issuer of its requests, the Audience of its assertions. */
+  entityId: Scalars['String']['output'];
+  /** Shown on the login page. */
+  name: Scalars['String']['output'];
+  /** Where responses may be posted (HTTP-POST); the first when a request names none. */
+  assertionConsumerServiceUrls: Array<Scalars['String']['output']>;
+  /** Its HTTP-Redirect SingleLogoutService; null: it is not told of logouts. */
+  singleLogoutServiceUrl?: Maybe<Scalars['String']['output']>;
+  /** PEM: checks its signed requests. */
+  signingCertificate?: Maybe<Scalars['String']['output']>;
+  /** PEM: assertions are encrypted to it when `encryptAssertions`. */
+  encryptionCertificate?: Maybe<Scalars['String']['output']>;
+  /** The NameID it receives. */
+  nameIdFormat: SamlNameIdFormat;
+  /** The attributes released to it. */
+  attributes: Array<Scalars['String']['output']>;
+  /** Its assertions are signed (RSA-SHA256, exclusive c14n). */
+  signAssertions: Scalars['Boolean']['output'];
+  /** Its responses are signed as well. */
+  signResponses: Scalars['Boolean']['output'];
+  /** Its assertions are encrypted (AES-256-GCM, RSA-OAEP). */
+  encryptAssertions: Scalars['Boolean']['output'];
+  /** Its AuthnRequests must be signed. */
+  wantAuthnRequestsSigned: Scalars['Boolean']['output'];
+  /** It accepts IdP-initiated sign-on at /saml/v20/sso?sp=<entityId>. */
+  allowIdpInitiated: Scalars['Boolean']['output'];
+  /** ISO 8601. */
+  createdAt: Scalars['String']['output'];
+  /** ISO 8601. */
+  updatedAt: Scalars['String']['output'];
+};
+
+/** What an SP's admin page asks of the identity provider. */
+export type SamlIdentityProvider = {
+  __typename?: 'SamlIdentityProvider';
+  /** The IdP's entity ID: PUBLIC_URL/saml/v20/metadata, where its metadata is. */
+  entityId: Scalars['String']['output'];
+  metadataUrl: Scalars['String']['output'];
+  /** The SSO URL (HTTP-Redirect and HTTP-POST). */
+  singleSignOnUrl: Scalars['String']['output'];
+  /** The SLO URL (HTTP-Redirect). */
+  singleLogoutUrl: Scalars['String']['output'];
+  /** The signing certificate (PEM) of the key that signs now. */
+  signingCertificate: Scalars['String']['output'];
+};
+
 export type Query = {
   __typename?: 'Query';
   /** Registered client applications, oldest first; `search` matches the name or client id. */
@@ -67,6 +157,12 @@ export type Query = {
   auditEvents: AuditEventConnection;
   /** The published signing keys (JWKS), oldest first, including a key waiting to sign and retired keys kept for the tokens they signed. */
   signingKeys: Array<SigningKey>;
+  /** The registered SAML 2.0 service providers, by entity ID. */
+  samlServiceProviders: Array<SamlServiceProvider>;
+  /** One SAML service provider, or null when none has that entity ID. */
+  samlServiceProvider?: Maybe<SamlServiceProvider>;
+  /** The identity provider's own values, for an SP's admin page. */
+  samlIdentityProvider: SamlIdentityProvider;
 };
 
 
@@ -102,6 +198,11 @@ export type QueryAuditEventsArgs = {
   clientId?: InputMaybe<Scalars['ID']['input']>;
 };
 
+
+export type QuerySamlServiceProviderArgs = {
+  entityId: Scalars['String']['input'];
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
   /** Registers a client application. Its secret is in the answer, and only there. */
@@ -130,6 +231,16 @@ export type Mutation = {
    * retired then and stays published until everything it signed has expired. Returns the new keys.
    */
   rotateSigningKeys: Array<SigningKey>;
+  /**
+   * Registers a SAML service provider from its metadata (an `EntityDescriptor` with an
+   * `SPSSODescriptor`), from explicit fields, or both: the fields of `input` override what the
+   * metadata says. Without metadata, `entityId` and `assertionConsumerServiceUrls` are required.
+   */
+  registerSamlServiceProvider: SamlServiceProvider;
+  /** Changes a service provider; fields left out keep their value, null clears the SLO URL and the certificates. */
+  updateSamlServiceProvider: SamlServiceProvider;
+  /** Deletes a service provider. False when there was none. */
+  deleteSamlServiceProvider: Scalars['Boolean']['output'];
 };
 
 
@@ -189,6 +300,23 @@ export type MutationResetUserMfaArgs = {
 
 export type MutationRotateSigningKeysArgs = {
   algorithms?: InputMaybe<Array<SigningAlgorithm>>;
+};
+
+
+export type MutationRegisterSamlServiceProviderArgs = {
+  metadataXml?: InputMaybe<Scalars['String']['input']>;
+  input?: InputMaybe<SamlServiceProviderInput>;
+};
+
+
+export type MutationUpdateSamlServiceProviderArgs = {
+  entityId: Scalars['String']['input'];
+  input: SamlServiceProviderInput;
+};
+
+
+export type MutationDeleteSamlServiceProviderArgs = {
+  entityId: Scalars['String']['input'];
 };
 
 /** The OAuth 2.0 grants a client may use. */
@@ -613,6 +741,10 @@ export type ResolversTypes = {
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   String: ResolverTypeWrapper<Scalars['String']['output']>;
   Boolean: ResolverTypeWrapper<Scalars['Boolean']['output']>;
+  SamlNameIdFormat: null;
+  SamlServiceProviderInput: SamlServiceProviderInput;
+  SamlServiceProvider: ResolverTypeWrapper<ServiceProviderModel>;
+  SamlIdentityProvider: ResolverTypeWrapper<SamlIdentityProvider>;
   Query: ResolverTypeWrapper<Record<PropertyKey, never>>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
@@ -644,6 +776,9 @@ export type ResolversParentTypes = {
   ID: Scalars['ID']['output'];
   String: Scalars['String']['output'];
   Boolean: Scalars['Boolean']['output'];
+  SamlServiceProviderInput: SamlServiceProviderInput;
+  SamlServiceProvider: ServiceProviderModel;
+  SamlIdentityProvider: SamlIdentityProvider;
   Query: Record<PropertyKey, never>;
   Int: Scalars['Int']['output'];
   Mutation: Record<PropertyKey, never>;
@@ -679,6 +814,34 @@ export type SigningKeyResolvers<ContextType = AdminContext, ParentType extends R
   signing?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
 };
 
+export type SamlNameIdFormatResolvers = { PERSISTENT: 'persistent', EMAIL_ADDRESS: 'emailAddress', UNSPECIFIED: 'unspecified' };
+
+export type SamlServiceProviderResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['SamlServiceProvider'] = ResolversParentTypes['SamlServiceProvider']> = {
+  entityId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  assertionConsumerServiceUrls?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  singleLogoutServiceUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  signingCertificate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  encryptionCertificate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  nameIdFormat?: Resolver<ResolversTypes['SamlNameIdFormat'], ParentType, ContextType>;
+  attributes?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  signAssertions?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  signResponses?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  encryptAssertions?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  wantAuthnRequestsSigned?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  allowIdpInitiated?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
+export type SamlIdentityProviderResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['SamlIdentityProvider'] = ResolversParentTypes['SamlIdentityProvider']> = {
+  entityId?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  metadataUrl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  singleSignOnUrl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  singleLogoutUrl?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  signingCertificate?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+};
+
 export type QueryResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = {
   clients?: Resolver<ResolversTypes['ClientConnection'], ParentType, ContextType, Partial<QueryClientsArgs>>;
   client?: Resolver<Maybe<ResolversTypes['Client']>, ParentType, ContextType, RequireFields<QueryClientArgs, 'clientId'>>;
@@ -687,6 +850,9 @@ export type QueryResolvers<ContextType = AdminContext, ParentType extends Resolv
   identityBackends?: Resolver<Array<ResolversTypes['IdentityBackend']>, ParentType, ContextType>;
   auditEvents?: Resolver<ResolversTypes['AuditEventConnection'], ParentType, ContextType, Partial<QueryAuditEventsArgs>>;
   signingKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType>;
+  samlServiceProviders?: Resolver<Array<ResolversTypes['SamlServiceProvider']>, ParentType, ContextType>;
+  samlServiceProvider?: Resolver<Maybe<ResolversTypes['SamlServiceProvider']>, ParentType, ContextType, RequireFields<QuerySamlServiceProviderArgs, 'entityId'>>;
+  samlIdentityProvider?: Resolver<ResolversTypes['SamlIdentityProvider'], ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -701,6 +867,9 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
   revokeTokens?: Resolver<ResolversTypes['Int'], ParentType, ContextType, Partial<MutationRevokeTokensArgs>>;
   resetUserMfa?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationResetUserMfaArgs, 'id'>>;
   rotateSigningKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType, Partial<MutationRotateSigningKeysArgs>>;
+  registerSamlServiceProvider?: Resolver<ResolversTypes['SamlServiceProvider'], ParentType, ContextType, Partial<MutationRegisterSamlServiceProviderArgs>>;
+  updateSamlServiceProvider?: Resolver<ResolversTypes['SamlServiceProvider'], ParentType, ContextType, RequireFields<MutationUpdateSamlServiceProviderArgs, 'entityId' | 'input'>>;
+  deleteSamlServiceProvider?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSamlServiceProviderArgs, 'entityId'>>;
 };
 
 export type GrantTypeResolvers = { AUTHORIZATION_CODE: 'authorization_code', PASSWORD: 'password', REFRESH_TOKEN: 'refresh_token', CLIENT_CREDENTIALS: 'client_credentials', DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code' };
@@ -827,6 +996,9 @@ export type Resolvers<ContextType = AdminContext> = {
   SigningAlgorithm?: SigningAlgorithmResolvers;
   AccessTokenFormat?: AccessTokenFormatResolvers;
   SigningKey?: SigningKeyResolvers<ContextType>;
+  SamlNameIdFormat?: SamlNameIdFormatResolvers;
+  SamlServiceProvider?: SamlServiceProviderResolvers<ContextType>;
+  SamlIdentityProvider?: SamlIdentityProviderResolvers<ContextType>;
   Query?: QueryResolvers<ContextType>;
   Mutation?: MutationResolvers<ContextType>;
   GrantType?: GrantTypeResolvers;

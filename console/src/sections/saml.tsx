@@ -1,0 +1,129 @@
+/** SAML applications (SPEC 14): the IdP's values to enter at an SP, the registered SPs, register, edit, delete. */
+import { useEffect, useState } from 'preact/hooks';
+import { request } from '../api/graphql.ts';
+import { DeleteSamlServiceProviderMutation, SamlServiceProvidersQuery, type SamlSpFieldsFragment } from '../api/generated.ts';
+import { CopyButton, Dialog, ErrorNote, Loading, Notice, useAction, useLoad } from '../ui/kit.tsx';
+import { Table, type Column } from '../ui/table.tsx';
+import { SamlForm, samlLabels } from './saml-form.tsx';
+
+const formatNames: Record<string, string> = { PERSISTENT: 'persistent', EMAIL_ADDRESS: 'email', UNSPECIFIED: 'username' };
+
+const columns: Array<Column<SamlSpFieldsFragment>> = [
+  { header: 'Name', rowHeader: true, cell: (s) => s.name },
+  { header: 'Entity ID', cell: (s) => <code>{s.entityId}</code> },
+  { header: 'NameID', cell: (s) => formatNames[s.nameIdFormat] ?? s.nameIdFormat },
+  { header: 'ACS URLs', class: 'uris', cell: (s) => s.assertionConsumerServiceUrls.join(' ') },
+  { header: 'Options', cell: (s) => [s.encryptAssertions ? 'encrypted' : '', s.wantAuthnRequestsSigned ? 'signed requests' : '', s.allowIdpInitiated ? 'IdP-initiated' : ''].filter(Boolean).join(', ') || '—' },
+];
+
+export function SamlSection() {
+  const list = useLoad(() => request(SamlServiceProvidersQuery, {}), []);
+  const [form, setForm] = useState<{ sp?: SamlSpFieldsFragment }>();
+  const [deleting, setDeleting] = useState<SamlSpFieldsFragment>();
+  const [notice, setNotice] = useState<string>();
+  const action = useAction();
+  const idp = list.data?.samlIdentityProvider;
+
+  useEffect(() => {
+    if (form) document.getElementById('saml-form-title')?.focus();
+  }, [form]);
+
+  async function confirmed() {
+    if (!deleting) return;
+    const done = await action.run(async () => (await request(DeleteSamlServiceProviderMutation, { entityId: deleting.entityId }), true));
+    if (done) {
+      setNotice(`${deleting.name} is deleted.`);
+      setDeleting(undefined);
+      list.reload();
+    }
+  }
+
+  return (
+    <>
+      <div class="toolbar">
+        <p class="lede">Applications that sign in by SAML 2.0, through the same login page and SSO session.</p>
+        <button type="button" onClick={() => setForm({})} aria-expanded={!!form && !form.sp}>
+          Register a SAML application
+        </button>
+      </div>
+      {idp ? (
+        <section class="panel" aria-labelledby="saml-idp-title">
+          <h2 id="saml-idp-title">What to enter in the application</h2>
+          <dl class="pairs">
+            <dt>Metadata URL</dt>
+            <dd>
+              <code>{idp.metadataUrl}</code> <CopyButton text={idp.metadataUrl} label="Copy the metadata URL" />
+            </dd>
+            <dt>Entity ID (issuer)</dt>
+            <dd>
+              <code>{idp.entityId}</code> <CopyButton text={idp.entityId} label="Copy the entity ID" />
+            </dd>
+            <dt>SSO URL</dt>
+            <dd>
+              <code>{idp.singleSignOnUrl}</code> <CopyButton text={idp.singleSignOnUrl} label="Copy the SSO URL" />
+            </dd>
+            <dt>SLO URL</dt>
+            <dd>
+              <code>{idp.singleLogoutUrl}</code> <CopyButton text={idp.singleLogoutUrl} label="Copy the SLO URL" />
+            </dd>
+            <dt>Signing certificate</dt>
+            <dd>
+              <CopyButton text={idp.signingCertificate} label="Copy the signing certificate (PEM)" />
+            </dd>
+          </dl>
+        </section>
+      ) : null}
+      <Notice text={notice} />
+      {form ? (
+        <SamlForm
+          key={form.sp?.entityId ?? 'new'}
+          sp={form.sp}
+          onCancel={() => setForm(undefined)}
+          onDone={(sp) => {
+            setForm(undefined);
+            setNotice(form.sp ? `${sp.name} is saved.` : `${sp.name} is registered.`);
+            list.reload();
+          }}
+        />
+      ) : null}
+      <section aria-labelledby="saml-list-title" aria-busy={list.loading}>
+        <h2 id="saml-list-title" class="visually-hidden">
+          Registered SAML applications
+        </h2>
+        <ErrorNote error={list.error} />
+        {list.loading && !list.data ? <Loading>Loading SAML applications…</Loading> : null}
+        <Table
+          label="Registered SAML applications"
+          columns={columns}
+          rows={list.data?.samlServiceProviders}
+          rowKey={(s) => s.entityId}
+          empty="No SAML applications yet."
+          actions={(s) => (
+            <>
+              <button type="button" class="secondary" aria-label={`Edit ${s.name}`} onClick={() => setForm({ sp: s })}>
+                Edit
+              </button>
+              <button type="button" class="danger" aria-label={`Delete ${s.name}`} onClick={() => (action.clear(), setDeleting(s))}>
+                Delete
+              </button>
+            </>
+          )}
+        />
+      </section>
+      {deleting ? (
+        <Dialog title={`Delete ${deleting.name}?`} onClose={() => setDeleting(undefined)}>
+          <p>The application can no longer sign in through Latchkey. This cannot be undone.</p>
+          <ErrorNote error={action.error} labels={samlLabels} />
+          <div class="actions">
+            <button type="button" class="danger" disabled={action.busy} onClick={confirmed}>
+              {action.busy ? 'Working…' : 'Delete application'}
+            </button>
+            <button type="button" class="secondary" onClick={() => setDeleting(undefined)}>
+              Cancel
+            </button>
+          </div>
+        </Dialog>
+      ) : null}
+    </>
+  );
+}

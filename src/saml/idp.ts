@@ -1,0 +1,202 @@
+import { createHash } from 'node:crypto';
+import { clock } from '../clock.ts';
+import { sessionSid } from '../crypto/tokens.ts';
+import type { SsoSession } from '../login/session-queries.ts';
+import type { User } from '../users/queries.ts';
+import { failureResponse, nameIdOf, signOnResponse } from './assertion.ts';
+import { idpMetadata } from './idp-metadata.ts';
+import type { SamlKeys } from './idp-keys.ts';
+import { logoutRequestUrl, logoutResponseUrl } from './logout.ts';
+import { authenticated, checkDestination, decode, idAndTime, open, REQUEST_MAX_AGE_MS, CLOCK_SKEW_MS } from './messages.ts';
+import type { NameIdFormat, Participant, SamlQueries, ServiceProvider } from './saml-queries.ts';
+import type { ServiceProviders } from './service-providers.ts';
+import { BINDINGS, nameIdFormatOf } from './sp-metadata.ts';
+import { NS, onlyChild, SamlInputError } from './xml.ts';
+
+/** The IdP's endpoints, under PUBLIC_URL (SPEC 14). */
+export const SAML_PATHS = { metadata: '/saml/v20/metadata', sso: '/saml/v20/sso', slo: '/saml/v20/slo' } as const;
+
+/** An AuthnRequest that passed every check: what the response needs of it. */
+export interface SignOnRequest {
+  spId: string;
+  /** Absent for IdP-initiated sign-on. */
+  requestId?: string;
+  acsUrl: string;
+  forceAuthn: boolean;
+  isPassive: boolean;
+  /** The format the request asks for, when it is one Latchkey issues; else the SP's. */
+  nameIdFormat: NameIdFormat;
+}
+
+/** A LogoutRequest from an SP, checked. */
+export interface SpLogout {
+  sp: ServiceProvider;
+  requestId: string;
+  /** The NameID it names (the one Latchkey gave it in the session). */
+  nameId: string;
+}
+
+/** The raw query string of a request URL (the Redirect binding signs it as it was sent). */
+export const queryOf = (originalUrl: string): string => {
+  const at = originalUrl.indexOf('?');
+  return at < 0 ? '' : originalUrl.slice(at + 1);
+};
+
+/**
+ * The SAML 2.0 identity provider's rules (SPEC 14), shared by the browser endpoints: checking the SP's
+ * messages, each request ID used once, writing the signed responses, and the SPs that took part in a
+ * session. The endpoints (src/web/saml/) run the sign-in and send what this returns.
+ */
+export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQueries; keys: SamlKeys; publicUrl: string; pairwiseKey: Buffer }) {
+  const base = deps.publicUrl.replace(/\/$/, '');
+  const issuer = `${base}${SAML_PATHS.metadata}`;
+  const ssoUrl = `${base}${SAML_PATHS.sso}`;
+  const sloUrl = `${base}${SAML_PATHS.slo}`;
+
+  async function knownSp(entityId: string): Promise<ServiceProvider> {
+    const sp = await deps.providers.find(entityId);
+    if (!sp) throw new SamlInputError(`${entityId} is not a registered service provider`);
+    return sp;
+  }
+
+  /** Each request ID once per SP, remembered past the time it could still be accepted. */
+  async function useOnce(sp: ServiceProvider, id: string): Promise<void> {
+    const hash = createHash('sha256').update(`${sp.id}\n${id}`).digest('hex');
+    if (!(await deps.queries.useRequestId(hash, clock.now() + REQUEST_MAX_AGE_MS + 2 * CLOCK_SKEW_MS))) throw new SamlInputError(`the request ID ${id} was used before`);
+  }
+
+  return {
+    issuer,
+
+    /** The PEM certificate of the key that signs now (for an SP's admin page). */
+    signingCertificate: async (): Promise<string> => (await deps.keys.signer()).certificate,
+
+    metadata: async (): Promise<string> => idpMetadata({ entityId: issuer, ssoUrl, sloUrl, certificates: await deps.keys.certificates() }),
+
+    /**
+     * An AuthnRequest by either binding: decoded within limits, its SP known, its signature checked
+     * (required when the SP says so), its ACS URL one registered, fresh, its ID used once.
+     */
+    async readAuthnRequest(binding: 'redirect' | 'post', value: string, query: string): Promise<{ sp: ServiceProvider; request: SignOnRequest }> {
+      const incoming = decode(binding, value, query);
+      const { doc, issuer: spEntityId } = open(incoming, 'AuthnRequest');
+      const sp = await knownSp(spEntityId);
+      const root = authenticated(incoming, doc, sp, sp.wantAuthnRequestsSigned, 'SAMLRequest');
+      const id = idAndTime(root);
+      checkDestination(root, ssoUrl);
+      const protocolBinding = root.getAttribute('ProtocolBinding');
+      if (protocolBinding && protocolBinding !== BINDINGS.post) throw new SamlInputError('only the HTTP-POST binding is offered for the response');
+      const asked = root.getAttribute('AssertionConsumerServiceURL');
+      if (asked && !sp.assertionConsumerServiceUrls.includes(asked)) throw new SamlInputError(`${asked} is not a registered AssertionConsumerServiceURL of ${sp.entityId}`);
+      const policy = onlyChild(root, NS.protocol, 'NameIDPolicy')?.getAttribute('Format');
+      const format = policy ? nameIdFormatOf(policy) : undefined;
+      if (policy && !format && !policy.endsWith(':unspecified')) throw new SamlInputError(`the NameID format ${policy} is not offered`);
+      await useOnce(sp, id);
+      return {
+        sp,
+        request: {
+          spId: sp.id,
+          requestId: id,
+          acsUrl: asked ?? sp.assertionConsumerServiceUrls[0]!,
+          forceAuthn: root.getAttribute('ForceAuthn') === 'true',
+          isPassive: root.getAttribute('IsPassive') === 'true',
+          nameIdFormat: format && format !== 'unspecified' ? format : sp.nameIdFormat,
+        },
+      };
+    },
+
+    /** IdP-initiated sign-on (`?sp=<entityId>`), for an SP that allows it: to its first ACS URL. */
+    async idpInitiated(entityId: string): Promise<{ sp: ServiceProvider; request: SignOnRequest }> {
+      const sp = await knownSp(entityId);
+      if (!sp.allowIdpInitiated) throw new SamlInputError(`${entityId} does not accept IdP-initiated sign-on`);
+      return { sp, request: { spId: sp.id, acsUrl: sp.assertionConsumerServiceUrls[0]!, forceAuthn: false, isPassive: false, nameIdFormat: sp.nameIdFormat } };
+    },
+
+    /** The SP of a request carried between the sign-in's pages (it may have been deleted meanwhile). */
+    async spOf(request: SignOnRequest): Promise<ServiceProvider> {
+      const sp = await deps.providers.findById(request.spId);
+      if (!sp || !sp.assertionConsumerServiceUrls.includes(request.acsUrl)) throw new SamlInputError('the service provider of this sign-in is no longer registered');
+      return sp;
+    },
+
+    /** The signed Response for a signed-in user, base64 for the POST binding; the SP is noted as a participant of the session. */
+    async signOn(sp: ServiceProvider, request: SignOnRequest, signedIn: { session: SsoSession; user: User }): Promise<string> {
+      const { session, user } = signedIn;
+      const nameId = nameIdOf(user, sp, request.nameIdFormat, deps.pairwiseKey);
+      const xml = await signOnResponse(
+        {
+          issuer,
+          sp,
+          acsUrl: request.acsUrl,
+          inResponseTo: request.requestId,
+          user,
+          nameId,
+          nameIdFormat: request.nameIdFormat,
+          authTime: session.authTime,
+          amr: session.amr,
+          sessionIndex: sessionSid(session.id),
+          sessionExpiresAt: session.expiresAt,
+          now: clock.now(),
+        },
+        await deps.keys.signer(),
+      );
+      await deps.queries.addParticipant(session.id, { spId: sp.id, nameId, nameIdFormat: request.nameIdFormat }, session.expiresAt);
+      return Buffer.from(xml, 'utf8').toString('base64');
+    },
+
+    /** A passive request of a browser that is not signed in: `NoPassive`, to the checked ACS URL. */
+    async noPassive(request: SignOnRequest): Promise<string> {
+      const xml = failureResponse({ issuer, destination: request.acsUrl, inResponseTo: request.requestId, now: clock.now(), status: 'Responder', second: 'NoPassive', message: 'the user is not signed in' }, await deps.keys.signer());
+      return Buffer.from(xml, 'utf8').toString('base64');
+    },
+
+    /** An SP's LogoutRequest (HTTP-Redirect): known SP, signed when it has a certificate, fresh, used once. */
+    async readLogoutRequest(value: string, query: string): Promise<SpLogout> {
+      const incoming = decode('redirect', value, query);
+      const { doc, issuer: spEntityId } = open(incoming, 'LogoutRequest');
+      const sp = await knownSp(spEntityId);
+      if (!sp.singleLogoutServiceUrl) throw new SamlInputError(`${sp.entityId} has no SingleLogoutService to answer`);
+      const root = authenticated(incoming, doc, sp, sp.signingCertificate !== null, 'SAMLRequest');
+      const id = idAndTime(root);
+      checkDestination(root, sloUrl);
+      const nameId = onlyChild(root, NS.assertion, 'NameID')?.textContent?.trim();
+      if (!nameId) throw new SamlInputError('the LogoutRequest has no NameID');
+      await useOnce(sp, id);
+      return { sp, requestId: id, nameId };
+    },
+
+    /** Another SP's LogoutResponse in the chain: who answered (its signature checked when it has a certificate). */
+    async readLogoutResponse(value: string, query: string): Promise<ServiceProvider> {
+      const incoming = decode('redirect', value, query);
+      const { doc, issuer: spEntityId } = open(incoming, 'LogoutResponse');
+      const sp = await knownSp(spEntityId);
+      authenticated(incoming, doc, sp, sp.signingCertificate !== null, 'SAMLResponse');
+      return sp;
+    },
+
+    /**
+     * Whether the SP's LogoutRequest is about this session: the SP got an assertion in it, for the
+     * NameID it names. A link to the SLO endpoint (an unsigned request, from an SP without a
+     * certificate) then cannot sign anyone out without knowing their pairwise NameID.
+     */
+    async concerns(logout: SpLogout, sessionId: string): Promise<boolean> {
+      return (await deps.queries.participants(sessionId)).some((p) => p.spId === logout.sp.id && p.nameId === logout.nameId);
+    },
+
+    /** The SPs that got an assertion in the session, taken (each is told once). */
+    participants: (sessionId: string): Promise<Participant[]> => deps.queries.takeParticipants(sessionId),
+
+    async logoutResponse(logout: Pick<SpLogout, 'sp' | 'requestId'>, relayState: string | undefined, success: boolean): Promise<string> {
+      return logoutResponseUrl({ issuer, destination: logout.sp.singleLogoutServiceUrl!, inResponseTo: logout.requestId, relayState, now: clock.now(), success }, await deps.keys.signer());
+    },
+
+    /** The URL that tells one participant of an ended session; undefined when it has no SingleLogoutService. */
+    async logoutRequest(participant: Participant, sessionId: string, relayState: string): Promise<string | undefined> {
+      const sp = await deps.providers.findById(participant.spId);
+      if (!sp?.singleLogoutServiceUrl) return undefined;
+      return logoutRequestUrl({ issuer, destination: sp.singleLogoutServiceUrl, participant, sessionIndex: sessionSid(sessionId), relayState, now: clock.now() }, await deps.keys.signer()).url;
+    },
+  };
+}
+
+export type SamlIdp = ReturnType<typeof samlIdp>;

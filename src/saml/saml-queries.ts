@@ -1,0 +1,136 @@
+import type { Database } from '../db/database.ts';
+import { bool, json, num } from '../db/rows.ts';
+
+/** The NameID formats Latchkey issues (SPEC 14), by their short names. */
+export const NAME_ID_FORMATS = ['persistent', 'emailAddress', 'unspecified'] as const;
+export type NameIdFormat = (typeof NAME_ID_FORMATS)[number];
+
+/** A registered SAML service provider: the SAML sibling of an OAuth client. */
+export interface ServiceProvider {
+  /** A short id (uuid) for the places that hold 128 characters: audit events, the sign-in's flow. */
+  id: string;
+  entityId: string;
+  name: string;
+  /** Where responses may go; the first is the default when a request names none. */
+  assertionConsumerServiceUrls: string[];
+  /** Its HTTP-Redirect SingleLogoutService; null: it is not told of logouts. */
+  singleLogoutServiceUrl: string | null;
+  /** PEM: checks its signed requests. */
+  signingCertificate: string | null;
+  /** PEM: its assertions are encrypted to it (when `encryptAssertions`). */
+  encryptionCertificate: string | null;
+  nameIdFormat: NameIdFormat;
+  /** The attributes released: among uid, mail, displayName, groups. */
+  attributes: string[];
+  signAssertions: boolean;
+  signResponses: boolean;
+  encryptAssertions: boolean;
+  wantAuthnRequestsSigned: boolean;
+  allowIdpInitiated: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A service provider that got an assertion in a session: told when the session ends by logout. */
+export interface Participant {
+  spId: string;
+  nameId: string;
+  nameIdFormat: NameIdFormat;
+}
+
+type Row = Record<string, unknown>;
+
+const toSp = (r: Row): ServiceProvider => ({
+  id: String(r.id),
+  entityId: String(r.entity_id),
+  name: String(r.name),
+  assertionConsumerServiceUrls: json<string[]>(r.acs_urls, []),
+  singleLogoutServiceUrl: (r.slo_url as string | null) ?? null,
+  signingCertificate: (r.signing_cert as string | null) ?? null,
+  encryptionCertificate: (r.encryption_cert as string | null) ?? null,
+  nameIdFormat: String(r.name_id_format) as NameIdFormat,
+  attributes: json<string[]>(r.attributes, []),
+  signAssertions: bool(r.sign_assertions),
+  signResponses: bool(r.sign_responses),
+  encryptAssertions: bool(r.encrypt_assertions),
+  wantAuthnRequestsSigned: bool(r.want_authn_requests_signed),
+  allowIdpInitiated: bool(r.allow_idp_initiated),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at),
+});
+
+const toRow = (sp: ServiceProvider): Row => ({
+  id: sp.id,
+  entity_id: sp.entityId,
+  name: sp.name,
+  acs_urls: JSON.stringify(sp.assertionConsumerServiceUrls),
+  slo_url: sp.singleLogoutServiceUrl,
+  signing_cert: sp.signingCertificate,
+  encryption_cert: sp.encryptionCertificate,
+  name_id_format: sp.nameIdFormat,
+  attributes: JSON.stringify(sp.attributes),
+  sign_assertions: sp.signAssertions,
+  sign_responses: sp.signResponses,
+  encrypt_assertions: sp.encryptAssertions,
+  want_authn_requests_signed: sp.wantAuthnRequestsSigned,
+  allow_idp_initiated: sp.allowIdpInitiated,
+  created_at: sp.createdAt,
+  updated_at: sp.updatedAt,
+});
+
+export const samlQueries = ({ knex: db }: Database) => ({
+  async findByEntityId(entityId: string): Promise<ServiceProvider | undefined> {
+    const row = await db('saml_service_providers').where({ entity_id: entityId }).first();
+    return row ? toSp(row) : undefined;
+  },
+
+  async findById(id: string): Promise<ServiceProvider | undefined> {
+    const row = await db('saml_service_providers').where({ id }).first();
+    return row ? toSp(row) : undefined;
+  },
+
+  async list(): Promise<ServiceProvider[]> {
+    return (await db('saml_service_providers').orderBy('entity_id')).map(toSp);
+  },
+
+  async insert(sp: ServiceProvider): Promise<void> {
+    await db('saml_service_providers').insert(toRow(sp));
+  },
+
+  async update(sp: ServiceProvider): Promise<void> {
+    const { id: _id, created_at: _c, ...rest } = toRow(sp);
+    await db('saml_service_providers').where({ id: sp.id }).update(rest);
+  },
+
+  async remove(entityId: string): Promise<boolean> {
+    return (await db('saml_service_providers').where({ entity_id: entityId }).delete()) > 0;
+  },
+
+  /** Records a request ID; false when it was seen before (a replay). */
+  async useRequestId(idHash: string, expiresAt: number): Promise<boolean> {
+    const inserted = await db('saml_request_ids').insert({ id_hash: idHash, expires_at: expiresAt }).onConflict('id_hash').ignore().returning('id_hash');
+    return inserted.length > 0;
+  },
+
+  /** The service provider got an assertion in the session (again: the newest NameID and expiry win). */
+  async addParticipant(sessionId: string, p: Participant, expiresAt: number): Promise<void> {
+    await db('saml_session_participants')
+      .insert({ session_id: sessionId, sp_id: p.spId, name_id: p.nameId, name_id_format: p.nameIdFormat, expires_at: expiresAt })
+      .onConflict(['session_id', 'sp_id'])
+      .merge(['name_id', 'name_id_format', 'expires_at']);
+  },
+
+  async participants(sessionId: string): Promise<Participant[]> {
+    const rows = await db('saml_session_participants').where({ session_id: sessionId });
+    return rows.map((r: Row) => ({ spId: String(r.sp_id), nameId: String(r.name_id), nameIdFormat: String(r.name_id_format) as NameIdFormat }));
+  },
+
+  /** The session's participants, taken: each is told once. */
+  async takeParticipants(sessionId: string): Promise<Participant[]> {
+    const rows = await db('saml_session_participants').where({ session_id: sessionId });
+    await db('saml_session_participants').where({ session_id: sessionId }).delete();
+    return rows.map((r: Row) => ({ spId: String(r.sp_id), nameId: String(r.name_id), nameIdFormat: String(r.name_id_format) as NameIdFormat }));
+  },
+});
+
+export type SamlQueries = ReturnType<typeof samlQueries>;

@@ -1,0 +1,83 @@
+import type { NameIdFormat } from './saml-queries.ts';
+import { children, MAX_METADATA_BYTES, NS, onlyChild, parseXml, SamlInputError, toPem } from './xml.ts';
+
+export const BINDINGS = {
+  post: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST',
+  redirect: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect',
+} as const;
+
+/** The NameID format URIs, by the short names Latchkey stores. */
+export const NAME_ID_FORMAT_URIS: Record<NameIdFormat, string> = {
+  persistent: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+  emailAddress: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+  unspecified: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+};
+
+export const nameIdFormatOf = (uri: string): NameIdFormat | undefined =>
+  (Object.entries(NAME_ID_FORMAT_URIS) as Array<[NameIdFormat, string]>).find(([, u]) => u === uri)?.[0];
+
+/** What an SP's metadata says, as registration fields. */
+export interface SpMetadata {
+  entityId: string;
+  assertionConsumerServiceUrls: string[];
+  singleLogoutServiceUrl: string | null;
+  signingCertificate: string | null;
+  encryptionCertificate: string | null;
+  nameIdFormat?: NameIdFormat;
+  wantAuthnRequestsSigned: boolean;
+  /** Only when a KeyDescriptor says `use="encryption"`: a key of no stated use is not a request for encryption. */
+  encryptAssertions: boolean;
+}
+
+function certificateOf(key: Element): string | null {
+  const info = onlyChild(key, NS.dsig, 'KeyInfo');
+  const data = info && children(info, NS.dsig, 'X509Data')[0];
+  const cert = data && children(data, NS.dsig, 'X509Certificate')[0];
+  return cert?.textContent ? toPem(cert.textContent) : null;
+}
+
+/**
+ * Reads an SP's `EntityDescriptor` (SAML metadata 2.0): its entityID, the HTTP-POST assertion
+ * consumer services (default first, then by index), the HTTP-Redirect single logout service, its
+ * signing and encryption certificates (a KeyDescriptor without `use` is both), the first NameID
+ * format Latchkey issues, and whether it signs its requests. Parsed as any other untrusted XML.
+ */
+export function readSpMetadata(xml: string): SpMetadata {
+  const root = parseXml(xml, MAX_METADATA_BYTES).documentElement;
+  if (root.namespaceURI !== NS.metadata || root.localName !== 'EntityDescriptor') throw new SamlInputError('metadataXml must be one EntityDescriptor');
+  const entityId = root.getAttribute('entityID') ?? '';
+  if (!entityId) throw new SamlInputError('the EntityDescriptor has no entityID');
+  const sp = onlyChild(root, NS.metadata, 'SPSSODescriptor');
+  if (!sp) throw new SamlInputError('the EntityDescriptor has no SPSSODescriptor');
+
+  const acs = children(sp, NS.metadata, 'AssertionConsumerService')
+    .filter((e) => e.getAttribute('Binding') === BINDINGS.post)
+    .map((e) => ({ url: e.getAttribute('Location') ?? '', isDefault: e.getAttribute('isDefault') === 'true', index: Number(e.getAttribute('index') ?? 0) }))
+    .sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.index - b.index)
+    .map((e) => e.url);
+  if (acs.length === 0) throw new SamlInputError('the SPSSODescriptor has no HTTP-POST AssertionConsumerService');
+  const slo = children(sp, NS.metadata, 'SingleLogoutService').find((e) => e.getAttribute('Binding') === BINDINGS.redirect);
+
+  let signingCertificate: string | null = null;
+  let encryptionCertificate: string | null = null;
+  let encryptAssertions = false;
+  for (const key of children(sp, NS.metadata, 'KeyDescriptor')) {
+    const use = key.getAttribute('use');
+    const cert = certificateOf(key);
+    if (!cert) continue;
+    if (use !== 'encryption') signingCertificate ??= cert;
+    if (use !== 'signing') encryptionCertificate ??= cert;
+    if (use === 'encryption') encryptAssertions = true;
+  }
+  const formats = children(sp, NS.metadata, 'NameIDFormat').map((e) => nameIdFormatOf((e.textContent ?? '').trim()));
+  return {
+    entityId,
+    assertionConsumerServiceUrls: acs,
+    singleLogoutServiceUrl: slo?.getAttribute('Location') || null,
+    signingCertificate,
+    encryptionCertificate,
+    nameIdFormat: formats.find((f) => f !== undefined),
+    wantAuthnRequestsSigned: sp.getAttribute('AuthnRequestsSigned') === 'true',
+    encryptAssertions,
+  };
+}

@@ -1,0 +1,15 @@
+import type { RequestHandler } from 'express';
+import type { AppContext } from '../../context.ts';
+import { sendPageError } from '../../http/page-errors.ts';
+
+/** `GET /saml/v20/metadata` (SPEC 14): the IdP's EntityDescriptor, for SPs to import. */
+export function samlMetadataHandler(ctx: AppContext): RequestHandler {
+  return async (req, res) => {
+    try {
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      res.status(200).type('application/samlmetadata+xml').send(await ctx.saml.metadata());
+    } catch (err) {
+      sendPageError(ctx, req, res, err);
+    }
+  };
+}
