@@ -2,6 +2,7 @@ import { form, FORM, json, postForm } from './http.ts';
 import type { Latchkey } from './latchkey.ts';
 import { expectJson, measureWithWrk, type BenchContext, type WrkTarget } from './measure.ts';
 import { clientCredentialsGrant, TOKEN_PATH } from './oauth-client.ts';
+import { GLEWLWYD_SCOPE } from './glewlwyd.ts';
 import type { Peer, Peers } from './peers.ts';
 import type { PathResult } from './report.ts';
 import type { Seed } from './seed.ts';
@@ -13,7 +14,8 @@ const hasAccessToken = expectJson((b) => typeof b.access_token === 'string', 'an
 
 /**
  * The paths wrk can drive with one fixed request, each against Latchkey and then against its peer in
- * this same run: client_credentials, introspection, /me, userinfo, the password grant. Both sides get
+ * this same run: client_credentials, introspection, /me, userinfo, the password grant; and against
+ * Glewlwyd, when installed, for client_credentials, userinfo and the password grant. Every side gets
  * the same request shape (form body with client_id/client_secret, or a bearer header).
  */
 export async function hotPaths(ctx: BenchContext, server: Latchkey, peers: Peers, s: Seed): Promise<PathResult[]> {
@@ -35,7 +37,13 @@ export async function hotPaths(ctx: BenchContext, server: Latchkey, peers: Peers
   const active = expectJson((b) => b.active === true, 'active: true');
   const userJson = expectJson((b) => typeof b.sub === 'string' || typeof b.userid === 'string' || typeof b.username === 'string', "the user's claims");
 
-  const paths: Array<{ key: PathResult['key']; label: string; method: string; targets(): Promise<{ latchkey: WrkTarget; peer: WrkTarget }> }> = [
+  const g = peers.glewlwyd;
+  // One account for every connection: only failed attempts count against the brute-force throttle,
+  // so right passwords in parallel on one account must all be answered (issue 20).
+  const user = s.users[0]!;
+  const passwordFields = { grant_type: 'password', client_id: s.passwordApp.clientId, client_secret: s.passwordApp.clientSecret, username: user.username, password: user.password };
+
+  const paths: Array<{ key: PathResult['key']; label: string; method: string; targets(): Promise<{ latchkey: WrkTarget; peer: WrkTarget; glewlwyd?: WrkTarget; glewlwydPlainSecret?: WrkTarget }> }> = [
     {
       key: 'client_credentials',
       label: '`client_credentials` at `/oauth/v20/token`',
@@ -43,6 +51,15 @@ export async function hotPaths(ctx: BenchContext, server: Latchkey, peers: Peers
       targets: async () => ({
         latchkey: latchkey({ ...post(server.url + TOKEN_PATH, { grant_type: 'client_credentials', ...clientAuth }), expect: hasAccessToken }),
         peer: peer(peers.oidcProvider, { ...post(`${peers.oidcProvider.url}/token`, { grant_type: 'client_credentials', ...clientAuth }), expect: hasAccessToken }),
+        ...(g
+          ? {
+              glewlwyd: peer(g, { ...post(g.tokenUrl, { grant_type: 'client_credentials', scope: GLEWLWYD_SCOPE, ...clientAuth }), expect: hasAccessToken }),
+              glewlwydPlainSecret: peer(g, {
+                ...post(g.tokenUrl, { grant_type: 'client_credentials', scope: GLEWLWYD_SCOPE, client_id: g.plainSecretClient.clientId, client_secret: g.plainSecretClient.clientSecret }),
+                expect: hasAccessToken,
+              }),
+            }
+          : {}),
       }),
     },
     {
@@ -73,27 +90,18 @@ export async function hotPaths(ctx: BenchContext, server: Latchkey, peers: Peers
       targets: async () => ({
         latchkey: latchkey({ ...get(`${server.url}/connect/v10/userinfo`, s.userAccessToken), expect: userJson }),
         peer: peer(peers.hello, { ...get(`${peers.hello.url}/me`, s.userAccessToken), expect: userJson }),
+        ...(g ? { glewlwyd: peer(g, { ...get(g.userinfoUrl, g.userAccessToken), expect: userJson }) } : {}),
       }),
     },
     {
       key: 'password',
       label: 'password grant (database backend)',
-      method: `wrk POSTs grant_type=password of ${s.users.length} database users in turn (about one sign-in at a time per account: concurrent attempts on one account are refused with 429 by the brute-force throttle); the peer is a bare Express 5 server verifying one argon2id hash of the same parameters per request, same bodies`,
+      method: 'wrk POSTs grant_type=password of one database user on all 32 connections; the peer is a bare Express 5 server verifying one argon2id hash of the same parameters per request, same body',
       targets: async () => ({
-        latchkey: latchkey({
-          url: server.url + TOKEN_PATH,
-          request: {
-            method: 'POST',
-            headers: { 'Content-Type': FORM },
-            bodies: s.users.map((u) => form({ grant_type: 'password', client_id: s.passwordApp.clientId, client_secret: s.passwordApp.clientSecret, username: u.username, password: u.password })),
-          },
-          expect: hasAccessToken,
-        }),
-        peer: peer(peers.argon2, {
-          url: `${peers.argon2.url}/verify`,
-          request: { method: 'POST', headers: { 'Content-Type': FORM }, bodies: s.users.map((u) => form({ username: u.username, password: u.password })) },
-          expect: expectJson((b) => b.ok === true, 'ok: true'),
-        }),
+        latchkey: latchkey({ ...post(server.url + TOKEN_PATH, passwordFields), expect: hasAccessToken }),
+        peer: peer(peers.argon2, { ...post(`${peers.argon2.url}/verify`, { username: user.username, password: user.password }), expect: expectJson((b) => b.ok === true, 'ok: true') }),
+        // Glewlwyd's password grant as its service client (scope openid: an id_token, as Latchkey's).
+        ...(g ? { glewlwyd: peer(g, { ...post(g.tokenUrl, { grant_type: 'password', ...clientAuth, username: user.username, password: user.password, scope: 'openid' }), expect: hasAccessToken }) } : {}),
       }),
     },
   ];
@@ -103,7 +111,18 @@ export async function hotPaths(ctx: BenchContext, server: Latchkey, peers: Peers
     const targets = await p.targets();
     const mine = await measureWithWrk(ctx, p.key, targets.latchkey);
     const theirs = await measureWithWrk(ctx, p.key, targets.peer);
-    results.push({ key: p.key, label: p.label, unit: 'req/s', method: p.method, latchkey: mine, peer: { name: targets.peer.name, measurement: theirs } });
+    const glewlwyd = targets.glewlwyd ? await measureWithWrk(ctx, p.key, targets.glewlwyd) : undefined;
+    const plain = targets.glewlwydPlainSecret ? await measureWithWrk(ctx, `${p.key}-plain-secret`, targets.glewlwydPlainSecret) : undefined;
+    results.push({
+      key: p.key,
+      label: p.label,
+      unit: 'req/s',
+      method: p.method,
+      latchkey: mine,
+      peer: { name: targets.peer.name, measurement: theirs },
+      ...(glewlwyd ? { glewlwyd } : {}),
+      ...(plain ? { glewlwydPlainSecret: plain } : {}),
+    });
   }
   return results;
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { startGlewlwyd, type GlewlwydPeer } from './glewlwyd.ts';
 import { waitFor200 } from './http.ts';
 import { REPO } from './latchkey.ts';
 import { freePort } from '../test/helpers/ports.ts';
@@ -35,14 +36,33 @@ export interface Peers {
   oidcProvider: Peer;
   hello: Peer;
   argon2: Peer;
+  /** The real SSO server, when installed: client_credentials, userinfo and the password grant. */
+  glewlwyd?: GlewlwydPeer;
+  /** Its package version, or why it was skipped. */
+  glewlwydNote: string;
+  /** Every peer process, to stop them all. */
+  stopAll(): Promise<void>;
 }
 
-/** The three peers, started side by side. */
-export async function startPeers(workDir: string, service: { clientId: string; clientSecret: string }, password: string): Promise<Peers> {
-  const [oidcProvider, hello, argon2] = await Promise.all([
+/** The peers, started side by side; Glewlwyd as the same service client and one user. */
+export async function startPeers(workDir: string, service: { clientId: string; clientSecret: string }, user: { username: string; password: string }): Promise<Peers> {
+  const password = user.password;
+  const [oidcProvider, hello, argon2, glewlwyd] = await Promise.all([
     startPeer('oidc-provider', 'oidc-provider.ts', '/.well-known/openid-configuration', workDir, { PEER_CLIENT_ID: service.clientId, PEER_CLIENT_SECRET: service.clientSecret }),
     startPeer('Express hello', 'hello.ts', '/me', workDir),
     startPeer('argon2id verify', 'argon2-verify.ts', '/healthz', workDir, { PEER_PASSWORD: password }),
+    // A peer that fails to set up is reported, not fatal: the rest of the run still measures.
+    startGlewlwyd(workDir, service, user).catch((err: Error) => ({ skipped: `Glewlwyd did not start: ${err.message.split('\n')[0]}` })),
   ]);
-  return { oidcProvider, hello, argon2 };
+  const real = 'peer' in glewlwyd ? glewlwyd.peer : undefined;
+  return {
+    oidcProvider,
+    hello,
+    argon2,
+    ...(real ? { glewlwyd: real } : {}),
+    glewlwydNote: 'peer' in glewlwyd ? `Glewlwyd ${glewlwyd.version}` : glewlwyd.skipped,
+    stopAll: async () => {
+      await Promise.all([oidcProvider, hello, argon2, ...(real ? [real] : [])].map((p) => p.process.stop()));
+    },
+  };
 }

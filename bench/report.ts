@@ -15,6 +15,10 @@ export interface PathResult {
   method: string;
   latchkey: Measurement;
   peer?: { name: string; measurement: Measurement; unit?: string };
+  /** The same path against Glewlwyd, the real SSO server, when it ran. */
+  glewlwyd?: Measurement;
+  /** client_credentials against Glewlwyd with a client whose secret it compares as stored (no PBKDF2). */
+  glewlwydPlainSecret?: Measurement;
 }
 
 export interface RunReport {
@@ -25,6 +29,8 @@ export interface RunReport {
   peakRssBytes: number;
   /** The measured process, to show it was the server and not npm or a shell. */
   serverCommand: string;
+  /** Glewlwyd's package version, or why it was skipped. */
+  glewlwyd: string;
   ldapStartMs?: number;
   ldapPeakRssBytes?: number;
   warnings: string[];
@@ -89,7 +95,7 @@ function goalCell(goal: Goal | undefined, result: PathResult): string {
 function errorNotes(paths: PathResult[]): string[] {
   const notes: string[] = [];
   for (const p of paths) {
-    for (const [who, m] of [['Latchkey', p.latchkey], [p.peer?.name, p.peer?.measurement]] as const) {
+    for (const [who, m] of [['Latchkey', p.latchkey], [p.peer?.name, p.peer?.measurement], ['Glewlwyd', p.glewlwyd], ['Glewlwyd (plain secret)', p.glewlwydPlainSecret]] as const) {
       if (m && m.errors > 0) notes.push(`- ${p.label}, ${who}: ${num(m.errors)} errors of ${num(m.requests)}: ${(m.firstError ?? 'no detail').replace(/\|/g, '\\|')}`);
     }
   }
@@ -98,6 +104,33 @@ function errorNotes(paths: PathResult[]): string[] {
 
 const limitCell = (limit: number | undefined, value: number, show: (n: number) => string) =>
   limit === undefined ? '' : `≤ ${show(limit)}: ${value <= limit ? 'met' : '**missed**'}`;
+
+/** Issue 26: at least ten times the real SSO server an operator would otherwise run, on every path. */
+const REAL_PEER_RATIO = 10;
+
+/** Latchkey against Glewlwyd, path by path: the comparison an operator cares about. */
+function realPeerTable(r: RunReport): string[] {
+  const rows = r.paths.filter((p) => p.glewlwyd);
+  if (rows.length === 0) return ['', `Real SSO server: skipped (${r.glewlwyd}).`];
+  return [
+    '',
+    `Against the real SSO server, same run: ${r.glewlwyd} (C, its own SQLite database; what each hashes and signs: bench/RESULTS.md)`,
+    '',
+    '| Path | Latchkey | Glewlwyd | Glewlwyd p99 | Glewlwyd CPU | Ratio | Goal (issue 26) |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.flatMap((p) => {
+      const row = (label: string, theirs: Measurement) => {
+        const ratio = p.latchkey.rate / theirs.rate;
+        const valid = errorShare(p.latchkey) <= MAX_ERROR_SHARE && errorShare(theirs) <= MAX_ERROR_SHARE;
+        return `| ${label} | ${rateCell(p.latchkey, p.unit)} | ${rateCell(theirs, p.unit)} | ${ms(theirs.p99Ms)} | ${cpu(theirs)} | ${ratio.toFixed(1)}× | ≥ ${REAL_PEER_RATIO}×: ${valid && ratio >= REAL_PEER_RATIO ? 'met' : '**missed**'} |`;
+      };
+      return [
+        row(p.key === 'client_credentials' ? `${p.label} (Glewlwyd: client password, PBKDF2)` : p.label, p.glewlwyd!),
+        ...(p.glewlwydPlainSecret ? [row(`${p.label} (Glewlwyd: \`client_secret\` compared as stored)`, p.glewlwydPlainSecret)] : []),
+      ];
+    }),
+  ];
+}
 
 /** The figures as a Markdown section (also what is printed). */
 export function renderSection(r: RunReport): string {
@@ -128,6 +161,7 @@ export function renderSection(r: RunReport): string {
     '| Path | Latchkey | p99 | CPU | Peer (same run) | Peer p99 | Peer CPU | Ratio | Goal (issue 11) |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows,
+    ...realPeerTable(r),
     ...errorNotes(r.paths),
     '',
     'How each path is driven:',
@@ -145,6 +179,7 @@ the other one. Reproduce on an otherwise idle machine (no test run at the same t
 
 \`\`\`sh
 DEBIAN_FRONTEND=noninteractive apt-get install -y wrk slapd ldap-utils   # wrk drives the load; slapd: the throwaway directory
+DEBIAN_FRONTEND=noninteractive apt-get install -y glewlwyd              # optional: the real SSO server peer (skipped, and said so, without it)
 npm ci
 npm run bench                 # SQLite, about 10 minutes
 npm run bench -- --postgres   # a fresh database on PostgreSQL at 127.0.0.1:5432 (BENCH_POSTGRES_URL)
@@ -153,6 +188,28 @@ npm run bench -- --quick      # about 2 minutes, shorter runs: a first look, noi
 
 Ratios compare Latchkey with its peer measured in the same run on the same machine; absolute figures
 from different machines or runs do not compare.
+
+What each server does per request, and how like is compared with like:
+
+- **Latchkey**: a client secret is 256 random bits, stored and checked as its SHA-256 (nothing to
+  brute-force); access and refresh tokens are opaque (256 random bits, stored as SHA-256); an id_token
+  is RS256 (WebCrypto); user passwords are argon2id (19 MiB, t=2, p=1). Every token is a row in the
+  database, committed before the answer leaves.
+- **Glewlwyd 2.7** (C; bench/glewlwyd.ts: its own SQLite database from the package's init script, an
+  OIDC plugin instance, a client and a user made through its admin REST API): client and user
+  passwords stored as PBKDF2 with 150,000 iterations (its database modules' default) and checked on
+  every grant (\`client_credentials\` is measured twice: with that client password, and with a client
+  whose \`client_secret\` property Glewlwyd keeps as given and compares without PBKDF2, the cheap check
+  Latchkey's SHA-256 of a random secret is); access tokens and id_tokens are JWTs, configured HS256 (\`jwt-type: sha\`), its cheapest
+  signature, so that it signs no RSA per token where Latchkey signs none; its tokens are rows in its
+  database too. Compared on \`client_credentials\` (same client id and secret, \`client_secret_post\`),
+  userinfo (a bearer token of the password grant; Glewlwyd answers \`sub\` only, Latchkey the profile
+  and email claims) and the password grant (the same user name and password on one account). The
+  PBKDF2 row is Glewlwyd as its admin console sets a client up; the plain-secret row is the like-for-like
+  one for the secret check. The argon2id verifier
+  is the like-for-like peer of the password grant: the same hash of the same parameters.
+- **oidc-provider**: tokens in memory (its in-memory adapter), client secret compared in plain; the
+  ceiling of a Node OAuth server that writes nothing.
 `;
 
 const marker = (kind: string, end = false) => `<!-- ${end ? '/' : ''}bench:${kind} -->`;

@@ -7,7 +7,8 @@
  * What it does, in order:
  *   1. starts Latchkey as `npm start` would, on a fresh database, and seeds it through its interfaces
  *      (the operator CLI for clients, the GraphQL admin API for users, the endpoints for tokens);
- *   2. starts the peers, each its own process: oidc-provider, an Express hello, an argon2id verifier;
+ *   2. starts the peers, each its own process: oidc-provider, an Express hello, an argon2id verifier,
+ *      and Glewlwyd (bench/glewlwyd.ts) when its Debian package is installed;
  *   3. drives each path with wrk (or a Node driver where one request depends on the last), after an
  *      uncounted warm-up, Latchkey first, then its peer;
  *   4. reads the server's peak RSS, stops it, and measures the LDAP password grant on a second
@@ -31,7 +32,7 @@ import { parseOptions } from './options.ts';
 import { startPeers } from './peers.ts';
 import { commandLine, competingProcesses } from './processes.ts';
 import { renderSection, writeResults, type RunReport } from './report.ts';
-import { seed, signedInBrowsers, USER_PASSWORD } from './seed.ts';
+import { seed, signedInBrowsers } from './seed.ts';
 import { assertWrkInstalled } from './wrk.ts';
 
 async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> {
@@ -45,7 +46,8 @@ async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> 
 
   ctx.log('seeding (operator CLI, admin API), starting the peers, signing in the browsers');
   const seeded = await seed(server, o.connections);
-  const peers = await startPeers(ctx.workDir, seeded.service, USER_PASSWORD);
+  const peers = await startPeers(ctx.workDir, seeded.service, seeded.users[0]!);
+  ctx.log(`  real peer: ${peers.glewlwydNote}`);
   const cookies = await signedInBrowsers(server, seeded);
 
   const paths = await hotPaths(ctx, server, peers, seeded);
@@ -54,7 +56,7 @@ async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> 
 
   // VmHWM is the peak over the process's life: read after every path has run against it.
   const peakRssBytes = server.peakRss();
-  await Promise.all([server.stop(), peers.oidcProvider.process.stop(), peers.hello.process.stop(), peers.argon2.process.stop()]);
+  await Promise.all([server.stop(), peers.stopAll()]);
 
   const ldap = await ldapPhase(ctx);
   paths.push(ldap.result);
@@ -65,6 +67,7 @@ async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> 
     startMs: server.startMs,
     peakRssBytes,
     serverCommand,
+    glewlwyd: peers.glewlwydNote,
     ldapStartMs: ldap.startMs,
     ldapPeakRssBytes: ldap.peakRssBytes,
     warnings,

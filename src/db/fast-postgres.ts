@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { fuse, fuseGroup, fusedCounts, fusedParams, guardFailed } from './fused-steps.ts';
 import { RowCountMismatch, checked, CommitQueue, SuccessWatch, type FastDb, type Job, type Row, type Statement, type Step } from './statements.ts';
 
 interface PgConnection {
@@ -28,7 +29,17 @@ export function pgFast(db: Knex): FastDb {
     }
   }
   const exec = (c: PgConnection, s: Statement, params: unknown[]) => c.query({ name: s.name, text: s.pgSql, values: params });
+  /** A transaction's steps in one round trip when they fuse (fused-steps.ts); a failed guard throws RowCountMismatch. */
+  async function runFused(c: PgConnection, stmt: Statement, steps: Step[]): Promise<number[]> {
+    try {
+      return fusedCounts((await exec(c, stmt, fusedParams(steps))).rows[0], steps);
+    } catch (err) {
+      throw guardFailed(err) ? new RowCountMismatch() : err;
+    }
+  }
   async function runSteps(c: PgConnection, steps: Step[]): Promise<number[]> {
+    const one = fuse(steps);
+    if (one) return runFused(c, one, steps);
     const counts: number[] = [];
     for (const step of steps) counts.push(checked(step, (await exec(c, step.stmt, step.params)).rowCount ?? 0));
     return counts;
@@ -56,10 +67,14 @@ export function pgFast(db: Knex): FastDb {
     get: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows[0] as T | undefined),
     all: <T>(s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rows as T[]),
     run: (s: Statement, params: unknown[] = []) => on(async (c) => (await exec(c, s, params)).rowCount ?? 0),
-    transaction: (steps: Step[]) =>
-      on(async (c) => (await transactionOn(c, () => runSteps(c, steps))) ?? null).catch((err: unknown) => {
+    transaction: (steps: Step[]) => {
+      // One fused statement is a transaction by itself: no BEGIN and COMMIT round trips around it.
+      const one = fuse(steps);
+      if (one) return on((c) => runFused(c, one, steps)).catch((err: unknown) => (err instanceof RowCountMismatch ? null : Promise.reject(err)));
+      return on(async (c) => (await transactionOn(c, () => runSteps(c, steps))) ?? null).catch((err: unknown) => {
         throw err instanceof CommitUnknown ? err.cause : err;
-      }),
+      });
+    },
     groupCommit: (steps: Step[]) => queue.add(steps),
     onNextSuccess: (fn) => watch.add(fn),
   };
@@ -72,6 +87,25 @@ export function pgFast(db: Knex): FastDb {
   };
 
   /**
+   * The group as one statement (fused-steps.ts): atomic by itself, so no BEGIN and COMMIT. An error
+   * the server reports (a SQLSTATE: a failed guard, a constraint) means nothing was written, and the
+   * jobs run again one by one; any other (the connection lost) leaves the outcome unknown, so, as for
+   * a failed COMMIT, nothing is retried.
+   */
+  async function commitFused(jobs: Job[], one: NonNullable<ReturnType<typeof fuseGroup>>): Promise<void> {
+    let counts: number[][];
+    try {
+      counts = one.counts(await on(async (c) => (await c.query({ text: one.text, values: one.params })).rows[0]));
+    } catch (err) {
+      const code = (err as { code?: unknown } | null)?.code;
+      if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) await Promise.all(jobs.map(commitAlone));
+      else for (const job of jobs) job.reject(err);
+      return;
+    }
+    counts.forEach((c, i) => jobs[i]!.resolve(c));
+  }
+
+  /**
    * Group commit: one transaction, so one commit (one WAL flush) serves every job. Optimistic: if a
    * job's guard fails or a statement errs, the group is rolled back and each job runs again alone, so
    * every job still commits whole or not at all and is answered only after its own commit. A failed
@@ -80,6 +114,8 @@ export function pgFast(db: Knex): FastDb {
    */
   const queue = new CommitQueue(async (jobs) => {
     if (jobs.length === 1) return commitAlone(jobs[0]!);
+    const one = fuseGroup(jobs.map((j) => j.steps));
+    if (one) return commitFused(jobs, one);
     let grouped: number[][] | undefined;
     try {
       grouped = await on((c) =>

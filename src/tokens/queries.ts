@@ -2,6 +2,7 @@ import type { Database } from '../db/database.ts';
 import { statement, type Statement, type Step } from '../db/statements.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { Amr } from '../login/session-queries.ts';
+import { joinedUser, joinedUserColumns, type User } from '../users/queries.ts';
 
 export interface CodeRow {
   codeHash: string;
@@ -23,6 +24,8 @@ export interface CodeRow {
   revokedAt: number | null;
   /** When the code's SSO session expires; null when that session is gone. */
   sessionExpiresAt: number | null;
+  /** Its user as stored now, read with the code; undefined when deleted. */
+  user: User | undefined;
 }
 
 export interface RefreshRow {
@@ -44,6 +47,8 @@ export interface RefreshRow {
   clientOauthEnabled: boolean;
   /** Its user still exists and is not disabled, read with the token. */
   userActive: boolean;
+  /** Its user as stored now, read with the token; undefined when deleted. */
+  user: User | undefined;
 }
 
 const toCode = (r: Record<string, unknown>): CodeRow => ({
@@ -62,6 +67,7 @@ const toCode = (r: Record<string, unknown>): CodeRow => ({
   expiresAt: num(r.expires_at),
   revokedAt: numOrNull(r.revoked_at),
   sessionExpiresAt: numOrNull(r.session_expires_at),
+  user: joinedUser(r),
 });
 
 const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
@@ -80,6 +86,7 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
   revokedAt: numOrNull(r.revoked_at),
   clientOauthEnabled: bool(r.oauth_enabled),
   userActive: r.user_disabled != null && !bool(r.user_disabled),
+  user: joinedUser(r),
 });
 
 export interface NewCode {
@@ -187,9 +194,11 @@ const insertSql = (table: string, columns: readonly string[]) => statement(`inse
 
 const sql = {
   insertCode: insertSql('auth_codes', CODE_COLUMNS),
-  /** The code with its session's expiry, in one read: a code stands only while its session does. */
+  /** The code with its session's expiry and its user, in one read: a code stands only while its session does. */
   findCode: statement(
-    'select c.*, s.expires_at as session_expires_at from auth_codes c left join sso_sessions s on s.id_hash = c.session_id where c.code_hash = ?',
+    `select c.*, s.expires_at as session_expires_at, ${joinedUserColumns('u')}
+from auth_codes c left join sso_sessions s on s.id_hash = c.session_id left join users u on u.id = c.user_id
+where c.code_hash = ?`,
   ),
   /**
    * Marks a code used: alone for a failed exchange, or as the guard of its tokens' issue. A refused
@@ -199,8 +208,8 @@ const sql = {
   spendRefresh: statement('update refresh_tokens set rotated_at = ? where token_hash = ? and rotated_at is null and revoked_at is null'),
   insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
   insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
-  /** The refresh token with the state of its client and user, in one indexed read. */
-  findRefresh: statement(`select r.*, c.oauth_enabled, u.disabled as user_disabled
+  /** The refresh token with the state of its client and its user, in one indexed read. */
+  findRefresh: statement(`select r.*, c.oauth_enabled, u.disabled as user_disabled, ${joinedUserColumns('u')}
 from refresh_tokens r join clients c on c.client_id = r.client_id left join users u on u.id = r.user_id
 where r.token_hash = ?`),
   findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.audience, a.expires_at, a.created_at,

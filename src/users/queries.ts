@@ -36,6 +36,20 @@ function toUser(r: Record<string, unknown>): User {
   };
 }
 
+const USER_COLUMNS = ['id', 'backend', 'external_id', 'username', 'email', 'display_name', 'password_hash', 'roles', 'groups', 'disabled', 'created_at', 'updated_at'] as const;
+
+/**
+ * A user joined to another read (a code, a refresh token): their columns under `u_` names, so the
+ * token endpoint reads the grant and its user in one round trip instead of two.
+ */
+export const joinedUserColumns = (alias: string): string => USER_COLUMNS.map((c) => `${alias}.${c} as u_${c}`).join(', ');
+
+/** The user of a row read with joinedUserColumns; undefined when there is none (deleted). */
+export function joinedUser(r: Record<string, unknown>): User | undefined {
+  if (r.u_id == null) return undefined;
+  return toUser(Object.fromEntries(USER_COLUMNS.map((c) => [c, r[`u_${c}`]])));
+}
+
 function toRow(u: User): Record<string, unknown> {
   return {
     id: u.id,

@@ -34,7 +34,8 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   }
   // The user is re-read from their backend before the token is spent: if that fails (the directory
   // is down) the token stays usable for the retry.
-  const known = await ctx.users.find(row.userId);
+  // (The stored user was read with the token, in the same query.)
+  const known = row.user;
   if (!known || known.disabled) throw oauthError('invalid_grant', 'the user no longer exists or is disabled');
   let user: User | null;
   try {
