@@ -26,6 +26,7 @@ import { createMetrics } from './metrics/registry.ts';
 import { PURGED_TABLES, purgeQueries } from './retention/purge-queries.ts';
 import { retention } from './retention/purge.ts';
 import { codeGuesses } from './throttle/code-guesses.ts';
+import { upstreamStarts } from './throttle/upstream-starts.ts';
 import { loginThrottle } from './throttle/login-throttle.ts';
 import { throttleQueries } from './throttle/throttle-queries.ts';
 import { JWT_ACCESS_TOKEN_MAX_TTL } from './tokens/jwt-access-token.ts';
@@ -243,7 +244,7 @@ export async function createContext(config: Config, database: Database, logger: 
     upstreams: {
       ...upstreams,
       trips: upstreamRoundTrips(roundTripQueries(database), deriveKey(secret, 'upstream-sign-ins')),
-      signIns: upstreamSignIns({ identity, audit, metrics, guesses: attempts.guesses, logger }),
+      signIns: upstreamSignIns({ identity, audit, metrics, guesses: attempts.guesses, starts: upstreamStarts(throttle, config.throttle), logger }),
     },
     keys,
     ping: () => ping(database.knex),

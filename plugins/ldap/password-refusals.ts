@@ -1,16 +1,20 @@
 import type { PasswordRefusal, PasswordWrite } from '../../src/identity/contract.ts';
+import { REFUSAL_WORDS } from '../../src/users/password-refusals.ts';
 import type { PolicyError } from './password-policy.ts';
 
 export const refused = (refusal: PasswordRefusal, message: string): PasswordWrite => ({ ok: false, refusal, message });
 
-export const WRONG_PASSWORD = refused('wrong_password', 'The current password is not right.');
+/** A refusal in the shared words (src/users/password-refusals.ts), so every page says it alike. */
+const inWords = (refusal: PasswordRefusal): PasswordWrite => refused(refusal, REFUSAL_WORDS[refusal]);
+
+export const WRONG_PASSWORD = inWords('wrong_password');
 
 /** OpenLDAP ppolicy's errors on a Password Modify, as the user is told them. */
 const POLICY_REFUSALS: Partial<Record<PolicyError, PasswordWrite>> = {
-  passwordTooShort: refused('too_short', 'The new password is too short.'),
-  insufficientPasswordQuality: refused('complexity', 'The new password does not meet the complexity rules.'),
-  passwordInHistory: refused('in_history', 'The new password was used before: choose another.'),
-  passwordTooYoung: refused('too_young', 'The password was changed too recently: try again later.'),
+  passwordTooShort: inWords('too_short'),
+  insufficientPasswordQuality: inWords('complexity'),
+  passwordInHistory: inWords('in_history'),
+  passwordTooYoung: inWords('too_young'),
   passwordModNotAllowed: refused('refused', 'The directory does not let you change your password.'),
   mustSupplyOldPassword: WRONG_PASSWORD,
 };
@@ -24,7 +28,7 @@ export function openLdapRefusal(error: PolicyError | undefined, err: { code: num
   if (byPolicy) return byPolicy;
   if (err.code === 49 || /old password/i.test(err.message)) return WRONG_PASSWORD;
   if (err.code === 19) return refused('complexity', 'The new password does not meet the directory’s password rules.');
-  return refused('refused', 'The directory refused the new password.');
+  return inWords('refused');
 }
 
 /**
@@ -43,5 +47,5 @@ export function adRefusal(err: { code: number; message: string }): PasswordWrite
     return refused('complexity', 'The new password does not meet the password rules (length, complexity, history or how recently it was changed).');
   }
   if (err.code === 50) return refused('refused', 'The directory does not let this account change its password.');
-  return refused('refused', 'The directory refused the new password.');
+  return inWords('refused');
 }

@@ -57,8 +57,29 @@ export function openLdapWriter(pools: Pools): PasswordWriter {
         }
         return modify(s, dn, newPassword, oldPassword);
       }),
-    reset: (dn, newPassword) => pools.searches.use((s) => modify(s, dn, newPassword)),
+    reset: (dn, newPassword) =>
+      pools.searches.use(async (s) => {
+        const written = await modify(s, dn, newPassword);
+        if (written.ok) await clearMustChange(s, dn);
+        return written;
+      }),
   };
+}
+
+/**
+ * With `pwdMustChange`, a directory may mark a password set by anyone but its owner `pwdReset` (some
+ * ppolicy versions and overlays do; OpenLDAP 2.5's drops the mark on any password write), and the
+ * next sign-in would then demand a new one, which `pwdMinAge` could refuse: a user who just chose
+ * their password by mail would be stranded. A reset is the user's own choice, so any mark is taken
+ * off. It needs the service account's write access to `pwdReset`; a directory that refuses it (or has
+ * no ppolicy, or no mark) keeps the password written.
+ */
+async function clearMustChange(s: LdapSession, dn: string): Promise<void> {
+  try {
+    await s.modify(dn, [new Change({ operation: 'delete', modification: new Attribute({ type: 'pwdReset', values: [] }) })]);
+  } catch (err) {
+    if (!isServerAnswer(err)) throw err;
+  }
 }
 
 /** AD's `unicodePwd` value: the password in double quotes, UTF-16LE. */

@@ -1,8 +1,14 @@
 import { z } from 'zod';
 
+/**
+ * The id of an identity backend or an upstream: stored as users' `backend`, and part of an upstream
+ * user's username (`name@<id>`), so it is kept short and plain.
+ */
+export const sourceId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'must be letters, digits, "-" or "_"');
+
 /** One identity backend in the chain: which plugin, and the plugin's own config (validated by the plugin). */
 const backendEntry = z.object({
-  id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'must be letters, digits, "-" or "_"'),
+  id: sourceId,
   plugin: z.string().min(1),
   config: z.record(z.string(), z.unknown()).default({}),
 });
@@ -15,7 +21,7 @@ const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v 
  */
 const upstreamEntry = z
   .object({
-    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'must be letters, digits, "-" or "_"'),
+    id: sourceId,
     name: z.string().min(1),
     /** The upstream plugin. @default "oidc" */
     kind: z.string().min(1).default('oidc'),
@@ -119,6 +125,11 @@ export const configSchema = z.object({
       addressWindow: seconds(600),
       /** @default 600 */
       addressBlock: seconds(600),
+      /**
+       * Sign-ins at upstream identity providers started from one address within `addressWindow`,
+       * after which it is refused them for `addressBlock` (each start stores a round trip). @default 300
+       */
+      upstreamMaxStarts: z.coerce.number().int().min(1).default(300),
       /**
        * Failures of one account within `userWindow`, from browsers without a device cookie and public
        * clients together, after which those are refused until the window ends. @default 100

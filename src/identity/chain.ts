@@ -113,17 +113,22 @@ export class IdentityChain {
 
   /**
    * The local record of a backend's (or an upstream's, SPEC 13) user: created on first sign-in,
-   * refreshed at each one, keyed by (backend id, external id).
+   * refreshed at each one, keyed by (backend id, external id). A directory's name belongs to the
+   * entry that has it now (`freeUsername`); an upstream's users never take a name from each other:
+   * with `fallbackUsername`, a user whose name another holds gets that one instead.
    */
-  async provision(backendId: string, identity: Identity): Promise<User> {
+  async provision(backendId: string, identity: Identity, options: { fallbackUsername?: string } = {}): Promise<User> {
     if (identity.userId) {
       const user = await this.users.find(identity.userId);
       if (user) return user;
     }
     const now = clock.now();
     const existing = await this.users.findByExternalId(backendId, identity.externalId);
+    const id = existing?.id ?? randomUUID();
+    const fallback = options.fallbackUsername;
+    const username = fallback === undefined || existing?.username === identity.username ? identity.username : await this.freeName(backendId, identity, [identity.username, fallback], id);
     const fields = {
-      username: identity.username,
+      username,
       email: identity.email ?? null,
       displayName: identity.displayName ?? null,
       groups: identity.groups ?? [],
@@ -137,14 +142,14 @@ export class IdentityChain {
     if (existing) {
       // Most sign-ins change nothing: then there is nothing to write.
       if (sameFields(existing, fields)) return existing;
-      if (existing.username !== fields.username) await this.freeUsername(backendId, identity);
+      if (existing.username !== fields.username && fallback === undefined) await this.freeUsername(backendId, identity);
       const user = { ...existing, ...fields, updatedAt: now };
       await this.users.update(user);
       return user;
     }
-    await this.freeUsername(backendId, identity);
+    if (fallback === undefined) await this.freeUsername(backendId, identity);
     const user: User = {
-      id: randomUUID(),
+      id,
       backend: backendId,
       externalId: identity.externalId,
       passwordHash: null,
@@ -161,6 +166,15 @@ export class IdentityChain {
       return raced;
     }
     return user;
+  }
+
+  /** The first of `names` no other user of the backend holds; else the last one made unique by the record's id. */
+  private async freeName(backendId: string, identity: Identity, names: string[], id: string): Promise<string> {
+    for (const name of names) {
+      const holder = await this.users.findByUsername(backendId, name);
+      if (!holder || holder.externalId === identity.externalId) return name;
+    }
+    return `${names.at(-1)}~${id}`;
   }
 
   /**

@@ -16,6 +16,8 @@ export const ASSERTION_TTL_MS = 5 * 60 * 1000;
 
 export const AUTHN_CONTEXT = {
   password: 'urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport',
+  /** No password was typed here (a federated sign-in): the SP is not told one was. */
+  unspecified: 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified',
   /** The REFEDS MFA profile: two kinds of factor were used. */
   multiFactor: 'https://refeds.org/profile/mfa',
 } as const;
@@ -74,10 +76,14 @@ export interface AssertionFacts {
   now: number;
 }
 
+/** What the session's factors say to the SP: two factors, a password over TLS, or nothing more specific. */
+export const authnContextOf = (amr: Amr[]): string =>
+  amr.includes('mfa') ? AUTHN_CONTEXT.multiFactor : amr.includes('pwd') ? AUTHN_CONTEXT.password : AUTHN_CONTEXT.unspecified;
+
 function assertionXml(f: AssertionFacts): string {
   const until = instant(f.now + ASSERTION_TTL_MS);
   const inResponseTo = f.inResponseTo ? ` InResponseTo="${escapeXml(f.inResponseTo)}"` : '';
-  const classRef = f.amr.includes('mfa') ? AUTHN_CONTEXT.multiFactor : AUTHN_CONTEXT.password;
+  const classRef = authnContextOf(f.amr);
   return (
     `<saml:Assertion xmlns:saml="${NS.assertion}" xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" ID="${newId()}" Version="2.0" IssueInstant="${instant(f.now)}">` +
     `<saml:Issuer>${escapeXml(f.issuer)}</saml:Issuer>` +

@@ -34,6 +34,8 @@ export interface SpLogout {
   requestId: string;
   /** The NameID it names (the one Latchkey gave it in the session). */
   nameId: string;
+  /** Whether the SP signed it (always, for an SP with a signing certificate). */
+  signed: boolean;
 }
 
 /** The raw query string of a request URL (the Redirect binding signs it as it was sent). */
@@ -162,7 +164,7 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
       const nameId = onlyChild(root, NS.assertion, 'NameID')?.textContent?.trim();
       if (!nameId) throw new SamlInputError('the LogoutRequest has no NameID');
       await useOnce(sp, id);
-      return { sp, requestId: id, nameId };
+      return { sp, requestId: id, nameId, signed: sp.signingCertificate !== null };
     },
 
     /** Another SP's LogoutResponse in the chain: who answered (its signature checked when it has a certificate). */
@@ -176,11 +178,14 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
 
     /**
      * Whether the SP's LogoutRequest is about this session: the SP got an assertion in it, for the
-     * NameID it names. A link to the SLO endpoint (an unsigned request, from an SP without a
-     * certificate) then cannot sign anyone out without knowing their pairwise NameID.
+     * NameID it names. An unsigned request (from an SP without a certificate) is anyone's link to the
+     * SLO endpoint: it counts only for a pairwise `persistent` NameID, which no other site can know;
+     * an email address or a username is guessed too easily to let it end someone's session.
      */
     async concerns(logout: SpLogout, sessionId: string): Promise<boolean> {
-      return (await deps.queries.participants(sessionId)).some((p) => p.spId === logout.sp.id && p.nameId === logout.nameId);
+      return (await deps.queries.participants(sessionId)).some(
+        (p) => p.spId === logout.sp.id && p.nameId === logout.nameId && (logout.signed || p.nameIdFormat === 'persistent'),
+      );
     },
 
     /** The SPs that got an assertion in the session, taken (each is told once). */

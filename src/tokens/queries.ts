@@ -45,8 +45,6 @@ export interface RefreshRow {
   revokedAt: number | null;
   /** Its client may still use OAuth (`oauthEnabled`), read with the token. */
   clientOauthEnabled: boolean;
-  /** Its user still exists and is not disabled, read with the token. */
-  userActive: boolean;
   /** Its user as stored now, read with the token; undefined when deleted. */
   user: User | undefined;
 }
@@ -85,7 +83,6 @@ const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
   rotatedAt: numOrNull(r.rotated_at),
   revokedAt: numOrNull(r.revoked_at),
   clientOauthEnabled: bool(r.oauth_enabled),
-  userActive: r.user_disabled != null && !bool(r.user_disabled),
   user: joinedUser(r),
 });
 
@@ -209,7 +206,7 @@ where c.code_hash = ?`,
   insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
   insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
   /** The refresh token with the state of its client and its user, in one indexed read. */
-  findRefresh: statement(`select r.*, c.oauth_enabled, u.disabled as user_disabled, ${joinedUserColumns('u')}
+  findRefresh: statement(`select r.*, c.oauth_enabled, ${joinedUserColumns('u')}
 from refresh_tokens r join clients c on c.client_id = r.client_id left join users u on u.id = r.user_id
 where r.token_hash = ?`),
   findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.audience, a.expires_at, a.created_at,

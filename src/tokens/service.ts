@@ -84,7 +84,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
   async liveRefresh(token: string): Promise<LiveRefresh | undefined> {
     const row = await queries.findRefresh(hashToken(token));
     if (!row || row.expiresAt <= clock.now() || row.rotatedAt !== null || row.revokedAt !== null) return undefined;
-    if (!row.clientOauthEnabled || !row.userActive) return undefined;
+    if (!row.clientOauthEnabled || !row.user || row.user.disabled) return undefined;
     return { clientId: row.clientId, userId: row.userId, scope: row.scope, expiresAt: row.expiresAt };
   },
 

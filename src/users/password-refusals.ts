@@ -1,8 +1,11 @@
 import { InputError } from '../errors/service.ts';
 import type { PasswordRefusal, PasswordWrite } from '../identity/contract.ts';
 
-/** Words for a directory's refusal of a new password, when the backend gave none of its own (SPEC 12). */
-const words: Record<PasswordRefusal, string> = {
+/**
+ * Words for a directory's refusal of a new password (SPEC 12): the one source of them, used by the
+ * backends (plugins/ldap) and for a refusal whose backend gave no words of its own.
+ */
+export const REFUSAL_WORDS: Readonly<Record<PasswordRefusal, string>> = {
   wrong_password: 'The current password is not right.',
   too_short: 'The new password is too short.',
   in_history: 'The new password was used before. Choose one you have not used.',
@@ -12,7 +15,7 @@ const words: Record<PasswordRefusal, string> = {
 };
 
 /** What the user is told for a refused write: the backend's own words, else ours for its reason. */
-export const refusalWords = (refused: Extract<PasswordWrite, { ok: false }>): string => refused.message.trim() || words[refused.refusal];
+export const refusalWords = (refused: Extract<PasswordWrite, { ok: false }>): string => refused.message.trim() || REFUSAL_WORDS[refused.refusal];
 
 /**
  * A new password refused (the directory's policy, or Latchkey's own length rule): an `InputError` of

@@ -129,7 +129,9 @@ directory ${dir}/data
 index objectClass eq
 index uid,cn,mail,member,sAMAccountName eq
 access to attrs=userPassword${options.serviceWritesPasswords ? ` by dn.exact="${SERVICE_DN}" write` : ''} by self write by anonymous auth by * none
-access to * by users read by * none
+${options.serviceWritesPasswords ? `# A reset clears ppolicy's must-change mark (plugins/ldap/password-writes.ts).
+access to attrs=pwdReset by dn.exact="${SERVICE_DN}" write by users read by * none
+` : ''}access to * by users read by * none
 ${options.ppolicy ? `overlay ppolicy\nppolicy_default "${PPOLICY_DN}"\n` : ''}`,
   );
   writeFileSync(join(dir, 'directory.ldif'), toLdif(options.ppolicy ? [...entries(), policyEntry(options.policy)] : entries()));

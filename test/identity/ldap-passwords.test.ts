@@ -221,6 +221,26 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     expect(await binds(u.uid, 'renewed-Password-9')).toBe(true);
   });
 
+  test('a reset (by mail, or an administrator) under pwdMustChange and pwdMinAge leaves the user able to sign in with it', async () => {
+    const u = await person();
+    const policyDn = `cn=reset-policy-${kind},ou=services,dc=example,dc=org`;
+    await slapd.add({ dn: policyDn, attrs: { objectClass: ['device', 'pwdPolicy'], cn: `reset-policy-${kind}`, pwdAttribute: 'userPassword', pwdMustChange: 'TRUE', pwdMinAge: String(DAY_S), pwdMinLength: '8' } });
+    await slapd.modify(u.dn, 'pwdPolicySubentry', [policyDn]);
+    // Set two days ago: pwdMinAge lets the service account reset it now.
+    await slapd.modify(u.dn, 'pwdChangedTime', [generalizedTime(Date.now() - 2 * DAY_S * 1000)], { relax: true });
+    const grant = (password: string) =>
+      postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: u.uid, password, scope: 'openid' }, { authorization: basic(client.clientId, client.clientSecret!) });
+    expect((await grant(u.password)).status).toBe(200);
+
+    const user = (await server.ctx.users.findByUsername('corp', u.uid))!;
+    expect(await server.ctx.identity.writePassword(user, { how: 'reset', newPassword: 'chosen-Password-7' })).toEqual({ ok: true });
+    // Not "the password must be changed": the user chose this one, and pwdMinAge would refuse a change now.
+    const after = await grant('chosen-Password-7');
+    expect(await after.json()).toMatchObject({ access_token: expect.any(String) });
+    const browser = new Browser(server);
+    expect((await browser.signIn(authorizeQuery(), u.uid, 'chosen-Password-7')).status).toBe(303);
+  });
+
   test('a password that expires within the warning days is told after signing in: change it now, or continue', async () => {
     const u = await person();
     await slapd.modify(u.dn, 'pwdChangedTime', [generalizedTime(Date.now() - 50 * DAY_S * 1000)], { relax: true });
@@ -280,7 +300,8 @@ describe('the LDAP backend\'s resetPassword (OpenLDAP)', () => {
       expect(backend.changePassword).toBeUndefined();
       expect(await backend.resetPassword!(known, 'short')).toMatchObject({ ok: false, refusal: 'too_short' });
       expect(await backend.resetPassword!(known, 'reset-Password-1')).toEqual({ ok: true });
-      expect((await backend.checkPassword('bob', 'reset-Password-1')).validPassword).toBe(true);
+      // pwdMustChange marked it `pwdReset`; the reset took the mark off, so no change is asked for.
+      expect(await backend.checkPassword('bob', 'reset-Password-1')).toMatchObject({ validPassword: true, identity: { disabled: false } });
       expect((await backend.checkPassword('bob', 'bob-directory-pw')).validPassword).toBe(false);
       expect(await backend.resetPassword!({ ...known, externalId: 'someone-else' }, 'reset-Password-2')).toMatchObject({ ok: false, refusal: 'refused' });
     } finally {

@@ -262,6 +262,26 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
     expect(page.html).not.toContain('name="password"');
   });
 
+  test('an unsigned LogoutRequest (an SP without a certificate) ends a session only for its pairwise NameID', async () => {
+    // An email address is easy to guess: a link to the SLO endpoint naming it must not sign anyone out.
+    const byEmail = await sp({ identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress' }, { nameIdFormat: 'EMAIL_ADDRESS' });
+    const browser = new SamlBrowser();
+    const signedIn = await atAcs(browser, await signOn(browser, byEmail));
+    expect(signedIn.profile!.nameID).toBe('grace@example.com');
+    const forged = await browser.follow(await browser.get(await byEmail.saml.getLogoutUrlAsync(signedIn.profile as never, 'r', {})));
+    expect(JSON.parse(forged.html)).toMatchObject({ ok: false });
+    expect((await browser.follow(await browser.get(`${byEmail.url}/login`))).html).not.toContain('name="password"');
+
+    // The pairwise persistent NameID is known only to the SP it was given to: its unsigned request is taken.
+    const byPairwise = await sp();
+    const other = new SamlBrowser();
+    const pairwise = await atAcs(other, await signOn(other, byPairwise));
+    expect(pairwise.profile!.nameIDFormat).toBe(PERSISTENT);
+    const ended = await other.follow(await other.get(await byPairwise.saml.getLogoutUrlAsync(pairwise.profile as never, 'r', {})));
+    expect(JSON.parse(ended.html)).toMatchObject({ ok: true, loggedOut: true });
+    expect((await other.follow(await other.get(`${byPairwise.url}/login`))).html).toContain('name="password"');
+  });
+
   test('a sign-in with a second factor carries the multi-factor AuthnContextClassRef', async () => {
     await server.user('ada', 'ada-password-1', { email: 'ada@example.com' });
     const account = new AccountBrowser(server);

@@ -54,7 +54,7 @@ describe('signing in through an upstream in Chromium', () => {
     const url = new URL(page.url());
     expect(url.searchParams.get('state')).toBe('b1');
     const tokens = (await (await exchangeCode(server, client, url.searchParams.get('code')!)).json()) as { id_token: string };
-    expect(decodeJwt(tokens.id_token)).toMatchObject({ amr: ['fed'], preferred_username: 'eve' });
+    expect(decodeJwt(tokens.id_token)).toMatchObject({ amr: ['fed'], preferred_username: 'eve@partner' });
 
     // The SSO session is Latchkey's: a second authorize needs no upstream at all.
     await page.goto(`${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback, response_type: 'code', state: 'b2', scope: 'openid' })}`);

@@ -20,7 +20,7 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
   beforeAll(async () => {
     const port = await freePort();
     const home = `http://127.0.0.1:${port}`;
-    upstream = await startOidcUpstream([`${home}/login/upstream/partner/callback`, `${home}/login/upstream/strict/callback`]);
+    upstream = await startOidcUpstream([`${home}/login/upstream/partner/callback`, `${home}/login/upstream/strict/callback`, `${home}/login/upstream/entra/callback`]);
     const common = { issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret, scopes: ['openid', 'profile', 'email', 'groups'] };
     server = await startTestServer(kind, {
       port,
@@ -29,16 +29,18 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
         upstreams: [
           { id: 'partner', name: 'Partner IdP', ...common, adminGroups: ['latchkey-admins'] },
           { id: 'strict', name: 'Strict IdP', ...common, allowedDomains: ['example.com'], trustMfa: true },
+          // Like Entra ID: it sends no email_verified, and the operator vouches for its addresses.
+          { id: 'entra', name: 'Entra-like IdP', ...common, trustEmail: true },
         ],
       },
     });
-    upstream.accounts.set('u-ann', { sub: 'u-ann', preferred_username: 'ann', email: 'ann@example.com', name: 'Ann Upstream', groups: ['staff'] });
-    upstream.accounts.set('u-boss', { sub: 'u-boss', preferred_username: 'boss', email: 'boss@example.com', groups: ['latchkey-admins'] });
-    upstream.accounts.set('u-out', { sub: 'u-out', preferred_username: 'outsider', email: 'out@elsewhere.org' });
-    upstream.accounts.set('u-mfa', { sub: 'u-mfa', preferred_username: 'strong', email: 'strong@example.com', amr: ['pwd', 'otp', 'mfa'] });
+    upstream.accounts.set('u-ann', { sub: 'u-ann', preferred_username: 'ann', email: 'ann@example.com', email_verified: true, name: 'Ann Upstream', groups: ['staff'] });
+    upstream.accounts.set('u-boss', { sub: 'u-boss', preferred_username: 'boss', email: 'boss@example.com', email_verified: true, groups: ['latchkey-admins'] });
+    upstream.accounts.set('u-out', { sub: 'u-out', preferred_username: 'outsider', email: 'out@elsewhere.org', email_verified: true });
+    upstream.accounts.set('u-mfa', { sub: 'u-mfa', preferred_username: 'strong', email: 'strong@example.com', email_verified: true, amr: ['pwd', 'otp', 'mfa'] });
     // A local account whose name an upstream user also has: it must stay untouched.
     await server.user('clash', 'clash-password-1', { email: 'clash@local.test' });
-    upstream.accounts.set('u-clash', { sub: 'u-clash', preferred_username: 'clash', email: 'clash@example.com' });
+    upstream.accounts.set('u-clash', { sub: 'u-clash', preferred_username: 'clash', email: 'clash@example.com', email_verified: true });
   });
   afterAll(async () => {
     await server?.stop();
@@ -79,11 +81,12 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     const claims = decodeJwt(tokens.id_token);
     expect(claims.amr).toContain('fed');
     expect(claims.nonce).toBe('n-1');
-    expect(claims.preferred_username).toBe('ann');
+    // Qualified by the upstream's id: no app keying on names can take ann for a local ann.
+    expect(claims.preferred_username).toBe('ann@partner');
     expect(claims.email).toBe('ann@example.com');
 
     const user = await server.ctx.users.find(String(claims.sub));
-    expect(user).toMatchObject({ backend: 'partner', externalId: 'u-ann', username: 'ann', displayName: 'Ann Upstream', groups: ['staff'], roles: [] });
+    expect(user).toMatchObject({ backend: 'partner', externalId: 'u-ann', username: 'ann@partner', displayName: 'Ann Upstream', groups: ['staff'], roles: [] });
     const success = await server.sql('audit_events').where({ kind: 'login.success', user_id: user!.id }).first();
     expect(JSON.parse(success.details)).toMatchObject({ upstream: 'partner', amr: ['fed'] });
   });
@@ -98,10 +101,10 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
       return String(decodeJwt(tokens.id_token).sub);
     };
     const first = await signIn();
-    upstream.accounts.set('u-ann', { sub: 'u-ann', preferred_username: 'ann.renamed', email: 'ann@example.com', name: 'Ann Renamed', groups: ['staff', 'ops'] });
+    upstream.accounts.set('u-ann', { sub: 'u-ann', preferred_username: 'ann.renamed', email: 'ann@example.com', email_verified: true, name: 'Ann Renamed', groups: ['staff', 'ops'] });
     const second = await signIn();
     expect(second).toBe(first);
-    expect(await server.ctx.users.find(second)).toMatchObject({ username: 'ann.renamed', displayName: 'Ann Renamed', groups: ['staff', 'ops'] });
+    expect(await server.ctx.users.find(second)).toMatchObject({ username: 'ann.renamed@partner', displayName: 'Ann Renamed', groups: ['staff', 'ops'] });
   });
 
   test('idp= skips the chooser and goes straight to that upstream; an unknown idp is invalid_request', async () => {
@@ -137,7 +140,7 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     const both = (await server.ctx.users.page({ first: 100, search: 'clash' })).edges.map((e) => e.node);
     expect(both).toHaveLength(2);
     expect(both.find((u) => u.backend === 'local')).toMatchObject({ username: 'clash', email: 'clash@local.test', disabled: false });
-    expect(both.find((u) => u.backend === 'partner')).toMatchObject({ username: 'clash', externalId: 'u-clash' });
+    expect(both.find((u) => u.backend === 'partner')).toMatchObject({ username: 'clash@partner', externalId: 'u-clash' });
     // The local password still signs the local account in.
     await expect(adminCliToken(server, 'clash', 'clash-password-1')).resolves.toHaveProperty('access_token');
   });
@@ -241,6 +244,63 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     expect(html).toMatch(/name="decision" value="approve"/);
   });
 
+  /** Signs `account` in through `upstreamName` with the code flow: the local user it got. */
+  async function signedInUser(upstreamName: string, account: string) {
+    const client = await server.client({ scopes: ['openid', 'profile', 'email'] });
+    const hops = new Hops();
+    const done = await back(hops, await toCallback(hops, authorizeUrl(client), upstreamName, account));
+    const { code } = Object.fromEntries(new URL(done.headers.get('location')!).searchParams);
+    const tokens = (await (await exchangeCode(server, client, code!)).json()) as { id_token: string };
+    return (await server.ctx.users.find(String(decodeJwt(tokens.id_token).sub)))!;
+  }
+
+  test('an email is taken only when the upstream verified it; trustEmail takes one sent without email_verified', async () => {
+    upstream.accounts.set('u-silent', { sub: 'u-silent', preferred_username: 'silent', email: 'silent@example.com' });
+    upstream.accounts.set('u-unverified', { sub: 'u-unverified', preferred_username: 'unverified', email: 'unverified@example.com', email_verified: false });
+    expect(await signedInUser('Partner IdP', 'u-silent')).toMatchObject({ username: 'silent@partner', email: null });
+    expect(await signedInUser('Partner IdP', 'u-unverified')).toMatchObject({ email: null });
+    expect(await signedInUser('Entra-like IdP', 'u-silent')).toMatchObject({ backend: 'entra', username: 'silent@entra', email: 'silent@example.com' });
+    expect(await signedInUser('Entra-like IdP', 'u-unverified')).toMatchObject({ email: null });
+  });
+
+  test('two upstream users with one name: the second gets a name from its sub, and neither is locked out', async () => {
+    upstream.accounts.set('u-first', { sub: 'u-first', preferred_username: 'same', email: 'first@example.com', email_verified: true });
+    upstream.accounts.set('u-second', { sub: 'u-second', preferred_username: 'same', email: 'second@example.com', email_verified: true });
+    const first = await signedInUser('Partner IdP', 'u-first');
+    expect(first).toMatchObject({ username: 'same@partner', disabled: false });
+    expect(await signedInUser('Partner IdP', 'u-second')).toMatchObject({ username: 'sub-u-second@partner', disabled: false });
+    // The first still holds its name, enabled, and signs in as before.
+    expect(await signedInUser('Partner IdP', 'u-first')).toMatchObject({ id: first.id, username: 'same@partner', disabled: false });
+  });
+
+  test('at a SAML app, an upstream user is not a local user of the same name, and no password class is claimed', async () => {
+    const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' });
+    const entityId = `https://wiki-${kind}.example.com/saml`;
+    const registered = await graphqlPost(server, access_token, 'mutation($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }', {
+      input: { entityId, assertionConsumerServiceUrls: [`https://wiki-${kind}.example.com/acs`], nameIdFormat: 'UNSPECIFIED', attributes: ['uid'], allowIdpInitiated: true },
+    });
+    expect(registered.errors).toBeUndefined();
+    const hops = new Hops();
+    const sso = `${server.url}/saml/v20/sso?${new URLSearchParams({ sp: entityId })}`;
+    const page = await back(hops, await toCallback(hops, sso, 'Partner IdP', 'u-clash'));
+    expect(page.status).toBe(200);
+    const response = /name="SAMLResponse" value="([^"]+)"/.exec(await page.text())![1]!;
+    const xml = Buffer.from(response, 'base64').toString('utf8');
+    expect(xml).toMatch(/<saml:NameID [^>]*>clash@partner<\/saml:NameID>/);
+    expect(xml).toContain('<saml:AttributeValue xsi:type="xs:string">clash@partner</saml:AttributeValue>');
+    expect(xml).toContain('<saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified</saml:AuthnContextClassRef>');
+  });
+
+  test('the start of upstream sign-ins is throttled per address', async () => {
+    const origin = { ip: '203.0.113.9', requestId: 'r-starts' };
+    const partner = server.ctx.upstreams.find('partner')!;
+    // The limit (upstreamMaxStarts, 300 by default) of starts go; the next waits for the block to end.
+    for (let i = 0; i < 300; i++) expect(await server.ctx.upstreams.signIns.starting(partner, origin)).toBe(0);
+    expect(await server.ctx.upstreams.signIns.starting(partner, origin)).toBeGreaterThan(0);
+    // Another network is not held up.
+    expect(await server.ctx.upstreams.signIns.starting(partner, { ...origin, ip: '198.51.100.7' })).toBe(0);
+  });
+
   test('identityBackends lists the upstreams with their state, and /metrics has them', async () => {
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).toContain('latchkey_identity_backend_up{backend="partner"} 1');
@@ -251,6 +311,7 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
       { id: 'local', plugin: 'database', order: 0, type: 'backend', up: true, state: 'up' },
       { id: 'partner', plugin: 'oidc', order: 0, type: 'upstream', up: true, state: 'up' },
       { id: 'strict', plugin: 'oidc', order: 1, type: 'upstream', up: true, state: 'up' },
+      { id: 'entra', plugin: 'oidc', order: 2, type: 'upstream', up: true, state: 'up' },
     ]);
   });
 });

@@ -77,8 +77,8 @@ describe('Latchkey as the upstream of Latchkey', () => {
     const claims = decodeJwt(tokens.id_token);
     expect(claims.iss).toBe(server.url);
     expect(claims.amr).toEqual(['fed']);
-    expect(claims.preferred_username).toBe('dora');
+    expect(claims.preferred_username).toBe('dora@corp');
     expect(claims.email).toBe('dora@corp.test');
-    expect(await server.ctx.users.find(String(claims.sub))).toMatchObject({ backend: 'corp', username: 'dora', displayName: 'Dora Upstream' });
+    expect(await server.ctx.users.find(String(claims.sub))).toMatchObject({ backend: 'corp', username: 'dora@corp', displayName: 'Dora Upstream' });
   });
 });

@@ -34,6 +34,12 @@ export const oidcUpstreamConfig = upstreamBase
       })
       .strict()
       .prefault({}),
+    /**
+     * Take the email when the upstream sends no `email_verified` at all (Microsoft Entra ID never
+     * does): only for an upstream that sends only addresses it owns. An email marked unverified is
+     * never taken. @default false
+     */
+    trustEmail: z.boolean().default(false),
     /** Every call to the upstream (metadata, keys, token, userinfo) gives up after this. @default 10000 */
     timeoutMs: z.coerce.number().int().min(100).max(120_000).default(10_000),
   })
@@ -103,8 +109,10 @@ const groupsOf = (v: unknown): string[] => (Array.isArray(v) ? v.filter((g): g i
 /** The user, from the id_token's claims over the userinfo endpoint's (the id_token wins). */
 function identityOf(c: OidcUpstreamConfig, claims: Record<string, unknown>): UpstreamIdentity {
   const subject = text(claims.sub)!;
-  // An email the upstream says it did not verify is not taken (it would pass `allowedDomains`).
-  const email = claims.email_verified === false ? undefined : text(claims[c.claims.email]);
+  // Only an email the upstream says it verified is taken: any other would pass `allowedDomains`, and
+  // reach SAML apps as someone's address. `trustEmail` stands in for the claim an upstream never sends.
+  const verified = claims.email_verified === true || (c.trustEmail && claims.email_verified === undefined);
+  const email = verified ? text(claims[c.claims.email]) : undefined;
   return {
     subject,
     username: text(claims[c.claims.username]) ?? email ?? subject,
@@ -172,7 +180,7 @@ export default defineUpstreamPlugin({
       id: c.id,
       name: c.name,
       kind: 'oidc',
-      policy: { adminGroups: c.adminGroups, allowedDomains: c.allowedDomains, trustMfa: c.trustMfa },
+      policy: { adminGroups: c.adminGroups, allowedDomains: c.allowedDomains, trustMfa: c.trustMfa, qualifyUsernames: c.qualifyUsernames },
       sessionKey: c.id,
       state: () => state,
       strategy() {

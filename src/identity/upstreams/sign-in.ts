@@ -5,6 +5,7 @@ import type { Amr } from '../../login/session-queries.ts';
 import type { User } from '../../users/queries.ts';
 import type { IdentityChain } from '../chain.ts';
 import type { Upstream, UpstreamFault, UpstreamIdentity } from './contract.ts';
+import { upstreamUsername } from './policy.ts';
 
 /** Where a callback comes from: what its events record. */
 export interface CallbackOrigin {
@@ -19,11 +20,18 @@ interface AddressGuesses {
   failed(ip: string): Promise<void>;
 }
 
+/** Round trips started from one address: counted, and refused past the limit. */
+interface AddressStarts {
+  /** Counts a start and answers 0, or answers the seconds to wait. */
+  start(ip: string): Promise<number>;
+}
+
 type Deps = {
   identity: Pick<IdentityChain, 'provision'>;
   audit: AuditLog;
   metrics: Pick<Metrics, 'login'>;
   guesses: AddressGuesses;
+  starts: AddressStarts;
   logger: Logger;
 };
 
@@ -56,6 +64,17 @@ export function upstreamSignIns(deps: Deps) {
   }
 
   return {
+    /**
+     * A round trip to `upstream` about to start from `o.ip` (the login page's choice or `?idp=`): 0
+     * when it may (it is counted), else the seconds the address must wait. Called before anything is
+     * fetched or stored; a refusal is logged once per start refused, not audited (it is a flood).
+     */
+    async starting(upstream: Upstream, o: Pick<CallbackOrigin, 'ip' | 'requestId'>): Promise<number> {
+      const wait = await deps.starts.start(o.ip);
+      if (wait > 0) deps.logger.warn({ upstream: upstream.id, requestId: o.requestId, retryAfter: wait }, 'too many upstream sign-ins started from one address');
+      return wait;
+    },
+
     /** Seconds this address must wait before its next callback is looked at; 0 when it may now. */
     retryAfter: (ip: string): Promise<number> => deps.guesses.retryAfter(ip),
 
@@ -69,15 +88,21 @@ export function upstreamSignIns(deps: Deps) {
       if (allowedDomains && (!domain || !allowedDomains.includes(domain))) {
         return refused(upstream, { unavailable: false, reason: domain ? `the email domain ${domain} is not allowed here` : 'the upstream gave no verified email, which this server requires' }, o);
       }
-      const user = await deps.identity.provision(upstream.id, {
-        externalId: identity.subject,
-        username: identity.username,
-        email: identity.email,
-        displayName: identity.displayName,
-        groups: identity.groups,
-        // With adminGroups configured, the upstream's groups own the admin role; without, the administrators do.
-        ...(adminGroups.length > 0 ? { roles: identity.groups.some((g) => adminGroups.includes(g)) ? ['admin'] : [] } : {}),
-      });
+      const user = await deps.identity.provision(
+        upstream.id,
+        {
+          externalId: identity.subject,
+          username: upstreamUsername(upstream.id, upstream.policy, identity.username),
+          email: identity.email,
+          displayName: identity.displayName,
+          groups: identity.groups,
+          // With adminGroups configured, the upstream's groups own the admin role; without, the administrators do.
+          ...(adminGroups.length > 0 ? { roles: identity.groups.some((g) => adminGroups.includes(g)) ? ['admin'] : [] } : {}),
+        },
+        // Another user of the upstream holds the name (renamed at the upstream, or a reused one): this
+        // one gets a name from its `sub` rather than taking the name, and locking the other out.
+        { fallbackUsername: upstreamUsername(upstream.id, upstream.policy, `sub-${identity.subject}`) },
+      );
       if (user.disabled) return refused(upstream, { unavailable: false, reason: 'this account is disabled here' }, o, user.id);
       // The upstream's second factor counts as Latchkey's only when the operator trusts it to say so.
       const amr: Amr[] = trustMfa && identity.amr.includes('mfa') ? ['fed', 'mfa'] : ['fed'];
