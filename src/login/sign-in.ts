@@ -29,7 +29,8 @@ export type SignInOutcome =
   /** `passwordExpiresAt`: the directory warns that the password expires soon (SPEC 12). */
   | { ok: true; user: User; deviceCookie: string; amr: Amr[]; passwordExpiresAt?: number }
   /** The password was right and the user has a second factor, not given: ask for it (the login page's second step). */
-  | { ok: false; reason: 'second_factor'; user: User }
+  /** `passwordExpiresAt`: as with `ok`, told after the second factor. */
+  | { ok: false; reason: 'second_factor'; user: User; passwordExpiresAt?: number }
   | { ok: false; reason: 'throttled'; retryAfter: number }
   | { ok: false; reason: 'unavailable' }
   /** `invalid_code`: a wrong second factor (after a right password, or at the second step). */
@@ -183,7 +184,7 @@ export const signInService = (deps: Deps) => ({
       if (a.otp === undefined) {
         // Not a failure, not a success yet: the attempt is given back and the second step counts its own.
         await attempt.inconclusive();
-        return { ok: false, reason: 'second_factor', user };
+        return { ok: false, reason: 'second_factor', user, ...(result.passwordExpiresAt !== undefined ? { passwordExpiresAt: result.passwordExpiresAt } : {}) };
       }
       const checked = await checkCode(deps, user, a.otp, attempt);
       if (!Array.isArray(checked)) return checked;

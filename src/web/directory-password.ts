@@ -1,10 +1,23 @@
 import type { Request } from 'express';
 import type { AppContext } from '../context.ts';
-import { BackendUnavailableError } from '../identity/contract.ts';
+import { BackendUnavailableError, type PasswordRefusal } from '../identity/contract.ts';
 import type { User } from '../users/queries.ts';
 
 /** How a change of a directory password ended, as a page tells it. */
 export type DirectoryChange = { ok: true } | { ok: false; status: number; message: string; wrongPassword?: boolean };
+
+/** The words of a refusal whose backend gave none. */
+const refusalWords: Record<PasswordRefusal, string> = {
+  wrong_password: 'Your current password is not right.',
+  too_short: 'The new password is too short for your directory.',
+  in_history: 'The new password was used before: choose one you have not used.',
+  too_young: 'Your password was changed too recently to change it again yet.',
+  complexity: 'The new password is not complex enough for your directory.',
+  refused: 'Your directory refused the new password.',
+};
+
+/** As for local passwords (users/service.ts): the directory's own policy decides the rest. */
+const MAX_PASSWORD = 1024;
 
 /**
  * A user changes their directory password, bound as themselves (SPEC 12): at the account page, or at
@@ -20,6 +33,9 @@ export async function changeDirectoryPassword(
 ): Promise<DirectoryChange> {
   const event = { userId: user.id, ip: req.ip, requestId: req.id };
   const details = { backend: user.backend, via: change.via };
+  if (change.newPassword.length < 1 || change.newPassword.length > MAX_PASSWORD) {
+    return { ok: false, status: 400, message: `The new password must be 1 to ${MAX_PASSWORD} characters. Your password is unchanged.` };
+  }
   let written;
   try {
     written = await ctx.identity.writePassword(user, { how: 'change', oldPassword: change.oldPassword, newPassword: change.newPassword });
@@ -33,7 +49,8 @@ export async function changeDirectoryPassword(
   if (!written.ok) {
     await ctx.audit.record({ kind: 'account.password_change_refused', ...event, details: { ...details, refusal: written.refusal } });
     const wrongPassword = written.refusal === 'wrong_password';
-    return { ok: false, status: wrongPassword ? 401 : 400, message: `${written.message} Your password is unchanged.`, wrongPassword };
+    const words = written.message.trim() || refusalWords[written.refusal] || refusalWords.refused;
+    return { ok: false, status: wrongPassword ? 401 : 400, message: `${words}${/[.!?]$/.test(words) ? '' : '.'} Your password is unchanged.`, wrongPassword };
   }
   await ctx.audit.record({ kind: 'account.password_changed', ...event, details });
   return { ok: true };

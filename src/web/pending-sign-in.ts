@@ -24,6 +24,8 @@ export interface Pending {
    * user. Sealed encrypted under a key derived from this browser's cookie, which the page never holds.
    */
   oldPassword?: string;
+  /** The directory's warning with the right password (SPEC 12), told after the second factor. */
+  passwordExpiresAt?: number;
 }
 
 interface Sealed extends Omit<Pending, 'oldPassword'> {
@@ -43,11 +45,13 @@ const secretKey = (key: Buffer, nonce: string) => Buffer.from(hkdfSync('sha256',
 
 /**
  * Reads the form's pending sign-in without taking it: only to choose whose passkeys a second step's
- * WebAuthn options list (/passkey/options), which opens nothing.
+ * WebAuthn options list (/passkey/options), which opens nothing. Whatever the flow's client (an OAuth
+ * client, `saml:<id>`, a /device code's): the options grant nothing, and the passkey's answer goes
+ * back through the flow's own form, where `take` checks the client.
  */
-export function openPending(key: Buffer, sealed: string | undefined, clientId: string): Pending | undefined {
+export function openPending(key: Buffer, sealed: string | undefined): Pending | undefined {
   const p = unseal<Sealed>(key, PURPOSE, sealed);
-  return p && p.clientId === clientId ? { userId: p.userId, amr: p.amr, clientId: p.clientId } : undefined;
+  return p ? { userId: p.userId, amr: p.amr, clientId: p.clientId } : undefined;
 }
 
 /**
@@ -78,7 +82,7 @@ export function pendingSignIns(key: Buffer, secure: boolean, store: Pick<Session
       const nonce = readCookie(req, PENDING_COOKIE);
       if (!p || p.clientId !== clientId || !nonce || !safeEqual(hashToken(nonce), p.browser)) return undefined;
       if (!(await store.takePending(p.id))) return undefined;
-      const pending: Pending = { userId: p.userId, amr: p.amr, clientId: p.clientId };
+      const pending: Pending = { userId: p.userId, amr: p.amr, clientId: p.clientId, ...(p.passwordExpiresAt !== undefined ? { passwordExpiresAt: p.passwordExpiresAt } : {}) };
       if (p.oldPassword !== undefined) pending.oldPassword = decrypt(secretKey(key, nonce), p.oldPassword);
       return { ...pending, again: (res) => begin(req, res, pending, p.exp) };
     },

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Client, InvalidCredentialsError } from 'ldapts';
 import { PEOPLE, SERVICE_DN } from '../fixtures/ldap/directory.ts';
 import { AccountBrowser, firstForm } from '../helpers/account.ts';
-import { serverNow } from '../helpers/clock.ts';
+import { freezeClock, resetClock, serverNow } from '../helpers/clock.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { codeAt } from '../helpers/totp.ts';
 import { Browser, exchangeCode, type CodeFlowClient } from '../helpers/flow.ts';
@@ -113,7 +113,31 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     expect(await binds(u.uid, u.password)).toBe(true);
     const user = await server.sql('users').where({ username: u.uid }).first('id');
     const refusals = await server.sql('audit_events').where({ kind: 'account.password_change_refused', user_id: user.id }).select('details');
-    expect(refusals.map((r: { details: string }) => JSON.parse(r.details).refusal).sort()).toEqual(['in_history', 'too_short', 'wrong_password']);
+    // The wrong current password was refused as a counted sign-in before anything was written.
+    expect(refusals.map((r: { details: string }) => JSON.parse(r.details).refusal).sort()).toEqual(['in_history', 'too_short']);
+
+    const long = await change('x'.repeat(1025));
+    expect(long.status).toBe(400);
+    expect(long.html).toContain('The new password must be 1 to 1024 characters.');
+  });
+
+  test('the current password at the account page is counted: after 5 wrong ones it waits, even the right one, and nothing is written', async () => {
+    const u = await person();
+    const browser = new AccountBrowser(server);
+    await browser.signInAtAccount(u.uid, u.password);
+    const change = (old: string) => browser.post('password', { password: old, new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    // The first delay is one second: the server's clock stands still so that all of these fall inside it.
+    freezeClock();
+    try {
+      for (let i = 0; i < 5; i++) expect((await change(`guess-${i}`)).status).toBe(401);
+      const waits = await change(u.password);
+      expect(waits.status).toBe(429);
+      expect(waits.html).toContain('Your password is unchanged.');
+    } finally {
+      resetClock();
+    }
+    expect(await binds(u.uid, u.password)).toBe(true);
+    expect(await binds(u.uid, 'second-Password-2')).toBe(false);
   });
 
   test('a password changed too recently is refused as such', async () => {
@@ -159,6 +183,32 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     expect(token.status).toBe(200);
     expect(await binds(u.uid, 'second-Password-2')).toBe(true);
     expect(await binds(u.uid, u.password)).toBe(false);
+  });
+
+  test('a new password at sign-in ends the other sessions and tokens, and finishes as a counted sign-in', async () => {
+    const u = await person();
+    // Elsewhere: a session at the account page, and a token from the password grant.
+    const elsewhere = new AccountBrowser(server);
+    expect((await elsewhere.signInAtAccount(u.uid, u.password)).html).toContain('Signed in as');
+    const grant = (await (await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: u.uid, password: u.password, scope: 'openid' }, { authorization: basic(client.clientId, client.clientSecret!) })).json()) as { access_token: string };
+    const me = () => fetch(`${server.url}/api/oauth/v20/me`, { headers: { authorization: `Bearer ${grant.access_token}` } });
+    expect((await me()).status).toBe(200);
+    await slapd.modify(u.dn, 'pwdReset', ['TRUE'], { relax: true });
+
+    const browser = new Browser(server);
+    const askHtml = await (await browser.signIn(authorizeQuery(), u.uid, u.password)).text();
+    expect(askHtml).toContain('must be changed');
+    const done = await browser.submit(new Response(askHtml), { new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    expect(done.status).toBe(303);
+    expect(locationQuery(done).code).toBeDefined();
+
+    expect(await elsewhere.signedIn()).toBe(false);
+    expect((await me()).status).toBe(401);
+    // The sign-in service's success: its event, and this browser's device cookie.
+    const user = await server.sql('users').where({ username: u.uid }).first('id');
+    const success = await server.sql('audit_events').where({ kind: 'login.success', user_id: user.id }).orderBy('id', 'desc').first();
+    expect(JSON.parse(success.details)).toMatchObject({ amr: ['pwd'] });
+    expect(browser.jar.header()).toContain('lk_device=');
   });
 
   test('a user with a second factor changes the password first, then gives the code', async () => {
@@ -255,10 +305,54 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     expect(onward.status).toBe(303);
     expect((await exchangeCode(server, client, locationQuery(onward).code!)).status).toBe(200);
 
+    // Under prompt=login and max_age=0 the notice's Continue goes on with the sign-in it follows.
+    const strict = new Browser(server);
+    const strictNotice = await strict.signIn({ ...authorizeQuery(), prompt: 'login', max_age: '0' }, u.uid, u.password);
+    expect(await strictNotice.clone().text()).toContain('Your password expires soon');
+    const strictOnward = await strict.submit(strictNotice, {});
+    expect(strictOnward.status).toBe(303);
+    expect(locationQuery(strictOnward).code).toBeDefined();
+
     // A password far from expiry signs in without the notice.
     const fresh = await person();
     const straight = await new Browser(server).signIn(authorizeQuery(), fresh.uid, fresh.password);
     expect(straight.status).toBe(303);
+  });
+
+  test('where the backend does not let users change their password, the expiry notice offers no "Change it now"', async () => {
+    const u = await person();
+    await slapd.modify(u.dn, 'pwdChangedTime', [generalizedTime(Date.now() - 50 * DAY_S * 1000)], { relax: true });
+    const readOnly = await startTestServer(kind, ldapChain(ldapBackendConfig(slapd, { passwordChange: false })));
+    try {
+      const app = await readOnly.client({ scopes: ['openid'] });
+      const query = { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 'st' };
+      const notice = await new Browser(readOnly).signIn(query, u.uid, u.password);
+      const html = await notice.text();
+      expect(html).toContain('Your password expires soon');
+      expect(html).not.toContain('href="/account#h-password"');
+      expect(html).toContain('Ask your administrator');
+    } finally {
+      await readOnly.stop();
+    }
+  });
+
+  test('a user with a second factor whose password expires soon is told after the code', async () => {
+    const u = await person();
+    const account = new AccountBrowser(server);
+    await account.signInAtAccount(u.uid, u.password);
+    const { secret } = await account.enrolTotp();
+    await slapd.modify(u.dn, 'pwdChangedTime', [generalizedTime(Date.now() - 50 * DAY_S * 1000)], { relax: true });
+    const browser = new Browser(server);
+    const second = await browser.signIn(authorizeQuery(), u.uid, u.password);
+    const secondHtml = await second.text();
+    expect(secondHtml).toContain('name="code"');
+    const notice = await browser.submit(new Response(secondHtml), { code: codeAt(secret, serverNow() + 30_000) });
+    expect(notice.status).toBe(200);
+    const html = await notice.text();
+    expect(html).toContain('Your password expires soon');
+    const onward = await browser.submit(new Response(html), {});
+    expect(onward.status).toBe(303);
+    expect(locationQuery(onward).code).toBeDefined();
   });
 
   test('the directory down in the middle of a change: a 503 page, and the old password still works', async () => {

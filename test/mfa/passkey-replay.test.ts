@@ -4,7 +4,8 @@ import { advanceClock, resetClock, serverNow } from '../helpers/clock.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { CookieJar, get, hiddenFields, postForm, type Fields } from '../helpers/http.ts';
 import { freePort } from '../helpers/ports.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { adminCliToken, graphqlPost } from '../helpers/admin-api.ts';
+import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.ts';
 
 /**
@@ -126,6 +127,31 @@ describe.each(databaseKinds)('passkey challenges on %s', (kind) => {
     expect([second.status, second.location]).toEqual([303, '/account']);
     const session = await server.sql('sso_sessions').where({ user_id: (await server.sql('users').where({ username: 'bob' }).first()).id }).orderBy('created_at', 'desc').first();
     expect(JSON.parse(String(session.amr))).toEqual(['pwd', 'hwk', 'mfa']);
+  });
+
+  test('a passkey as the second step of a SAML sign-on and of /device: the options list the user\'s passkey', async () => {
+    const key = new SoftAuthenticator(origin);
+    await withPasskey('gina', key);
+    const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD);
+    const entityId = `https://sp-${kind}.example/metadata`;
+    const registered = await graphqlPost(server, access_token, 'mutation R($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }', {
+      input: { entityId, assertionConsumerServiceUrls: ['https://sp.example/acs'], allowIdpInitiated: true },
+    });
+    expect(registered.errors).toBeUndefined();
+    const cli = await server.client({ confidential: false, grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'], redirectUris: [], scopes: ['openid'] });
+    const device = (await (await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: cli.clientId, scope: 'openid' })).json()) as { user_code: string };
+
+    // Each flow's forms carry no OAuth client_id (SAML: its sealed request; /device: the code).
+    const flows = [`/saml/v20/sso?${new URLSearchParams({ sp: entityId })}`, `/device?${new URLSearchParams({ user_code: device.user_code })}`];
+    for (const path of flows) {
+      const b = browser();
+      const login = await b.open(path);
+      const step = await b.post(path.split('?')[0]!, { ...hiddenFields(login), _action: 'login', username: 'gina', password: 'gina-password-1' });
+      expect(step.status).toBe(200);
+      expect(step.text).toContain('Confirm it is you');
+      const { options } = await b.options<PublicKeyCredentialRequestOptionsJSON>({ purpose: 'login', pending: hiddenFields(step.text).pending! });
+      expect(options.allowCredentials?.map((c) => c.id)).toEqual([key.id]);
+    }
   });
 
   test('registering a credential id that exists, or sending a registration again, is a 400 with a message', async () => {

@@ -131,6 +131,25 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
     expect(decodeJwt(tokens.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
   });
 
+  test('under prompt=login and max_age=0 the recovery codes\' Continue goes on with the sign-in it follows', async () => {
+    await server.user('dora', 'dora-password-1');
+    const browser = new Browser(server);
+    const query = { client_id: strict.clientId, redirect_uri: strict.redirectUri, response_type: 'code', scope: 'openid', state: 's', prompt: 'login', max_age: '0' };
+    const enrol = await browser.signIn(query, 'dora', 'dora-password-1');
+    expect(enrol.status).toBe(200);
+    const html = await enrol.text();
+    const codes = await browser.submit(new Response(html), { code: codeAt(textOf(html, 'totp-secret')!, serverNow()) });
+    const page = await codes.text();
+    expect(recoveryCodesOf(page)).toHaveLength(10);
+    const done = await browser.submit(new Response(page), {});
+    expect(done.status).toBe(303);
+    expect(locationQuery(done).code).toBeDefined();
+    // The request is finished: the next one with prompt=login asks for the password again.
+    const again = await browser.authorize(query);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain('name="password"');
+  });
+
   test('a password-only session asks only for the second factor at a client that needs one', async () => {
     const browser = new Browser(server);
     // carol signs in at an ordinary client (no factor yet), then enrols at the account page in that

@@ -7,6 +7,7 @@ import { SamlBrowser, type Hop } from '../helpers/saml-browser.ts';
 import { startSamlSp, type AcsAnswer, type SpOptions, type TestSp } from '../helpers/saml-sp.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 import { htmlForms } from '../helpers/html-forms.ts';
+import { postForm } from '../helpers/http.ts';
 import { AccountBrowser } from '../helpers/account.ts';
 import { serverNow } from '../helpers/clock.ts';
 import { exchangeCode } from '../helpers/flow.ts';
@@ -54,7 +55,7 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
     let page: Hop;
     if (o.post) {
       const spPage = await browser.get(`${target.url}/login-post?relay=${relay}`);
-      page = await browser.submit(spPage);
+      page = await browser.follow(await browser.submit(spPage));
     } else {
       page = await browser.follow(await browser.get(`${target.url}/login?relay=${relay}`));
     }
@@ -183,6 +184,41 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
     // Stable for the pair: the same user at the same SP gets the same NameID again.
     const again = await atAcs(browser, await signOn(browser, target, { post: true }));
     expect(again.profile!.nameID).toBe(answer.profile!.nameID);
+  });
+
+  test('HTTP-POST from another site, without the Lax cookie: a 303 to a GET here, which has the session and asks for no password', async () => {
+    const target = await sp({ signRequests: true, binding: 'HTTP-POST' });
+    const browser = new SamlBrowser();
+    expect((await atAcs(browser, await signOn(browser, target))).ok).toBe(true);
+
+    // The SP's auto-submitted form, as a browser sends it cross-site: no SameSite=Lax cookie.
+    const spPage = await browser.get(`${target.url}/login-post?relay=cross`);
+    const form = htmlForms(spPage.html)[0]!;
+    const crossSite = await postForm(new URL(form.action, spPage.url).href, form.fields);
+    expect(crossSite.status).toBe(303);
+    const location = new URL(crossSite.headers.get('location')!, server.url);
+    expect(location.pathname).toBe('/saml/v20/sso');
+    expect([...location.searchParams.keys()]).toEqual(['saml_request']);
+
+    // The top-level GET that follows carries the session: straight to the form-post page.
+    const page = await browser.get(location.href);
+    expect(page.html).not.toContain('name="password"');
+    const answer = await atAcs(browser, page);
+    expect(answer.error).toBeUndefined();
+    expect(answer.relayState).toBe('cross');
+    expect(answer.profile!.uid).toBe('grace');
+  });
+
+  test('ForceAuthn asks a signed-in browser for its password again, then goes straight on to the SP', async () => {
+    const target = await sp({ signRequests: true });
+    const browser = new SamlBrowser();
+    expect((await atAcs(browser, await signOn(browser, target))).ok).toBe(true);
+    (target.saml.options as { forceAuthn: boolean }).forceAuthn = true;
+    const login = await browser.follow(await browser.get(`${target.url}/login`));
+    expect(login.html).toContain('name="password"');
+    const page = await browser.submit(login, { username: 'grace', password: 'grace-password-1' });
+    const answer = await atAcs(browser, page);
+    expect(answer.profile!.uid).toBe('grace');
   });
 
   test('an SP with an encryption certificate gets an EncryptedAssertion (AES-256-GCM, RSA-OAEP) that node-saml decrypts', async () => {

@@ -122,7 +122,9 @@ describe('SAML requests Latchkey refuses', () => {
   test('a signed POST request is accepted; changed after signing, or wrapped in another request, it is refused', async () => {
     const signed = signedPost(authnRequest(), sp.key);
     const ok = await postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(signed).toString('base64') });
-    expect(ok.status).toBe(200);
+    // Accepted: on to a GET of the checked request (which carries the SameSite=Lax session cookie).
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get('location')).toMatch(/^\/saml\/v20\/sso\?saml_request=/);
     const tampered = signedPost(authnRequest(), sp.key).replace(`AssertionConsumerServiceURL="${ACS}"`, 'AssertionConsumerServiceURL="https://evil.example/acs"');
     await expectRefused(() => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(tampered).toString('base64') }), /signature is not valid/);
     // Signature wrapping: the signed request hides inside an unsigned one that names the attacker's ACS.

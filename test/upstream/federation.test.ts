@@ -6,6 +6,7 @@ import { exchangeCode } from '../helpers/flow.ts';
 import { freePort } from '../helpers/ports.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 import { startOidcUpstream, type OidcUpstream } from '../helpers/oidc-upstream.ts';
+import { startSamlSp } from '../helpers/saml-sp.ts';
 import { Hops, locationOf, signInAtUpstream } from './hops.ts';
 
 /**
@@ -184,6 +185,47 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     expect(await page.text()).toContain('Allow access?');
   });
 
+  test('prompt=login and max_age=0 are answered by the upstream sign-in: back here, consent, then the code, with no second round', async () => {
+    const client = await server.client({ requireConsent: true, scopes: ['openid', 'profile', 'email'] });
+    const hops = new Hops();
+    const url = authorizeUrl(client, { prompt: 'login', max_age: '0' });
+    const page = await back(hops, await toCallback(hops, url, 'Partner IdP', 'u-ann'));
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('Allow access?');
+    // The consent form still says prompt=login and max_age=0: the sign-in it follows answered them.
+    const done = await hops.submitForm(url, html, /name="_action" value="consent"/, { decision: 'allow' });
+    expect(done.status).toBe(303);
+    const { code } = Object.fromEntries(new URL(done.headers.get('location')!).searchParams);
+    expect((await exchangeCode(server, client, code!)).status).toBe(200);
+    // Once used, the next request with prompt=login asks for the sign-in again.
+    const again = await hops.get(url);
+    expect(again.status).toBe(200);
+    expect(await again.text()).toContain('Sign in with Partner IdP');
+  });
+
+  test('SAML ForceAuthn through an upstream: back from the callback, the assertion is sent, with no second login page', async () => {
+    const metadata = await (await fetch(`${server.url}/saml/v20/metadata`)).text();
+    const b64 = /<ds:X509Certificate>([^<]+)</.exec(metadata)![1]!;
+    const idpCert = `-----BEGIN CERTIFICATE-----\n${b64.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+    const sp = await startSamlSp({ idpUrl: server.url, idpCert });
+    try {
+      const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' });
+      const registered = await graphqlPost(server, access_token, 'mutation R($xml: String) { registerSamlServiceProvider(metadataXml: $xml) { entityId } }', { xml: sp.metadataXml });
+      expect(registered.errors).toBeUndefined();
+      (sp.saml.options as { forceAuthn: boolean }).forceAuthn = true;
+      const hops = new Hops();
+      const ssoUrl = locationOf(await hops.get(`${sp.url}/login`), sp.url);
+      const page = await back(hops, await toCallback(hops, ssoUrl, 'Partner IdP', 'u-ann'));
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      expect(html).not.toContain('name="password"');
+      expect(html).toContain('SAMLResponse');
+    } finally {
+      await sp.stop();
+    }
+  });
+
   test('a replayed callback, a forged state, a missing code and an error answer: 400 pages naming the upstream, no session', async () => {
     const client = await server.client();
     const hops = new Hops();
@@ -313,5 +355,17 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
       { id: 'strict', plugin: 'oidc', order: 1, type: 'upstream', up: true, state: 'up' },
       { id: 'entra', plugin: 'oidc', order: 2, type: 'upstream', up: true, state: 'up' },
     ]);
+  });
+
+  // Last: it uses up this suite's own address's starts.
+  test('past the limit, idp= at the authorize endpoint answers 429 naming the upstream, without a round trip', async () => {
+    const client = await server.client();
+    const partner = server.ctx.upstreams.find('partner')!;
+    const origin = { requestId: 'r-loopback' };
+    for (const ip of ['127.0.0.1', '::ffff:127.0.0.1', '::1']) while ((await server.ctx.upstreams.signIns.starting(partner, { ...origin, ip })) === 0);
+    const refused = await new Hops().get(authorizeUrl(client, { idp: 'partner' }));
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await refused.text()).toContain('Partner IdP');
   });
 });

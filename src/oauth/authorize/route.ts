@@ -9,16 +9,6 @@ import { grantableScopes } from '../token/scopes.ts';
 import { parseAuthorizeRequest, RedirectError, type AuthorizeRequest } from './request.ts';
 import { sendAuthorizationResponse } from './respond.ts';
 
-/**
- * Where the browser comes back after an upstream's callback: here, with the request's own parameters,
- * less `prompt=login` and `max_age`, which were passed on to the upstream that has just signed the
- * user in (asked again here, they would send the browser round once more).
- */
-function resumeOf(req: Request, request: AuthorizeRequest): string {
-  const { prompt: _prompt, max_age: _maxAge, ...fields } = request.carried;
-  const prompt = [...request.prompt].filter((p) => p !== 'login').join(' ');
-  return `${req.baseUrl + req.path}?${new URLSearchParams(prompt ? { ...fields, prompt } : fields)}`;
-}
 
 /** The browser sign-in this request asks for (web/sign-in/steps.ts). */
 const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow => ({
@@ -28,7 +18,8 @@ const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow 
   prompt: request.prompt,
   maxAge: request.maxAge,
   idp: request.idp,
-  resume: resumeOf(req, request),
+  // Back here after an upstream's callback, whose sign-in counts as fresh for it (web/sign-in/fresh.ts).
+  resume: `${req.baseUrl + req.path}?${new URLSearchParams(request.carried)}`,
   requireConsent: request.client.requireConsent,
   // The admin scope is never granted to a user without the admin role (SPEC 3).
   scopesFor: (user) => grantableScopes(request.scopes, user),

@@ -5,7 +5,9 @@ import { provedRecently } from '../../login/sessions.ts';
 import { InputError } from '../../errors/service.ts';
 import type { SignedIn } from '../current-session.ts';
 import { changeDirectoryPassword as changeInDirectory } from '../directory-password.ts';
-import { identityProof } from './proof.ts';
+import { attemptOf } from '../attempt.ts';
+import { refusalOf, type Refusal } from '../refusals.ts';
+import { identityProof, NO_CLIENT } from './proof.ts';
 import type { AccountAnswer } from './view.ts';
 
 /** A form posted by a signed-in user at `/account`. */
@@ -81,11 +83,34 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     const newPassword = form.new_password ?? '';
     if (!form.password || !newPassword) return { show: 'account', status: 400, error: 'Type your current password and a new one.' };
     if (newPassword !== form.new_password_again) return { show: 'account', status: 400, error: 'The two new passwords are not the same. Your password is unchanged.' };
+    // The current password is checked as a sign-in first: counted and throttled by the brute-force
+    // policy (SPEC 7), which the directory's bind alone would not be.
+    const refused = await currentPasswordRefused(req, signedIn, form.password);
+    if (refused) return { show: 'account', status: refused.status, error: refused.message };
     const changed = await changeInDirectory(ctx, req, signedIn.user, { oldPassword: form.password, newPassword, via: 'account' });
     if (!changed.ok) return { show: 'account', status: changed.status, error: changed.message };
     await ctx.sessions.endAllOf(signedIn.user.id, { except: signedIn.session.id, actor: actorOf(posted) });
     return { show: 'account', notice: 'Your password is changed in the directory. Applications signed in with the old one must sign in again.' };
   };
+
+  /** The current password of a directory user, checked as a counted sign-in; a right one the directory says must change is right too. */
+  async function currentPasswordRefused(req: Request, signedIn: SignedIn, password: string): Promise<Refusal | undefined> {
+    const outcome = await ctx.signIn.signIn({ username: signedIn.user.username, password, ...attemptOf(req, NO_CLIENT) });
+    const right =
+      outcome.ok ||
+      outcome.reason === 'second_factor' ||
+      ((outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') && 'user' in outcome && !!outcome.user);
+    if (right && (!('user' in outcome) || outcome.user?.id === signedIn.user.id)) return undefined;
+    if (outcome.ok || outcome.reason === 'invalid_credentials') return { status: 401, message: 'The current password is not right. Your password is unchanged.' };
+    // As when the write itself finds the directory down (directory-password.ts).
+    if (outcome.reason === 'unavailable') {
+      const details = { backend: signedIn.user.backend, via: 'account', reason: 'unavailable' };
+      await ctx.audit.record({ kind: 'account.password_change_failed', userId: signedIn.user.id, ip: req.ip, requestId: req.id, details });
+      return { status: 503, message: 'The directory is unreachable right now. Your password is unchanged; please try again shortly.' };
+    }
+    const refusal = refusalOf(outcome, 'proofPassword');
+    return { ...refusal, message: `${refusal.message} Your password is unchanged.` };
+  }
 
   const ownPassword = confirmed(changePassword, (form) => ({ password: form.password ?? '' }));
   const password: AccountAction = (posted) =>

@@ -19,14 +19,14 @@ ${hidden({ ...p.request, _action: 'change_password', csrf_token: p.csrfToken, pe
 }
 
 /** SPEC 12: the password expires soon; told once, after signing in. */
-export function passwordExpiringPage(p: Omit<FormPage, 'error'> & { expiresAt: number }): string {
+export function passwordExpiringPage(p: Omit<FormPage, 'error'> & { expiresAt: number; mayChange: boolean }): string {
   const days = Math.max(0, Math.ceil((p.expiresAt - Date.now()) / 86_400_000));
   const when = new Date(p.expiresAt).toISOString().slice(0, 10);
   return layout(
     'Your password expires soon',
     `<h1>Your password expires soon</h1>
-<p role="status">Your password expires on ${when} (in ${days} day${days === 1 ? '' : 's'}). Change it now, or continue and change it later.</p>
-<p><a href="/account#h-password">Change it now</a></p>
+<p role="status">Your password expires on ${when} (in ${days} day${days === 1 ? '' : 's'}). ${p.mayChange ? 'Change it now, or continue and change it later.' : 'Ask your administrator how to change it.'}</p>
+${p.mayChange ? '<p><a href="/account#h-password">Change it now</a></p>' : ''}
 <form method="post" action="${escapeHtml(p.action)}">
 ${hidden({ ...p.request, _action: 'continue', csrf_token: p.csrfToken })}
 <button type="submit">Continue to ${escapeHtml(p.clientName)}</button>

@@ -30,7 +30,7 @@ export function passkeyOptionsHandler(ctx: AppContext): RequestHandler {
         if (!signedIn) return void res.status(401).json({ error: 'login_required', error_description: 'sign in first' });
         return void res.json(await passkeys.registrationOptions(signedIn.user));
       }
-      const pending = body.pending ? openPending(ctx.csrfKey, body.pending, body.client_id ?? '') : undefined;
+      const pending = body.pending ? openPending(ctx.csrfKey, body.pending) : undefined;
       const signedIn = pending ? undefined : await currentSession(ctx, req);
       res.json(await passkeys.authenticationOptions(pending?.userId ?? signedIn?.user.id));
     } catch (err) {

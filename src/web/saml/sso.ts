@@ -59,6 +59,10 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       const { request, relayState } = carried;
       const prompt = new Set<string>(request.isPassive ? ['none'] : request.forceAuthn ? ['login'] : []);
       const sealed = seal(ctx.csrfKey, PURPOSE, { ...carried }, CARRY_MS);
+      const carriedHere = `${SAML_PATHS.sso}?${new URLSearchParams({ [CARRIED]: sealed })}`;
+      // The SP's auto-submitted form is a cross-site POST, which brings no SameSite=Lax cookie (no
+      // `lk_sso`): the checked request goes on as a top-level GET here, which does.
+      if (req.method === 'POST' && p[CARRIED] === undefined && p.SAMLRequest !== undefined) return void res.redirect(303, carriedHere);
       const step = await steps.next(req, res, p, {
         clientId: `saml:${sp.id}`,
         needsMfa: ctx.config.mfa.required,
@@ -66,7 +70,7 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
         requireConsent: false,
         scopesFor: () => [],
         // Back here after an upstream provider's round trip (SPEC 13), with the checked request.
-        resume: `${SAML_PATHS.sso}?${new URLSearchParams({ [CARRIED]: sealed })}`,
+        resume: carriedHere,
       });
       if (step.show === 'refused') return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.noPassive(request), RelayState: relayState });
       if (step.show !== 'continue') {

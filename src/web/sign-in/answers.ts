@@ -4,12 +4,14 @@ import { checkCsrfToken } from '../csrf.ts';
 import { secureCookies } from '../cookies.ts';
 import type { SignedIn } from '../current-session.ts';
 import type { SignInStrategies } from '../passport.ts';
-import { pendingSignIns } from '../pending-sign-in.ts';
+import { pendingSignIns, type Pending } from '../pending-sign-in.ts';
+import type { SignInOutcome } from '../../login/sign-in.ts';
 import { expiredForm, refusalOf } from '../refusals.ts';
 import { raiseSession, startSession } from '../start-session.ts';
 import { attemptOf } from '../attempt.ts';
 import { changeDirectoryPassword } from '../directory-password.ts';
 import { askForCode, type Flow, type PageStep, type SignedInNow } from './step.ts';
+import { freshSignIns } from './fresh.ts';
 import { upstreamSteps } from './upstream.ts';
 
 type Form = Record<string, string>;
@@ -29,30 +31,47 @@ const newPasswordWanted = {
 export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   const upstream = upstreamSteps(ctx);
   const pending = pendingSignIns(ctx.csrfKey, secureCookies(ctx.config), ctx.sessions);
+  const freshness = freshSignIns(ctx);
   // Expired, forged, or another browser's: the sign-in starts again (SPEC 7).
   const signInAgain: PageStep = { show: 'login', status: 403, error: expiredForm.signInAgain };
 
-  async function password(req: Request, res: Response, form: Form, flow: Flow): Promise<PageStep | SignedInNow> {
-    const username = (form.username ?? '').trim();
-    if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return { show: 'login', status: 403, error: expiredForm.signIn, username };
-    const outcome = await strategies.authenticate('password', req, res, { clientId: flow.clientId });
+  /**
+   * Where a counted password sign-in goes next: signed in (told first when the password expires soon,
+   * SPEC 12), the second step, the change-password step, or the login page again with the refusal.
+   */
+  async function afterPassword(req: Request, res: Response, outcome: SignInOutcome, flow: Flow, username: string, typed: string): Promise<PageStep | SignedInNow> {
     if (outcome.ok) {
       const signedIn = await startSession(ctx, res, outcome.user, outcome.amr, outcome.deviceCookie);
-      // SPEC 12: told once, right after the password; "continue" goes on with the request.
-      if (outcome.passwordExpiresAt !== undefined) return { show: 'password_expiring', status: 200, expiresAt: outcome.passwordExpiresAt };
-      return { signedIn, fresh: true };
+      return expiring(res, signedIn, flow, outcome.passwordExpiresAt) ?? { signedIn, fresh: true };
     }
     if (outcome.reason === 'second_factor') {
-      const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId });
+      const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId, passwordExpiresAt: outcome.passwordExpiresAt });
       return askForCode(ctx, outcome.user, { pending: started });
     }
     const refusal = refusalOf(outcome, 'password');
     // Only a right password gets here with its user (SPEC 12): a wrong one never reaches the step.
     if ((outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') && 'user' in outcome && outcome.user && ctx.identity.canWritePassword(outcome.user, 'change')) {
-      const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId, oldPassword: form.password ?? '' });
+      const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId, oldPassword: typed });
       return { show: 'change_password', status: 200, notice: newPasswordWanted[outcome.reason], username: outcome.user.username, pending: started };
     }
     return { show: 'login', status: refusal.status, error: refusal.message, username, retryAfter: refusal.retryAfter };
+  }
+
+  /**
+   * SPEC 12: told once, right after the sign-in (after the second factor when there is one); its
+   * "Continue" goes on with the request, as fresh as the sign-in it follows (fresh.ts).
+   */
+  function expiring(res: Response, signedIn: SignedIn, flow: Flow, expiresAt: number | undefined): PageStep | undefined {
+    if (expiresAt === undefined) return undefined;
+    freshness.mark(res, signedIn.session.id, flow.clientId);
+    return { show: 'password_expiring', status: 200, expiresAt, mayChange: ctx.identity.canWritePassword(signedIn.user, 'change') };
+  }
+
+  async function password(req: Request, res: Response, form: Form, flow: Flow): Promise<PageStep | SignedInNow> {
+    const username = (form.username ?? '').trim();
+    if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return { show: 'login', status: 403, error: expiredForm.signIn, username };
+    const outcome = await strategies.authenticate('password', req, res, { clientId: flow.clientId });
+    return afterPassword(req, res, outcome, flow, username, form.password ?? '');
   }
 
   /**
@@ -78,12 +97,17 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     if (newPassword !== form.new_password_again) return ask(400, 'The two new passwords are not the same.');
     const changed = await changeDirectoryPassword(ctx, req, user, { oldPassword: taken.oldPassword!, newPassword, via: 'sign_in' });
     if (!changed.ok) return changed.wrongPassword ? signInAgain : ask(changed.status, changed.message);
-    if (await ctx.mfa.hasFactor(user.id)) {
-      return askForCode(ctx, user, { pending: await pending.begin(req, res, { userId: user.id, amr: ['pwd'], clientId: flow.clientId }) });
-    }
-    await ctx.audit.record({ kind: 'login.success', userId: user.id, clientId: flow.clientId || undefined, ip: req.ip, requestId: req.id, details: { amr: ['pwd'], passwordChanged: true } });
-    return { signedIn: await startSession(ctx, res, user, ['pwd'], undefined), fresh: true };
+    // A new password ends every session and token of the old one, as at the account page (SPEC 7).
+    await ctx.sessions.endAllOf(user.id, { actor: { userId: user.id, clientId: flow.clientId || null, via: 'account', ip: req.ip, requestId: req.id } });
+    // Then the sign-in ends as any other, with the new password: counted (a success settles the
+    // failure the expired attempt counted), the login metric, the device cookie, the second factor.
+    const outcome = await ctx.signIn.signIn({ username: user.username, password: newPassword, ...attemptOf(req, flow.clientId) });
+    return afterPassword(req, res, outcome, flow, user.username, newPassword);
   }
+
+  /** A sign-in finished by its second factor: the expiry notice the password brought (SPEC 12), if any, first. */
+  const started = (res: Response, signedIn: SignedIn, flow: Flow, taken: Pending | undefined): PageStep | SignedInNow =>
+    expiring(res, signedIn, flow, taken?.passwordExpiresAt) ?? { signedIn, fresh: true };
 
   /** The second step's code: after a password (a pending sign-in in the form) or on a session that needs more. */
   async function code(req: Request, res: Response, form: Form, flow: Flow, current: SignedIn | undefined): Promise<PageStep | SignedInNow> {
@@ -97,7 +121,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     const amr = taken?.amr ?? current!.session.amr;
     const outcome = await ctx.signIn.secondStep({ user, code: form.code ?? '', amr, ...attemptOf(req, flow.clientId) });
     if (!outcome.ok) return askForCode(ctx, user, { pending: await taken?.again(res), refusal: refusalOf(outcome, 'code') });
-    if (taken) return { signedIn: await startSession(ctx, res, user, outcome.amr, outcome.deviceCookie), fresh: true };
+    if (taken) return started(res, await startSession(ctx, res, user, outcome.amr, outcome.deviceCookie), flow, taken);
     return { signedIn: await raiseSession(ctx, res, current!, outcome.amr, outcome.deviceCookie), fresh: false };
   }
 
@@ -114,7 +138,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
       if (!known) return { show: 'login', status: refusal.status, error: refusal.message, retryAfter: refusal.retryAfter };
       return askForCode(ctx, known, { pending: await taken?.again(res), refusal });
     }
-    if (taken || !current) return { signedIn: await startSession(ctx, res, outcome.user, outcome.amr, outcome.deviceCookie), fresh: true };
+    if (taken || !current) return started(res, await startSession(ctx, res, outcome.user, outcome.amr, outcome.deviceCookie), flow, taken);
     return { signedIn: await raiseSession(ctx, res, current, outcome.amr), fresh: false };
   }
 

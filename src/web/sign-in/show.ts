@@ -36,7 +36,7 @@ async function pageOf(ctx: AppContext, step: Exclude<PageStep, { show: 'redirect
     case 'change_password':
       return changePasswordPage({ ...form, error: step.error, username: step.username, pending: step.pending, notice: step.notice });
     case 'password_expiring':
-      return passwordExpiringPage({ ...form, expiresAt: step.expiresAt });
+      return passwordExpiringPage({ ...form, expiresAt: step.expiresAt, mayChange: step.mayChange });
     case 'login':
       return loginPage({ ...form, error: step.error, username: step.username, extra: otherWays(ctx, target), forgotPassword: ctx.passwordReset.enabled ? FORGOT_PATH : undefined });
     case 'second_factor': {

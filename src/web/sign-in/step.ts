@@ -30,8 +30,8 @@ export type Step =
   | { show: 'login'; status: number; error?: string; username?: string; retryAfter?: number }
   /** The directory asks for a new password after a right one (SPEC 12); `pending` holds the old one, sealed. */
   | { show: 'change_password'; status: number; notice: string; error?: string; username: string; pending: string }
-  /** Signed in; the password expires soon (SPEC 12): change it now, or continue. */
-  | { show: 'password_expiring'; status: 200; expiresAt: number }
+  /** Signed in; the password expires soon (SPEC 12): change it now (`mayChange`: the user's backend lets them), or continue. */
+  | { show: 'password_expiring'; status: 200; expiresAt: number; mayChange: boolean }
   /** The code (or passkey) after a password (`pending`), or on a session that needs more. */
   | { show: 'second_factor'; status: number; user: User; passkey: boolean; pending?: string; error?: string; retryAfter?: number }
   | { show: 'enrol'; status: number; enrolment: { secret: string; uri: string }; error?: string }

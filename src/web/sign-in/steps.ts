@@ -6,6 +6,7 @@ import { signInStrategies } from '../passport.ts';
 import { signInAnswers } from './answers.ts';
 import { consentStep } from './consent.ts';
 import { enrolmentSteps } from './enrolment.ts';
+import { freshSignIns } from './fresh.ts';
 import type { Flow, SignedInNow, Step } from './step.ts';
 
 export type { Flow, Step } from './step.ts';
@@ -19,6 +20,7 @@ export function signInSteps(ctx: AppContext) {
   const answers = signInAnswers(ctx, signInStrategies(ctx.signIn));
   const enrolment = enrolmentSteps(ctx);
   const consent = consentStep(ctx);
+  const freshness = freshSignIns(ctx);
 
   return {
     answers,
@@ -34,6 +36,8 @@ export function signInSteps(ctx: AppContext) {
             await answers.answer(req, res, posted, flow, signedIn);
       if (answered && 'show' in answered) return answered;
       if (answered) ({ signedIn, fresh } = answered);
+      // A sign-in that has just happened for this request, continued (fresh.ts).
+      if (signedIn && !fresh) fresh = freshness.holds(req, signedIn.session.id, flow.clientId);
 
       const tooOld = signedIn && flow.maxAge !== undefined && clock.now() - signedIn.session.authTime > flow.maxAge * 1000;
       if (!signedIn || (!fresh && (flow.prompt.has('login') || tooOld))) {
@@ -41,7 +45,10 @@ export function signInSteps(ctx: AppContext) {
         // `idp` (SPEC 13): no chooser, straight to that upstream.
         return (await answers.upstream.direct(req, res, flow)) ?? { show: 'login', status: 200 };
       }
-      return (await enrolment.demand(flow, signedIn)) ?? consent(req, posted, flow, signedIn);
+      const step = (await enrolment.demand(flow, signedIn)) ?? (await consent(req, posted, flow, signedIn));
+      if (step.show === 'continue' || step.show === 'refused') freshness.clear(req, res);
+      else if (fresh) freshness.mark(res, signedIn.session.id, flow.clientId);
+      return step;
     },
   };
 }

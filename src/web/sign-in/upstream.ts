@@ -8,6 +8,7 @@ import { checkCsrfToken } from '../csrf.ts';
 import { upstreamStrategy, UpstreamRefusal } from '../passport.ts';
 import { expiredForm } from '../refusals.ts';
 import { startSession } from '../start-session.ts';
+import { freshSignIns } from './fresh.ts';
 import type { Flow, PageStep } from './step.ts';
 
 /** The browser that went to an upstream: a random value whose hash keys the round trip (identity/upstreams/round-trips.ts). */
@@ -24,6 +25,7 @@ export const UPSTREAM_COOKIE = 'lk_upstream';
 export function upstreamSteps(ctx: AppContext) {
   const secure = secureCookies(ctx.config);
   const { trips, signIns } = ctx.upstreams;
+  const freshness = freshSignIns(ctx);
 
   const failed = (upstream: Upstream, fault: UpstreamFault, retryAfter?: number): PageStep => ({
     show: 'upstream_error',
@@ -39,6 +41,9 @@ export function upstreamSteps(ctx: AppContext) {
   /** Off to the upstream: the round trip stored, this browser's cookie set, then the redirect. */
   async function begin(req: Request, res: Response, upstream: Upstream, flow: Flow): Promise<PageStep> {
     const origin = attemptOf(req, flow.clientId);
+    // Each start writes a round trip and may fetch the upstream's discovery: bounded per address.
+    const wait = await signIns.starting(upstream, origin);
+    if (wait > 0) return failed(upstream, { unavailable: false, reason: `too many sign-ins started from your network; retry after ${wait} s` }, wait);
     let away;
     try {
       away = await upstreamStrategy.begin(upstream, req, { ...(flow.prompt.has('login') ? { prompt: 'login' } : {}), maxAge: flow.maxAge });
@@ -93,7 +98,9 @@ export function upstreamSteps(ctx: AppContext) {
       if (!checked.ok) return refuse(faultOf(upstream, checked.err));
       const outcome = await signIns.complete(upstream, checked.identity, origin);
       if (!outcome.ok) return failed(upstream, outcome.fault);
-      await startSession(ctx, res, outcome.user, outcome.amr);
+      const signedIn = await startSession(ctx, res, outcome.user, outcome.amr);
+      // The resumed request may still say prompt=login, max_age or ForceAuthn, which this sign-in answered.
+      freshness.mark(res, signedIn.session.id, trip.clientId);
       return { show: 'redirect', location: trip.resume };
     },
   };
