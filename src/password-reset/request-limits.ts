@@ -15,10 +15,21 @@ export function requestLimits(queries: ThrottleQueries, policy: Config['password
   const account = ladder(policy.accountLimit);
   const address = ladder(policy.addressLimit);
 
-  async function within(key: string, l: Ladder): Promise<boolean> {
+  async function count(key: string, l: Ladder): Promise<boolean> {
     const now = clock.now();
     await queries.endAttempt([{ key, outcome: 'failed', ladder: l, held: false }], now);
     return (await queries.failures(key, l, now)) <= l.free;
+  }
+
+  // One count at a time per key in this process: requests run after their answers, so several of one
+  // account overlap, and counting all before reading any would refuse even those under the limit.
+  // Between processes the same overlap can only refuse more, never send past the limit.
+  const queue = new Map<string, Promise<boolean>>();
+  function within(key: string, l: Ladder): Promise<boolean> {
+    const next = (queue.get(key) ?? Promise.resolve(true)).catch(() => true).then(() => count(key, l));
+    queue.set(key, next);
+    void next.finally(() => queue.get(key) === next && queue.delete(key)).catch(() => undefined);
+    return next;
   }
 
   return {
