@@ -2,13 +2,16 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { Attribute } from 'ldapts';
 import { ldapConfig } from '../../plugins/ldap/config.ts';
 import { AccountBrowser } from '../helpers/account.ts';
+import { adminCliToken, graphqlPost } from '../helpers/admin-api.ts';
 import type { DatabaseKind } from '../helpers/databases.ts';
 import { Browser, exchangeCode, type CodeFlowClient } from '../helpers/flow.ts';
 import { locationQuery } from '../helpers/http.ts';
 import { AD_BASE_DN } from '../helpers/samba.ts';
-import type { TestServer } from '../helpers/server.ts';
-import { PEOPLE } from './directory.ts';
-import { adConfig, dc, Servers, signIn } from './harness.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { ldapChain } from '../helpers/slapd.ts';
+import { freshAddress, linkIn, MailServer, ResetBrowser } from '../password-reset/harness.ts';
+import { people, PEOPLE, SERVICE_DN } from './directory.ts';
+import { adConfig, dc, refresh, Servers, signIn, startTlsConfig } from './harness.ts';
 
 /** 100 ns ticks, negative, as AD's PSO durations are written. */
 const ticks = (seconds: number) => String(-seconds * 10_000_000);
@@ -17,7 +20,7 @@ const DAY = 86_400;
 const dnOf = (sam: string) => `CN=${sam},${PEOPLE}`;
 
 /** A fresh AD user, with a password of their own, under a PSO made for them (the rules under test). */
-async function adUser(sam: string, password: string, rules: { minAge?: number; maxAge?: number; mustChange?: boolean } = {}): Promise<void> {
+async function adUser(sam: string, password: string, rules: { minAge?: number; maxAge?: number; mustChange?: boolean; mail?: string } = {}): Promise<void> {
   await dc().asAdmin(async (client) => {
     await client.add(dnOf(sam), [
       new Attribute({ type: 'objectClass', values: ['top', 'person', 'organizationalPerson', 'user'] }),
@@ -26,6 +29,7 @@ async function adUser(sam: string, password: string, rules: { minAge?: number; m
       new Attribute({ type: 'unicodePwd', values: [Buffer.from(`"${password}"`, 'utf16le')] }),
       new Attribute({ type: 'userAccountControl', values: ['512'] }),
       ...(rules.mustChange ? [new Attribute({ type: 'pwdLastSet', values: ['0'] })] : []),
+      ...(rules.mail ? [new Attribute({ type: 'mail', values: [rules.mail] })] : []),
     ]);
     await client.add(`CN=rules-${sam},CN=Password Settings Container,CN=System,${AD_BASE_DN}`, {
       objectClass: 'msDS-PasswordSettings',
@@ -46,10 +50,10 @@ async function adUser(sam: string, password: string, rules: { minAge?: number; m
 
 /**
  * SPEC 12 against Active Directory (Samba): `unicodePwd` delete + add bound as the user over LDAPS;
- * complexity, history and minimum age refused in words; `pwdLastSet = 0` and an expired password
- * changed at sign-in (an expired one, 532, takes the same path: Samba computes no expiry under a day's
- * maximum age and refuses to set `pwdLastSet` back, so it is not staged here); the expiry warning from `msDS-UserPasswordExpiryTimeComputed`. Every write is
- * checked with a bind straight to the DC.
+ * complexity, history and minimum age refused in words; `pwdLastSet = 0` (773) and an expired password
+ * (532) changed at sign-in; resets (`unicodePwd` replaced by the service account, given the Reset
+ * Password right as the README says) from the admin API and by mail; the expiry warning from
+ * `msDS-UserPasswordExpiryTimeComputed`. Every write is checked with a bind straight to the DC.
  */
 export function passwordTests(kind: DatabaseKind): void {
   describe(`AD passwords on ${kind}`, () => {
@@ -67,6 +71,8 @@ export function passwordTests(kind: DatabaseKind): void {
     beforeAll(async () => {
       server = await servers.start(adConfig({ passwordChange: true, passwordReset: true }));
       client = await server.client({ grantTypes: ['authorization_code', 'password'], scopes: ['openid'] });
+      // What the README tells operators: the service account may reset the passwords of the people's OU.
+      await dc().grantResetPassword(SERVICE_DN, PEOPLE);
     });
     afterAll(() => servers.stopAll());
 
@@ -129,6 +135,97 @@ export function passwordTests(kind: DatabaseKind): void {
       expect(await bindAnswer('mia', 'Mia-Second-Pw2')).toBe('ok');
       // No longer "must change": the right old password is not told 773 any more.
       expect(await bindAnswer('mia', 'Mia-First-Pw1')).not.toBe('773');
+    });
+
+    test('admin setUserPassword resets an AD user with the service account; a policy refusal is told in words and writes nothing', async () => {
+      await adUser('rex', 'Rex-First-Pw1');
+      const before = await signIn(server, 'rex', 'Rex-First-Pw1');
+      expect(before.status).toBe(200);
+      expect(before.body.refresh_token).toEqual(expect.any(String));
+      const [rex] = await server.sql('users').where({ username: 'rex' }).select('id');
+      expect(rex).toBeDefined();
+      const admin = (await adminCliToken(server, 'alice', people.alice.password)).access_token;
+      const setPassword = (password: string) =>
+        graphqlPost(server, admin, `mutation($id: ID!, $password: String!) { setUserPassword(id: $id, password: $password) }`, { id: rex.id, password });
+
+      const simple = await setPassword('simplesimple');
+      expect(simple.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(simple.errors?.[0]?.message).toMatch(/does not meet the complexity rules|password rules/);
+      const short = await setPassword('Ab1-x');
+      expect(short.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+      expect(short.errors?.[0]?.message).toMatch(/too short|password rules/);
+      expect(await bindAnswer('rex', 'Rex-First-Pw1')).toBe('ok');
+
+      const set = await setPassword('Rex-Reset-Pw2');
+      expect(set.errors).toBeUndefined();
+      expect(set.data?.setUserPassword).toBe(true);
+      expect(await bindAnswer('rex', 'Rex-Reset-Pw2')).toBe('ok');
+      expect((await signIn(server, 'rex', 'Rex-Reset-Pw2')).status).toBe(200);
+      // The reset ended what rex held before it.
+      expect((await refresh(server, before.body.refresh_token!)).status).toBe(400);
+    });
+
+    test('a forgotten password reset by mail over StartTLS, written with the service account', async () => {
+      const smtp = await MailServer.start();
+      const mailing = await startTestServer(kind, {
+        ...ldapChain(startTlsConfig({ passwordReset: true })),
+        trustProxy: '1',
+        passwordReset: { enabled: true },
+        smtp: { url: smtp.url, from: 'Latchkey <sso@example.com>' },
+      });
+      try {
+        await adUser('ros', 'Ros-First-Pw1', { mail: 'ros@latchkey.test' });
+        // Latchkey offers a reset to a directory user it knows, with the address the directory gave.
+        expect((await signIn(mailing, 'ros', 'Ros-First-Pw1')).status).toBe(200);
+        const browser = new ResetBrowser(mailing, freshAddress());
+        expect((await browser.requestReset('ros')).status).toBe(200);
+        const { token } = linkIn(await smtp.nth('ros@latchkey.test', 1));
+
+        const simple = await browser.reset(token, { password: 'simplesimple', confirm: 'simplesimple' });
+        expect(simple.status).toBe(400);
+        expect(simple.html).toMatch(/does not meet the complexity rules|password rules/);
+        expect(await bindAnswer('ros', 'Ros-First-Pw1')).toBe('ok');
+
+        const done = await browser.reset(token, { password: 'Ros-Reset-Pw2', confirm: 'Ros-Reset-Pw2' });
+        expect(done.status).toBe(200);
+        expect(await bindAnswer('ros', 'Ros-Reset-Pw2')).toBe('ok');
+      } finally {
+        await mailing.stop();
+        await smtp.close();
+      }
+    });
+
+    test('an expired password (532): a new password at sign-in, then the code', async () => {
+      // A two-day maximum age (Samba computes no expiry for a day or less), and the last change three
+      // days back, written raw: Samba refuses any `pwdLastSet` but 0 or -1, even under the relax control.
+      await adUser('exa', 'Exa-First-Pw1', { maxAge: 2 * DAY });
+      const threeDaysAgo = (BigInt(Date.now() - 3 * DAY * 1000) + 11_644_473_600_000n) * 10_000n; // FILETIME: 100 ns since 1601
+      await dc().modifyRaw(`dn: ${dnOf('exa')}\nchangetype: modify\nreplace: pwdLastSet\npwdLastSet: ${threeDaysAgo}\n`);
+      expect(await bindAnswer('exa', 'Exa-First-Pw1')).toBe('532');
+      expect(await bindAnswer('exa', 'Not-Exas-Pw1')).toBe('52e');
+
+      const browser = new Browser(server);
+      const wrong = await browser.signIn(query(), 'exa', 'Not-Exas-Pw1');
+      expect(await wrong.text()).not.toContain('Your password has expired');
+      // The password grant issues nothing to an expired password, and says why.
+      const grant = await signIn(server, 'exa', 'Exa-First-Pw1');
+      expect(grant.status).toBe(400);
+      expect(grant.body.error).toBe('invalid_grant');
+      expect(grant.body.error_description).toMatch(/password has expired/);
+      const ask = await browser.signIn(query(), 'exa', 'Exa-First-Pw1');
+      expect(ask.status).toBe(200);
+      const html = await ask.text();
+      expect(html).toContain('Your password has expired');
+      const done = await browser.submit(new Response(html), { new_password: 'Exa-Second-Pw2', new_password_again: 'Exa-Second-Pw2' });
+      // The new password lives two days too, within the warning days: the notice, then onward to the code.
+      expect(done.status).toBe(200);
+      const notice = await done.text();
+      expect(notice).toContain('Your password expires soon');
+      const onward = await browser.submit(new Response(notice), {});
+      expect(onward.status).toBe(303);
+      expect((await exchangeCode(server, client, locationQuery(onward).code!)).status).toBe(200);
+      expect(await bindAnswer('exa', 'Exa-Second-Pw2')).toBe('ok');
+      expect((await signIn(server, 'exa', 'Exa-Second-Pw2')).status).toBe(200);
     });
 
     test('a password that expires within the warning days is told after signing in', async () => {

@@ -27,6 +27,18 @@ export interface SambaDc {
   asAdmin<T>(fn: (client: Client) => Promise<T>): Promise<T>;
   /** One simple bind straight to the DC (no Latchkey): the raw answer, e.g. `…, data 775, …`. */
   rawBind(dn: string, password: string): Promise<string>;
+  /**
+   * Grants `trusteeDn` the Reset Password extended right on the users under `ouDn` (an inherited ACE,
+   * as the README's `dsacls … /I:S /G "…:CA;Reset Password;user"` makes), with samba-tool on the
+   * local database: what an operator delegates to Latchkey's service account for resets.
+   */
+  grantResetPassword(trusteeDn: string, ouDn: string): Promise<void>;
+  /**
+   * An LDIF modify written raw into the domain partition's file while the DC is stopped (then started
+   * again): below every Samba module, for what AD refuses even to the `relax` control, such as a
+   * `pwdLastSet` set back in time to stage an expired password.
+   */
+  modifyRaw(ldif: string): Promise<void>;
   /** SIGTERM: Samba closes every connection and stops listening, as a DC that goes down does. */
   stop(): Promise<void>;
   /** Starts it again and resolves once it answers binds. */
@@ -39,6 +51,9 @@ export const AD_BASE_DN = 'DC=latchkey,DC=test';
 const ADMIN_DN = `CN=Administrator,CN=Users,${AD_BASE_DN}`;
 const ADMIN_PASSWORD = 'Adm1n-Latchkey-Test!';
 const PORTS = [389, 636, 3268, 3269];
+/** The "Reset Password" (User-Force-Change-Password) extended right, and the schema GUID of `user`. */
+const RESET_PASSWORD_RIGHT = '00299570-246d-11d0-a768-00aa006e0529';
+const USER_CLASS = 'bf967aba-0de6-11d0-a285-00aa003049e2';
 
 /** A CA and a server certificate for 127.0.0.1 / localhost; Samba wants its key readable by its owner only. */
 async function makeCertificate(dir: string): Promise<void> {
@@ -183,6 +198,26 @@ export async function startSambaDc(ldif = ''): Promise<SambaDc> {
       }
     },
     rawBind: (dn, password) => rawBind(new Client({ url: 'ldaps://127.0.0.1:636', timeout: 5000, tlsOptions: { ca } }), dn, password),
+    async grantResetPassword(trusteeDn, ouDn) {
+      const sam = join(dir, 'private', 'sam.ldb');
+      const found = await run('ldbsearch', [`--configfile=${conf}`, '-H', sam, '-b', trusteeDn, '-s', 'base', 'objectSid']);
+      const sid = /^objectSid: (S-[0-9-]+)$/m.exec(found.stdout)?.[1];
+      if (!sid) throw new Error(`no objectSid for ${trusteeDn}:\n${found.stdout}`);
+      // OA: object ACE; CIIO: inherited by children only; CR: control access; the right, then the `user` class.
+      const ace = `(OA;CIIO;CR;${RESET_PASSWORD_RIGHT};${USER_CLASS};${sid})`;
+      await run('samba-tool', ['dsacl', 'set', `--configfile=${conf}`, '-H', sam, `--objectdn=${ouDn}`, `--sddl=${ace}`]);
+    },
+    async modifyRaw(ldif) {
+      const file = join(dir, 'modify.ldif');
+      writeFileSync(file, ldif);
+      await stop();
+      try {
+        // The partition's own file has no @MODULES: ldbmodify writes it plainly (keeping its indexes).
+        await run('ldbmodify', ['-H', `tdb://${join(dir, 'private', 'sam.ldb.d', `${AD_BASE_DN.toUpperCase()}.ldb`)}`, file]);
+      } finally {
+        await start();
+      }
+    },
     stop,
     start,
     async destroy() {
