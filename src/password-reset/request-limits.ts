@@ -1,7 +1,7 @@
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { addressOf } from '../throttle/address.ts';
-import type { Ladder, ThrottleQueries } from '../throttle/throttle-queries.ts';
+import { flatLadder, type Ladder, type ThrottleQueries } from '../throttle/throttle-queries.ts';
 
 /**
  * Reset requests counted per account and per address (SPEC 12), in the brute-force policy's table so
@@ -11,9 +11,8 @@ import type { Ladder, ThrottleQueries } from '../throttle/throttle-queries.ts';
  */
 export function requestLimits(queries: ThrottleQueries, policy: Config['passwordReset']) {
   const windowMs = policy.window * 1000;
-  const ladder = (free: number): Ladder => ({ free, baseMs: windowMs, maxMs: windowMs, windowMs });
-  const account = ladder(policy.accountLimit);
-  const address = ladder(policy.addressLimit);
+  const account = flatLadder(policy.accountLimit, windowMs, windowMs);
+  const address = flatLadder(policy.addressLimit, windowMs, windowMs);
 
   async function count(key: string, l: Ladder): Promise<boolean> {
     const now = clock.now();

@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.ts';
 import { clock } from '../clock.ts';
-import type { Ladder, ThrottleQueries } from './throttle-queries.ts';
+import { flatLadder, type ThrottleQueries } from './throttle-queries.ts';
 
 /**
  * Wrong second-factor codes per account over a long window (SPEC 7, "Second-factor guessing"): only
@@ -9,12 +9,7 @@ import type { Ladder, ThrottleQueries } from './throttle-queries.ts';
  * `codeMaxFailures` within `codeWindow` the code step takes only a recovery code or a passkey.
  */
 export const codeGuesses = (queries: ThrottleQueries, policy: Config['throttle']) => {
-  const ladder: Ladder = {
-    free: policy.codeMaxFailures,
-    baseMs: policy.codeWindow * 1000,
-    maxMs: policy.codeWindow * 1000,
-    windowMs: policy.codeWindow * 1000,
-  };
+  const ladder = flatLadder(policy.codeMaxFailures, policy.codeWindow * 1000, policy.codeWindow * 1000);
   const keyOf = (userId: string) => `m:${userId}`;
   return {
     /** Whether TOTP codes are refused for this account now. */

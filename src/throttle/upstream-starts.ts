@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import { clock } from '../clock.ts';
 import { addressOf } from './address.ts';
-import type { Ladder, ThrottleQueries } from './throttle-queries.ts';
+import { flatLadder, type ThrottleQueries } from './throttle-queries.ts';
 
 /**
  * Round trips to upstream identity providers started per address (SPEC 13): each start writes a row
@@ -10,12 +10,7 @@ import type { Ladder, ThrottleQueries } from './throttle-queries.ts';
  * failure that a success would forgive); the limit is set well above what people behind one NAT do.
  */
 export const upstreamStarts = (queries: ThrottleQueries, policy: Config['throttle']) => {
-  const ladder: Ladder = {
-    free: policy.upstreamMaxStarts,
-    baseMs: policy.addressBlock * 1000,
-    maxMs: policy.addressBlock * 1000,
-    windowMs: policy.addressWindow * 1000,
-  };
+  const ladder = flatLadder(policy.upstreamMaxStarts, policy.addressBlock * 1000, policy.addressWindow * 1000);
   return {
     /** Counts a start from `ip` and answers 0, or answers the seconds to wait while the address is cut off. */
     async start(ip: string): Promise<number> {

@@ -1,22 +1,13 @@
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import type { Browser } from 'playwright-core';
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
-import { buildConsoleIfStale, checkSection, expectOnlyOwnOrigin, launch, signIn, watchedContext } from './harness.ts';
+import { expect, test } from '@jest/globals';
+import { ADMIN_PASSWORD } from '../helpers/server.ts';
+import { consoleSuite, checkSection, expectOnlyOwnOrigin, signIn, watchedContext } from './harness.ts';
 
 /** The client form's "Advanced" section, at phone width: web origins and a back-channel logout URI, stored and shown again. */
-let server: TestServer;
-let browser: Browser;
+const suite = consoleSuite();
 
-beforeAll(async () => {
-  buildConsoleIfStale();
-  [server, browser] = await Promise.all([startTestServer('sqlite'), launch()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 test('register a client with web origins and a back-channel logout URI; a bad origin shows the API error at the form', async () => {
+  const { server, browser } = suite;
   const { context, page, requests } = await watchedContext(browser, 'phone');
   try {
     await signIn(server, page, 'admin', ADMIN_PASSWORD);

@@ -4,11 +4,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/chromium.ts';
 import { postForm } from '../helpers/http.ts';
-import type { TestServer } from '../helpers/server.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** `npm ci` and `npm start` build the console; a checkout edited since gets the same rebuild here. */
 export function buildConsoleIfStale(): void {
@@ -16,6 +16,31 @@ export function buildConsoleIfStale(): void {
 }
 
 export const launch = launchChromium;
+
+/**
+ * A console suite's fixtures: the built console, a SQLite server and Chromium, started once before the
+ * suite's tests and closed after them. Read `server` and `browser` inside the tests.
+ */
+export function consoleSuite(): { readonly server: TestServer; readonly browser: Browser } {
+  let server: TestServer | undefined;
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    buildConsoleIfStale();
+    [server, browser] = await Promise.all([startTestServer('sqlite'), launch()]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+  return {
+    get server() {
+      return server!;
+    },
+    get browser() {
+      return browser!;
+    },
+  };
+}
 
 export const widths = {
   desktop: { width: 1280, height: 860 },

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import type { Browser } from 'playwright-core';
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
-import { buildConsoleIfStale, launch, signIn, watchedContext } from './harness.ts';
+import { expect, test } from '@jest/globals';
+import { ADMIN_PASSWORD } from '../helpers/server.ts';
+import { consoleSuite, signIn, watchedContext } from './harness.ts';
 
 /**
  * On a busy machine a page's frames come late, and Preact runs a `useEffect` after the next frame, or
@@ -10,19 +9,11 @@ import { buildConsoleIfStale, launch, signIn, watchedContext } from './harness.t
  * what had just been typed, and Filter then applied the old ones (console.test.ts timed out waiting
  * for the URL). Here every frame, and Preact's 35 ms fallback timer, comes 700 ms late.
  */
-let server: TestServer;
-let browser: Browser;
+const suite = consoleSuite();
 
-beforeAll(async () => {
-  buildConsoleIfStale();
-  [server, browser] = await Promise.all([startTestServer('sqlite'), launch()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 test('what is typed right after a filter is applied, or cleared, is what the next Filter applies', async () => {
+  const { server, browser } = suite;
   const { context, page } = await watchedContext(browser, 'desktop');
   try {
     await page.addInitScript(() => {

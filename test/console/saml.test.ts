@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, expect, test } from '@jest/globals';
-import type { Browser } from 'playwright-core';
+import { expect, test } from '@jest/globals';
 import { keyAndCertificate } from '../helpers/saml-sp.ts';
-import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
-import { buildConsoleIfStale, checkSection, expectOnlyOwnOrigin, launch, signIn, watchedContext } from './harness.ts';
+import { ADMIN_PASSWORD } from '../helpers/server.ts';
+import { consoleSuite, checkSection, expectOnlyOwnOrigin, signIn, watchedContext } from './harness.ts';
 
 /** SPEC 14 in the console: the IdP's values to enter at an application, and SAML SPs registered from metadata, edited, deleted. */
-let server: TestServer;
-let browser: Browser;
+const suite = consoleSuite();
 
 const ENTITY = 'https://wiki.example.com/saml/metadata';
 const metadataWith = (cert: string) => `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${ENTITY}">
@@ -18,16 +16,9 @@ const metadataWith = (cert: string) => `<md:EntityDescriptor xmlns:md="urn:oasis
   </md:SPSSODescriptor>
 </md:EntityDescriptor>`;
 
-beforeAll(async () => {
-  buildConsoleIfStale();
-  [server, browser] = await Promise.all([startTestServer('sqlite'), launch()]);
-});
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop();
-});
 
 test('the SAML section shows what to enter at an application, registers one from its metadata, edits and deletes it', async () => {
+  const { server, browser } = suite;
   const { cert } = await keyAndCertificate('wiki');
   const { context, page, requests } = await watchedContext(browser, 'desktop');
   try {

@@ -11,7 +11,7 @@ import {
   type SigningAlgorithm,
   type TokenEndpointAuthMethod,
 } from '../api/generated.ts';
-import { Checkbox, ErrorNote, Field, useAction, words } from '../ui/kit.tsx';
+import { Checkbox, ErrorNote, Field, FormActions, useAction, words } from '../ui/kit.tsx';
 
 export const clientLabels: Record<string, string> = {
   name: 'Name',
@@ -261,14 +261,7 @@ export function ClientForm(p: {
         </div>
       </details>
       <ErrorNote error={err} labels={clientLabels} />
-      <div class="actions">
-        <button type="submit" disabled={save.busy}>
-          {save.busy ? 'Saving…' : c ? 'Save changes' : 'Register client'}
-        </button>
-        <button type="button" class="secondary" onClick={p.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={save.busy} editing={Boolean(c)} label="Register client" onCancel={p.onCancel} />
     </form>
   );
 }

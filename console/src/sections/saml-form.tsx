@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { RegisterSamlServiceProviderMutation, UpdateSamlServiceProviderMutation, type SamlNameIdFormat, type SamlSpFieldsFragment } from '../api/generated.ts';
-import { Checkbox, ErrorNote, Field, useAction, words } from '../ui/kit.tsx';
+import { Checkbox, ErrorNote, Field, FormActions, useAction, words } from '../ui/kit.tsx';
 
 export const samlLabels: Record<string, string> = {
   metadataXml: 'SP metadata',
@@ -120,14 +120,7 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
         </fieldset>
       </div>
       <ErrorNote error={err} labels={samlLabels} />
-      <div class="actions">
-        <button type="submit" disabled={save.busy}>
-          {save.busy ? 'Saving…' : s ? 'Save changes' : 'Register application'}
-        </button>
-        <button type="button" class="secondary" onClick={p.onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={save.busy} editing={Boolean(s)} label="Register application" onCancel={p.onCancel} />
     </form>
   );
 }

@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { CreateUserMutation, ResetUserMfaMutation, RevokeTokensMutation, SetUserPasswordMutation, UpdateUserMutation, UsersQuery, type UserFieldsFragment } from '../api/generated.ts';
 import { account } from '../auth/session.ts';
-import { Dialog, ErrorNote, Field, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, words, Notice } from '../ui/kit.tsx';
+import { Dialog, ErrorNote, Field, FormActions, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, words, Notice } from '../ui/kit.tsx';
 import { follow, href } from '../ui/router.ts';
 import { Table, type Column } from '../ui/table.tsx';
 
@@ -48,14 +48,7 @@ function UserForm({ user, onDone, onCancel }: { user?: UserFieldsFragment; onDon
         <Field id="user-roles" name="roles" label="Roles" value={roles} onInput={setRoles} error={save.error} hint="Separated by spaces; admin opens this console and the admin API." />
       </div>
       <ErrorNote error={save.error} labels={labels} />
-      <div class="actions">
-        <button type="submit" disabled={save.busy}>
-          {save.busy ? 'Saving…' : user ? 'Save changes' : 'Create user'}
-        </button>
-        <button type="button" class="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={save.busy} editing={Boolean(user)} label="Create user" onCancel={onCancel} />
     </form>
   );
 }

@@ -128,6 +128,20 @@ export function Field(p: FieldProps) {
   );
 }
 
+/** A form's Save and Cancel: `label` names the first save (register, create); an edit says "Save changes". */
+export function FormActions({ busy, editing, label, onCancel }: { busy: boolean; editing: boolean; label: string; onCancel: () => void }) {
+  return (
+    <div class="actions">
+      <button type="submit" disabled={busy}>
+        {busy ? 'Saving…' : editing ? 'Save changes' : label}
+      </button>
+      <button type="button" class="secondary" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
 export function Checkbox({ id, label, checked, onChange, hint }: { id: string; label: string; checked: boolean; onChange: (v: boolean) => void; hint?: string }) {
   return (
     <div class="check">
