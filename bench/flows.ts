@@ -5,6 +5,7 @@ import { form, json, postForm } from './http.ts';
 import type { Latchkey } from './latchkey.ts';
 import { countedRun, type BenchContext } from './measure.ts';
 import { authorizeWithSession, exchangeCode, TOKEN_PATH, type TokenResponse } from './oauth-client.ts';
+import { resetPathPeak } from './processes.ts';
 import type { PathResult } from './report.ts';
 import type { Seed } from './seed.ts';
 import { refreshChainScript, runWrk, writeScript } from './wrk.ts';
@@ -45,6 +46,7 @@ export async function refreshPath(ctx: BenchContext, server: Latchkey, s: Seed, 
   const pool = await poolFile('refresh');
   const script = writeScript(ctx.workDir, 'refresh', refreshChainScript(`${form({ grant_type: 'refresh_token', ...clientAuth })}&refresh_token=`));
   ctx.log(`refresh grant at Latchkey: warm-up ${o.warmupSeconds} s, then ${o.seconds} s`);
+  resetPathPeak(server.serverPid);
   await runWrk(server.url + TOKEN_PATH, script, o.warmupSeconds, o, [warmupPool]);
   const m = await countedRun(ctx, 'refresh grant', server.serverPid, () => runWrk(server.url + TOKEN_PATH, script, o.seconds, o, [pool]));
   return {
@@ -67,6 +69,7 @@ export async function codeFlowPath(ctx: BenchContext, server: Latchkey, s: Seed,
   await exchangeCode(server.url, s.web, code);
   const input = { base: server.url, client: s.web, cookies, concurrency: o.connections };
   ctx.log(`full code flow at Latchkey: warm-up ${o.warmupSeconds} s, then ${o.seconds} s`);
+  resetPathPeak(server.serverPid);
   await runDriver('code-flow', { ...input, seconds: o.warmupSeconds });
   const m = await countedRun(ctx, 'full code flow', server.serverPid, () => runDriver('code-flow', { ...input, seconds: o.seconds }));
   return {

@@ -1,5 +1,5 @@
 import { request, type HttpResponse } from './http.ts';
-import { competingProcesses, cpuSeconds } from './processes.ts';
+import { competingProcesses, cpuSeconds, pathPeakRss, resetPathPeak } from './processes.ts';
 import type { Measurement } from './measurement.ts';
 import type { BenchOptions } from './options.ts';
 import { runWrk, requestScript, writeScript, type WrkRequest } from './wrk.ts';
@@ -50,6 +50,7 @@ export async function probe(target: WrkTarget, label: string): Promise<void> {
 export async function measureWithWrk(ctx: BenchContext, label: string, target: WrkTarget): Promise<Measurement> {
   const { options: o } = ctx;
   await probe(target, label);
+  resetPathPeak(target.pid);
   const script = writeScript(ctx.workDir, `${label}-${target.name}`, requestScript(target.request));
   ctx.log(`${label} at ${target.name}: warm-up ${o.warmupSeconds} s, then ${o.seconds} s`);
   await runWrk(target.url, script, o.warmupSeconds, o);
@@ -66,10 +67,11 @@ export async function countedRun(ctx: BenchContext, label: string, pid: number |
   const cpu0 = pid ? cpuSeconds(pid) : 0;
   const t0 = performance.now();
   let m = await run();
-  if (pid) m = { ...m, cpuPercent: ((cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000)) * 100 };
+  if (pid) m = { ...m, cpuPercent: ((cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000)) * 100, peakRssBytes: pathPeakRss(pid) };
   const others = [...before, ...competingProcesses()];
   if (others.length > 0) ctx.disturbed.set(label, new Set(others.map((p) => p.replace(/^\d+ /, ''))));
   const cpu = m.cpuPercent === undefined ? '' : `, server CPU ${m.cpuPercent.toFixed(0)} %`;
-  ctx.log(`  ${Math.round(m.rate)}/s, p99 ${m.p99Ms?.toFixed(1) ?? '?'} ms${cpu}${m.errors ? `, ${m.errors} errors (${m.firstError ?? 'no detail'})` : ''}${others.length ? ' [other load was running]' : ''}`);
+  const rss = m.peakRssBytes === undefined ? '' : `, peak RSS ${Math.round(m.peakRssBytes / 2 ** 20)} MiB`;
+  ctx.log(`  ${Math.round(m.rate)}/s, p99 ${m.p99Ms?.toFixed(1) ?? '?'} ms${cpu}${rss}${m.errors ? `, ${m.errors} errors (${m.firstError ?? 'no detail'})` : ''}${others.length ? ' [other load was running]' : ''}`);
   return m;
 }

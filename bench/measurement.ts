@@ -12,6 +12,8 @@ export interface Measurement {
   tool: string;
   /** CPU the measured server used during the run, in % of one core (200 % = both cores here). */
   cpuPercent?: number;
+  /** Peak RSS (VmHWM) of the measured server from the path's warm-up to the end of its counted run. */
+  peakRssBytes?: number;
   /** What the failed operations were, to say why a run is invalid. */
   firstError?: string;
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { onCleanup } from './cleanup.ts';
 
 /** A child process the bench started, in its own process group, stopped at cleanup whatever happens. */
@@ -157,13 +157,33 @@ export function listeningPid(group: number, port: number): number | undefined {
   return undefined;
 }
 
-/** Peak resident set size (VmHWM) of a live process, in bytes. */
-export function peakRss(pid: number): number {
+/** The peak before the last reset, per process: so that the lifetime peak survives per-path resets. */
+const peaksBeforeReset = new Map<number, number>();
+
+function currentHwm(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /^VmHWM:\s+(\d+)\s+kB$/m.exec(status);
   if (!m) throw new Error(`no VmHWM in /proc/${pid}/status`);
   return Number(m[1]) * 1024;
 }
+
+/** Peak resident set size (VmHWM) of a live process over its whole life, in bytes (resets included). */
+export function peakRss(pid: number): number {
+  return Math.max(currentHwm(pid), peaksBeforeReset.get(pid) ?? 0);
+}
+
+/**
+ * Starts a new peak for one path: VmHWM is set back to the current RSS (Linux's clear_refs "5"), so
+ * that the peak read after the path is that path's own. Without it the one figure at the end says how
+ * high memory went, but not which path took it there.
+ */
+export function resetPathPeak(pid: number): void {
+  peaksBeforeReset.set(pid, peakRss(pid));
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** VmHWM since the last resetPathPeak. */
+export const pathPeakRss = currentHwm;
 
 /**
  * CPU time (user + system) a process has used so far, in seconds. Clock ticks are 100 a second on

@@ -132,6 +132,12 @@ function realPeerTable(r: RunReport): string[] {
   ];
 }
 
+/** Which path took memory where: the server's peak RSS during each path, its warm-up included. */
+function pathPeaks(r: RunReport): string[] {
+  const peaks = r.paths.filter((p) => p.latchkey.peakRssBytes !== undefined).map((p) => `${p.key} ${mib(p.latchkey.peakRssBytes!)}`);
+  return peaks.length ? ['', `Latchkey's peak RSS during each path (VmHWM reset before its warm-up): ${peaks.join(', ')}.`] : [];
+}
+
 /** The figures as a Markdown section (also what is printed). */
 export function renderSection(r: RunReport): string {
   const g = goals[r.options.database];
@@ -161,6 +167,7 @@ export function renderSection(r: RunReport): string {
     '| Path | Latchkey | p99 | CPU | Peer (same run) | Peer p99 | Peer CPU | Ratio | Goal (issue 11) |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows,
+    ...pathPeaks(r),
     ...realPeerTable(r),
     ...errorNotes(r.paths),
     '',

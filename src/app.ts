@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { adminConsole } from './admin-console/route.ts';
@@ -35,7 +36,7 @@ import { samlSsoHandler } from './web/saml/sso.ts';
  * parse a form body and nothing else (no cookies, no sessions, no helmet), so they stay lean. Routes
  * are found by their exact path first (ExactRoutes), Express's router second.
  */
-export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>): Express {
+export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>): { app: Express; listener: RequestListener } {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -50,8 +51,9 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
       );
     }
   }
-  app.use(recordRequests(ctx.metrics));
-  app.use(requestId);
+  // Every request's first middleware, run by the router or, on an exact route, by exact.front.
+  const first = [recordRequests(ctx.metrics), requestId];
+  app.use(...first);
   const exact = new ExactRoutes(app, notFound);
   app.use(exact.dispatch);
   const route = (path: string) => exact.route(path);
@@ -137,6 +139,7 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   route('/metrics').get(metricsHandler(ctx));
 
   app.use(notFound);
-  app.use(errorHandler(ctx.logger, ctx.dbOutage));
-  return app;
+  const fail = errorHandler(ctx.logger, ctx.dbOutage);
+  app.use(fail);
+  return { app, listener: exact.front(first, fail) };
 }

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.ts';
 import type { Config } from './config/schema.ts';
@@ -39,13 +39,12 @@ async function scheduleKeyRotation(ctx: AppContext): Promise<NodeJS.Timeout> {
 /** The address is taken, or may not be bound: a message for the operator, not a stack trace. */
 export class ListenError extends Error {}
 
-/**
- * Listens on the configured address. Express 5 hands a listen error to the callback (it used to be
- * only an 'error' event), so the callback checks for one.
- */
-function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+/** Listens on the configured address; a listen error is turned into words an operator can act on. */
+function listen(listener: RequestListener, config: Config): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, config.host, (err?: Error) => {
+    const s = createServer(listener);
+    const done = (err?: Error) => {
+      s.off('error', done);
       if (!err) return resolve(s);
       const code = (err as NodeJS.ErrnoException).code;
       const where = `${config.host}:${config.port}`;
@@ -53,7 +52,9 @@ function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Serv
       else if (code === 'EACCES') reject(new ListenError(`${where} may not be bound by this user: choose a port above 1023, or grant the capability to bind it`));
       else if (code === 'EADDRNOTAVAIL') reject(new ListenError(`${where}: no interface of this machine has that address; check HOST`));
       else reject(err);
-    });
+    };
+    s.once('error', done);
+    s.listen(config.port, config.host, () => done());
   });
 }
 
@@ -96,8 +97,8 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     // that sign-ins never wait for. Requests to /graphql meanwhile wait for it.
     const adminApiServer = import('./admin/server.ts').then(({ adminApi }) => adminApi(ctx));
     adminApiServer.catch((err: Error) => logger.error({ err: err.message }, 'the admin API failed to start'));
-    const app = createApp(ctx, adminApiServer);
-    const server = await listen(app, config);
+    const { listener } = createApp(ctx, adminApiServer);
+    const server = await listen(listener, config);
     server.keepAliveTimeout = 65_000;
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
