@@ -1,10 +1,11 @@
-import type { RequestListener } from 'node:http';
+import type { RequestListener, ServerOptions } from 'node:http';
 import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { adminConsole } from './admin-console/route.ts';
 import type { AppContext } from './context.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { ExactRoutes } from './http/exact-routes.ts';
+import { expressMessages } from './http/express-messages.ts';
 import { clientPreflight, publicCors, publicPreflight } from './http/cors.ts';
 import { requestId } from './http/request-id.ts';
 import { styleHash } from './web/pages/layout.ts';
@@ -36,7 +37,7 @@ import { samlSsoHandler } from './web/saml/sso.ts';
  * parse a form body and nothing else (no cookies, no sessions, no helmet), so they stay lean. Routes
  * are found by their exact path first (ExactRoutes), Express's router second.
  */
-export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>): { app: Express; listener: RequestListener } {
+export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>): { listener: RequestListener; messages: Pick<ServerOptions, 'IncomingMessage' | 'ServerResponse'> } {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -141,5 +142,5 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   app.use(notFound);
   const fail = errorHandler(ctx.logger, ctx.dbOutage);
   app.use(fail);
-  return { app, listener: exact.front(first, fail) };
+  return { listener: exact.front(first, fail), messages: expressMessages(app) };
 }

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import pino, { type Logger } from 'pino';
 import { createApp } from './app.ts';
 import type { Config } from './config/schema.ts';
@@ -40,9 +40,9 @@ async function scheduleKeyRotation(ctx: AppContext): Promise<NodeJS.Timeout> {
 export class ListenError extends Error {}
 
 /** Listens on the configured address; a listen error is turned into words an operator can act on. */
-function listen(listener: RequestListener, config: Config): Promise<Server> {
+function listen({ listener, messages }: ReturnType<typeof createApp>, config: Config): Promise<Server> {
   return new Promise<Server>((resolve, reject) => {
-    const s = createServer(listener);
+    const s = createServer(messages, listener);
     const done = (err?: Error) => {
       s.off('error', done);
       if (!err) return resolve(s);
@@ -97,8 +97,7 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     // that sign-ins never wait for. Requests to /graphql meanwhile wait for it.
     const adminApiServer = import('./admin/server.ts').then(({ adminApi }) => adminApi(ctx));
     adminApiServer.catch((err: Error) => logger.error({ err: err.message }, 'the admin API failed to start'));
-    const { listener } = createApp(ctx, adminApiServer);
-    const server = await listen(listener, config);
+    const server = await listen(createApp(ctx, adminApiServer), config);
     server.keepAliveTimeout = 65_000;
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;

@@ -64,6 +64,7 @@ export class ExactRoutes {
       const res = rawRes as Response;
       req.res = res;
       res.req = req;
+      // A no-op when the server made them with these prototypes (express-messages.ts), as it does.
       Object.setPrototypeOf(req, app.request);
       Object.setPrototypeOf(res, app.response);
       res.locals = Object.create(null) as Response['locals'];
