@@ -70,6 +70,34 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
     windowMs: policy.userWindow * 1000,
   };
   const waiters = new SlotWaiters();
+  /**
+   * Slots this process holds, by key: each its lease's end, as in the database (an attempt left at its
+   * second factor may never be ended). When they alone fill a key's free count, the database can only
+   * refuse the next attempt on it, so the attempt waits for one of them to end (woken at once) without
+   * asking: under a burst of right passwords on one account, asking meant every waiting attempt
+   * rewriting the account's and the address's rows every few milliseconds, in the way of the attempts
+   * being checked. The database still decides every slot actually taken.
+   */
+  const mine = new Map<string, number[]>();
+  const holding = (key: string): number => {
+    const leases = mine.get(key);
+    if (!leases) return 0;
+    const now = performance.now();
+    const live = leases.filter((until) => until > now);
+    if (live.length === 0) mine.delete(key);
+    else if (live.length < leases.length) mine.set(key, live);
+    return live.length;
+  };
+  const hold = (keys: string[], until: number) => {
+    for (const key of keys) mine.set(key, [...(mine.get(key) ?? []), until]);
+  };
+  const letGo = (keys: string[], until: number) => {
+    for (const key of keys) {
+      const leases = mine.get(key)?.filter((_u, i, all) => i !== all.indexOf(until));
+      if (leases?.length) mine.set(key, leases);
+      else mine.delete(key);
+    }
+  };
 
   /** Takes a slot on every gate, or none: `busy` when a slot is taken by attempts in flight, else the delay. */
   async function tryGates(gates: Array<[string, Ladder]>, now: number): Promise<{ ok: true } | { ok: false; key: string; ladder: Ladder }> {
@@ -118,13 +146,27 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
       // The lanes anyone can open are capped by the account's total; the others only count into it.
       const openToAll = lane.kind === 'public' || (lane.kind === 'browser' && !lane.device);
       const gates: Array<[string, Ladder]> = [[addressKey, address], [laneKey, user], ...(openToAll ? [[totalKey, total] as [string, Ladder]] : [])];
+      const keys = gates.map(([key]) => key);
+      let lease = 0;
 
       // Waiting is measured in real time: the policy's clock may be moved (tests freeze it).
       const deadline = performance.now() + policy.slotWait * 1000;
       for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
+        const full = gates.find(([key, ladder]) => holding(key) >= ladder.free);
+        if (full) {
+          const left = deadline - performance.now();
+          if (left <= 0) return { blocked: true, retryAfter: 1 };
+          await waiters.wait(full[0], Math.min(pause, left));
+          continue;
+        }
         const now = clock.now();
         const taken = await tryGates(gates, now);
-        if (taken.ok) break;
+        if (taken.ok) {
+          // Slightly before the database's lease ends, so this process never waits on a slot the database has freed.
+          lease = performance.now() + LEASE_MS - 1000;
+          hold(keys, lease);
+          break;
+        }
         const until = await queries.blockedUntil(taken.key, taken.ladder, now);
         if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
         // Busy: attempts in flight hold every slot. Wait for one (woken at once when it is freed in
@@ -134,11 +176,14 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
         await waiters.wait(taken.key, Math.min(pause, left));
       }
 
+      let ended = false;
       const end = async (outcomes: KeyOutcome[]) => {
         try {
           await queries.endAttempt(outcomes, clock.now());
         } finally {
-          for (const [key] of gates) waiters.wake(key);
+          if (!ended) letGo(keys, lease);
+          ended = true;
+          for (const key of keys) waiters.wake(key);
         }
       };
       return {
