@@ -72,9 +72,19 @@ export class ExactRoutes {
       req.originalUrl = url;
       req.baseUrl = '';
       req.params = {};
+      // As Express's Layer.handleError: a throw from the error handler itself ends the response
+      // rather than escaping as an uncaught exception.
+      const failed = (e: unknown) => {
+        try {
+          fail(e, req, res, lastResort(res));
+        } catch {
+          res.destroy();
+        }
+      };
       run(chains.get(chain)!, req, res, (err?: unknown) => {
-        if (err === undefined) this.unanswered(req, res, (e?: unknown) => fail(e, req, res, lastResort(res)));
-        else fail(err, req, res, lastResort(res));
+        // `next('route')` and `next('router')` leave the route without an error, as in the router.
+        if (err === undefined || err === 'route' || err === 'router') this.unanswered(req, res, failed);
+        else failed(err);
       });
     };
   }

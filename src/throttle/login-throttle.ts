@@ -88,7 +88,11 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
     else if (live.length < leases.length) mine.set(key, live);
     return live.length;
   };
+  let holds = 0;
   const hold = (keys: string[], until: number) => {
+    // A hold whose attempt never ended (an exception before its release) expires with its lease, but
+    // its key may never be asked about again: now and then every key is swept.
+    if (++holds % 1024 === 0) for (const key of [...mine.keys()]) holding(key);
     for (const key of keys) mine.set(key, [...(mine.get(key) ?? []), until]);
   };
   const letGo = (keys: string[], until: number) => {
@@ -154,16 +158,22 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
       for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
         const full = gates.find(([key, ladder]) => holding(key) >= ladder.free);
         if (full) {
+          // A delay running on the key is still answered at once, with its length: a read, no write.
+          const now = clock.now();
+          const until = await queries.blockedUntil(full[0], full[1], now);
+          if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
           const left = deadline - performance.now();
           if (left <= 0) return { blocked: true, retryAfter: 1 };
           await waiters.wait(full[0], Math.min(pause, left));
           continue;
         }
         const now = clock.now();
+        const asked = performance.now();
         const taken = await tryGates(gates, now);
         if (taken.ok) {
-          // Slightly before the database's lease ends, so this process never waits on a slot the database has freed.
-          lease = performance.now() + LEASE_MS - 1000;
+          // The database's lease runs from before it was asked; this one ends a second before that,
+          // so this process never waits on a slot the database has freed.
+          lease = asked + LEASE_MS - 1000;
           hold(keys, lease);
           break;
         }
