@@ -127,6 +127,8 @@ const rfcCodes: Partial<Record<OAuthErrorCode, OAuthErrorCode>> = {
   invalid_code: 'invalid_grant',
   unsupported_refresh_token: 'unauthorized_client',
   app_unsupport_oauth: 'unauthorized_client',
+  // At the device authorization endpoint: a client that may not use single sign-on gets no device code.
+  app_unsupport_sso: 'unauthorized_client',
   invalid_refresh_token: 'invalid_grant',
   refresh_token_exprise: 'invalid_grant',
   access_token_exprise: 'invalid_token',

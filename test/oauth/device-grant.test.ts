@@ -248,17 +248,32 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     expect(decodeJwt(tokens.body.id_token!).amr).toEqual(['pwd', 'otp', 'mfa']);
   });
 
-  test('a client that may not use single sign-on is refused at /device before any sign-in, and it is audited', async () => {
+  test('a client that may not use single sign-on gets no device code, in the codes it reads', async () => {
     const closed = await server.client({ name: 'Closed CLI', confidential: false, grantTypes: [DEVICE], redirectUris: [], ssoEnabled: false });
-    const s = await start(closed.clientId, 'openid');
+    const refused = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: closed.clientId, scope: 'openid' });
+    expect(refused.status).toBe(400);
+    const body = (await refused.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ error: 'app_unsupport_sso' });
+    expect(body.device_code).toBeUndefined();
+    const standard = await server.client({ name: 'Closed CLI (RFC codes)', confidential: false, grantTypes: [DEVICE], redirectUris: [], ssoEnabled: false, errorCodes: 'rfc6749' });
+    const rfc = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: standard.clientId, scope: 'openid' });
+    expect(rfc.status).toBe(400);
+    expect(await rfc.json()).toMatchObject({ error: 'unauthorized_client' });
+    expect(await server.sql('device_codes').whereIn('client_id', [closed.clientId, standard.clientId])).toEqual([]);
+  });
+
+  test('a client whose single sign-on is turned off after its code was issued is refused at /device before any sign-in, and it is audited', async () => {
+    const closing = await server.client({ name: 'Closing CLI', confidential: false, grantTypes: [DEVICE], redirectUris: [] });
+    const s = await start(closing.clientId, 'openid');
+    await server.sql('clients').where({ client_id: closing.clientId }).update({ sso_enabled: false });
     const page = await new Browser(server).authorize({ user_code: s.user_code }, '/device');
     expect(page.status).toBe(403);
     const html = await page.text();
-    expect(html).toContain('Closed CLI may not use single sign-on');
+    expect(html).toContain('Closing CLI may not use single sign-on');
     expect(html).not.toContain('name="password"');
-    const audited = await server.sql('audit_events').where({ kind: 'device.code_refused', client_id: closed.clientId });
+    const audited = await server.sql('audit_events').where({ kind: 'device.code_refused', client_id: closing.clientId });
     expect(audited.map((r) => JSON.parse(String(r.details)))).toEqual([{ reason: 'sso_disabled' }]);
-    expect((await poll(s.device_code, closed.clientId)).body.error).toBe('authorization_pending');
+    expect((await poll(s.device_code, closing.clientId)).body.error).toBe('authorization_pending');
   });
 
   test('forms without a CSRF token are refused; wrong user codes are throttled per address (429 after the limit) and audited', async () => {

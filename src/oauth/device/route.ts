@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { oauthError } from '../../errors/oauth.ts';
+import type { Client } from '../../clients/queries.ts';
+import { forClient, oauthError } from '../../errors/oauth.ts';
 import { sendJson } from '../../http/send-json.ts';
 import { paths } from '../../paths.ts';
 import { param, readParams } from '../params.ts';
@@ -10,14 +11,18 @@ import { clientScopes } from '../token/scopes.ts';
 /**
  * `POST /oauth/v20/device_authorization` (RFC 8628 §3.1-3.2): the client authenticates as at the
  * token endpoint (a public client by its id alone), must hold the device grant, and gets the codes.
+ * A client that may not use single sign-on gets none: the user would sign in at /device, a browser
+ * flow (`app_unsupport_sso`, as at the authorize endpoint; `unauthorized_client` in RFC 6749 codes).
  */
 export function deviceAuthorizationHandler(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
+    let client: Client | undefined;
     try {
       res.setHeader('Cache-Control', 'no-store');
       const p = readParams(req);
-      const client = await authenticateClient(ctx, req, p);
+      client = await authenticateClient(ctx, req, p);
       if (!client.grantTypes.includes('urn:ietf:params:oauth:grant-type:device_code')) throw oauthError('unauthorized_client', 'this client may not use the device authorization grant');
+      if (!client.ssoEnabled) throw oauthError('app_unsupport_sso', 'this application may not use single sign-on');
       const scopes = clientScopes(param(p, 'scope'), client);
       const started = await ctx.deviceCodes.start(client, scopes);
       const verificationUri = ctx.config.publicUrl + paths.device;
@@ -30,7 +35,7 @@ export function deviceAuthorizationHandler(ctx: AppContext): RequestHandler {
         interval: started.interval,
       });
     } catch (err) {
-      next(err);
+      next(client ? forClient(err, client.errorCodes) : err);
     }
   };
 }
