@@ -26,6 +26,8 @@ export class LdapBackend implements IdentityBackend {
   readonly changePassword?: (known: KnownUser, oldPassword: string, newPassword: string) => Promise<PasswordWrite>;
   /** Present only with `passwordReset`. */
   readonly resetPassword?: (known: KnownUser, newPassword: string) => Promise<PasswordWrite>;
+  /** Present only with `passwordReset`: a reset by mail for a user who has never signed in here. */
+  readonly lookup?: (username: string) => Promise<Identity | null>;
 
   constructor(
     private readonly config: LdapConfig,
@@ -44,7 +46,15 @@ export class LdapBackend implements IdentityBackend {
     const pools = { searches: this.searches, binds: this.binds };
     this.passwords = directoryTypeOf(config) === 'activeDirectory' ? adWriter(pools) : openLdapWriter(pools);
     if (config.passwordChange) this.changePassword = (known, oldPassword, newPassword) => this.write(known, (dn) => this.passwords.change(dn, oldPassword, newPassword));
-    if (config.passwordReset) this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
+    if (config.passwordReset) {
+      this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
+      // The same search as a sign-in's (so `userSearch.filter` excludes the same entries), no bind.
+      this.lookup = (username) =>
+        this.searches.use(async (s) => {
+          const entry = username ? await this.findUser(s, username) : undefined;
+          return entry ? this.identity(entry, await resolveGroups(s, this.config, entry), username) : null;
+        });
+    }
   }
 
   /** A password write to the entry of a known user: found again by name, and only if it is still the same entry. */

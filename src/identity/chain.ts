@@ -218,6 +218,32 @@ export class IdentityChain {
   }
 
   /** Whether the user's backend lets them change (`change`) or have reset (`reset`) their password (SPEC 12). */
+  /**
+   * The user a typed sign-in name names in the first backend, in chain order, that can look users up
+   * (SPEC 12: a reset by mail for a directory user who has never signed in), given a local record as
+   * a first sign-in would; undefined when none names one, or the backend refuses the account. A
+   * backend that is down is passed over: the reset then sends nothing, as for an unknown name.
+   */
+  async lookup(typed: string): Promise<User | undefined> {
+    const username = typed.trim();
+    if (!username) return undefined;
+    for (const member of this.members) {
+      if (!member.backend.lookup || this.breakers.get(member.id)!.down) continue;
+      let identity;
+      try {
+        identity = await member.backend.lookup(username);
+      } catch (err) {
+        if (!(err instanceof BackendUnavailableError)) throw err;
+        this.unavailable(member, err);
+        continue;
+      }
+      if (!identity) continue;
+      if (identity.disabled) return undefined;
+      return this.provision(member.id, identity);
+    }
+    return undefined;
+  }
+
   canWritePassword(user: User, how: 'change' | 'reset'): boolean {
     const backend = this.members.find((m) => m.id === user.backend)?.backend;
     return Boolean(how === 'change' ? backend?.changePassword : backend?.resetPassword);

@@ -76,6 +76,13 @@ export interface IdentityBackend {
    */
   resetPassword?(known: KnownUser, newPassword: string): Promise<PasswordWrite>;
   /**
+   * Optional (SPEC 12): the user a typed sign-in name names, read without a password; null when
+   * none. How a reset by mail reaches a directory user who has never signed in here (so has no local
+   * record yet). Present only with `resetPassword`. Throws `BackendUnavailableError` when the backend
+   * cannot answer.
+   */
+  lookup?(username: string): Promise<Identity | null>;
+  /**
    * Reachable now? Used by `/readyz`, and by the chain's probe: a backend that threw
    * `BackendUnavailableError` is skipped, without being asked, until this answers true (a backend
    * without it is simply tried again after the probe interval). Keep it cheap and bounded.

@@ -45,7 +45,7 @@ export interface PasswordResetDeps {
   queries: ResetQueries;
   throttle: ThrottleQueries;
   users: Pick<UserService, 'find' | 'setPassword' | 'localBackend'>;
-  identity: Pick<IdentityChain, 'members' | 'canWritePassword'>;
+  identity: Pick<IdentityChain, 'members' | 'canWritePassword' | 'lookup'>;
   mfa: Pick<MfaService, 'hasFactor'>;
   signIn: Pick<SignInService, 'secondStep'>;
   audit: AuditLog;
@@ -99,7 +99,16 @@ If you did not ask for this, ignore this mail: your password stays as it is.
     const event = { ip: origin.ip, requestId: origin.requestId };
     const name = typed.trim();
     const addressOk = await limits.address(origin.ip);
-    const found = name && name.length <= 320 ? await queries.candidates(name, MAX_ACCOUNTS * 2) : [];
+    const found: Array<{ id: string }> = name && name.length <= 320 ? await queries.candidates(name, MAX_ACCOUNTS * 2) : [];
+    // A directory user who has never signed in here has no local record yet: the directories are
+    // asked for the name (not while the address is over its limit: each asking is a search).
+    if (found.length === 0 && name && name.length <= 320 && addressOk) {
+      const known = await deps.identity.lookup(name).catch((err: unknown) => {
+        logger.error({ requestId: origin.requestId, err: (err as Error).message }, 'password reset: the directory lookup failed');
+        return undefined;
+      });
+      if (known) found.push(known);
+    }
     const users = (await Promise.all(found.map((c) => deps.users.find(c.id)))).filter(resettable);
     // A name held in several backends belongs to the first of the chain that holds it, as at sign-in.
     users.sort((a, b) => chainOrder(a.backend) - chainOrder(b.backend));
