@@ -26,8 +26,6 @@ export class LdapBackend implements IdentityBackend {
   readonly changePassword?: (known: KnownUser, oldPassword: string, newPassword: string) => Promise<PasswordWrite>;
   /** Present only with `passwordReset`. */
   readonly resetPassword?: (known: KnownUser, newPassword: string) => Promise<PasswordWrite>;
-  /** Present only with `passwordReset`: a reset by mail for a user who has never signed in here. */
-  readonly lookup?: (username: string) => Promise<Identity | null>;
 
   constructor(
     private readonly config: LdapConfig,
@@ -46,15 +44,7 @@ export class LdapBackend implements IdentityBackend {
     const pools = { searches: this.searches, binds: this.binds };
     this.passwords = directoryTypeOf(config) === 'activeDirectory' ? adWriter(pools) : openLdapWriter(pools);
     if (config.passwordChange) this.changePassword = (known, oldPassword, newPassword) => this.write(known, (dn) => this.passwords.change(dn, oldPassword, newPassword));
-    if (config.passwordReset) {
-      this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
-      // The same search as a sign-in's (so `userSearch.filter` excludes the same entries), no bind.
-      this.lookup = (username) =>
-        this.searches.use(async (s) => {
-          const entry = username ? await this.findUser(s, username) : undefined;
-          return entry ? this.identity(entry, await resolveGroups(s, this.config, entry), username) : null;
-        });
-    }
+    if (config.passwordReset) this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
   }
 
   /** A password write to the entry of a known user: found again by name, and only if it is still the same entry. */
@@ -98,6 +88,18 @@ export class LdapBackend implements IdentityBackend {
       const entry = await this.findUser(s, known.username);
       if (!entry || externalId(entry, this.config.userSearch.idAttr) !== known.externalId) return null;
       return this.identity(entry, await resolveGroups(s, this.config, entry), known.username);
+    });
+  }
+
+  /**
+   * The user a sign-in name names, without a bind (SPEC 12: a reset by mail for a user who has never
+   * signed in here): the same search as a sign-in's, so `userSearch.filter` excludes the same entries.
+   */
+  async lookup(username: string): Promise<Identity | null> {
+    if (!username) return null;
+    return this.searches.use(async (s) => {
+      const entry = await this.findUser(s, username);
+      return entry ? this.identity(entry, await resolveGroups(s, this.config, entry), username) : null;
     });
   }
 

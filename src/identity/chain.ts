@@ -217,15 +217,28 @@ export class IdentityChain {
     return member;
   }
 
-  /** Whether the user's backend lets them change (`change`) or have reset (`reset`) their password (SPEC 12). */
   /**
-   * The user a typed sign-in name names in the first backend, in chain order, that can look users up
-   * (SPEC 12: a reset by mail for a directory user who has never signed in), given a local record as
-   * a first sign-in would; undefined when none names one, or the backend refuses the account. A
-   * backend that is down is passed over: the reset then sends nothing, as for an unknown name.
+   * The user a typed sign-in name names, for a reset by mail (SPEC 12) of a directory user who has
+   * never signed in here: the first backend, in chain order, that can look users up and holds the
+   * name owns it, as at sign-in. Undefined when none holds it, when that backend cannot reset
+   * passwords, refuses the account, or has no email for it; otherwise the user, given the local record
+   * a first sign-in would give. A backend that is down is passed over: the reset then sends nothing,
+   * as for an unknown name. One lookup at a time in a process: they are anonymous requests' work, on
+   * the directory connections sign-ins use.
    */
-  async lookup(typed: string): Promise<User | undefined> {
-    const username = typed.trim();
+  lookup(typed: string): Promise<User | undefined> {
+    const run = () => this.lookupNow(typed.trim());
+    const next = this.lookups.then(run, run);
+    this.lookups = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    return next;
+  }
+
+  private lookups: Promise<void> = Promise.resolve();
+
+  private async lookupNow(username: string): Promise<User | undefined> {
     if (!username) return undefined;
     for (const member of this.members) {
       if (!member.backend.lookup || this.breakers.get(member.id)!.down) continue;
@@ -238,12 +251,13 @@ export class IdentityChain {
         continue;
       }
       if (!identity) continue;
-      if (identity.disabled) return undefined;
+      if (identity.disabled || !identity.email || !member.backend.resetPassword) return undefined;
       return this.provision(member.id, identity);
     }
     return undefined;
   }
 
+  /** Whether the user's backend lets them change (`change`) or have reset (`reset`) their password (SPEC 12). */
   canWritePassword(user: User, how: 'change' | 'reset'): boolean {
     const backend = this.members.find((m) => m.id === user.backend)?.backend;
     return Boolean(how === 'change' ? backend?.changePassword : backend?.resetPassword);

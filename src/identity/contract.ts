@@ -78,8 +78,9 @@ export interface IdentityBackend {
   /**
    * Optional (SPEC 12): the user a typed sign-in name names, read without a password; null when
    * none. How a reset by mail reaches a directory user who has never signed in here (so has no local
-   * record yet). Present only with `resetPassword`. Throws `BackendUnavailableError` when the backend
-   * cannot answer.
+   * record yet); used only for a backend that also has `resetPassword`, but a backend without it
+   * should still answer, so that the first backend holding a name owns it, as at sign-in. Throws
+   * `BackendUnavailableError` when the backend cannot answer.
    */
   lookup?(username: string): Promise<Identity | null>;
   /**

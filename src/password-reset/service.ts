@@ -99,17 +99,20 @@ If you did not ask for this, ignore this mail: your password stays as it is.
     const event = { ip: origin.ip, requestId: origin.requestId };
     const name = typed.trim();
     const addressOk = await limits.address(origin.ip);
-    const found: Array<{ id: string }> = name && name.length <= 320 ? await queries.candidates(name, MAX_ACCOUNTS * 2) : [];
-    // A directory user who has never signed in here has no local record yet: the directories are
-    // asked for the name (not while the address is over its limit: each asking is a search).
-    if (found.length === 0 && name && name.length <= 320 && addressOk) {
+    const found = name && name.length <= 320 ? await queries.candidates(name, MAX_ACCOUNTS * 2) : [];
+    const users = (await Promise.all(found.map((c) => deps.users.find(c.id)))).filter(resettable);
+    // A directory user who has never signed in here has no local record yet: when no backend of the
+    // chain holds a record of the name (an upstream's user does not count: sign-ins never reach it by
+    // name), the directories are asked for it; not while the address is over its limit (each asking is
+    // a search). A chain backend's record, resettable or not, owns the name, as at sign-in.
+    const chainHolds = found.some((c) => chainOrder(c.backend) !== Number.MAX_SAFE_INTEGER);
+    if (!chainHolds && users.length === 0 && name && name.length <= 320 && addressOk) {
       const known = await deps.identity.lookup(name).catch((err: unknown) => {
         logger.error({ requestId: origin.requestId, err: (err as Error).message }, 'password reset: the directory lookup failed');
         return undefined;
       });
-      if (known) found.push(known);
+      if (resettable(known)) users.push(known);
     }
-    const users = (await Promise.all(found.map((c) => deps.users.find(c.id)))).filter(resettable);
     // A name held in several backends belongs to the first of the chain that holds it, as at sign-in.
     users.sort((a, b) => chainOrder(a.backend) - chainOrder(b.backend));
     const byName = users.find((u) => u.username.toLowerCase() === name.toLowerCase());

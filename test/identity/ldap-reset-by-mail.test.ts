@@ -83,17 +83,29 @@ describe.each(databaseKinds)('reset by mail for a directory user never seen befo
     expect((await grant(u.uid, u.password)).status).toBe(400);
   });
 
-  test('a name the directory does not hold gets the same answer and no mail; nothing is recorded for it', async () => {
-    const browser = new ResetBrowser(server, freshAddress());
+  const outcomes = async () =>
+    (await server.sql('audit_events').where({ kind: 'password_reset.requested' }).orderBy('id').select('details')).map(
+      (r) => (typeof r.details === 'string' ? JSON.parse(r.details) : r.details) as { outcome: string },
+    );
+
+  test('a name the directory does not hold gets the same answer and no mail', async () => {
     const before = smtp.mails.length;
-    const asked = await browser.requestReset('nobody-in-the-directory');
+    const asked = await new ResetBrowser(server, freshAddress()).requestReset('nobody-in-the-directory');
     expect(asked.status).toBe(200);
     expect(asked.html).toContain(SAME_ANSWER);
-    // A request for a real user after it: its mail arriving means the first request's work is done too.
+    await server.ctx.passwordReset.settled();
+    expect((await outcomes()).at(-1)).toEqual({ outcome: 'unknown' });
+    expect(smtp.mails.length).toBe(before);
+  });
+
+  test('an account the directory has locked gets no link, and no local record is made for it', async () => {
     const u = await person();
-    await browser.requestReset(u.uid);
-    await smtp.nth(u.mail, 1);
-    expect(smtp.mails.length).toBe(before + 1);
-    expect(await server.ctx.users.findByUsername('corp', 'nobody-in-the-directory')).toBeUndefined();
+    await slapd.modify(`uid=${u.uid},${PEOPLE}`, 'pwdAccountLockedTime', ['000001010000Z']);
+    const asked = await new ResetBrowser(server, freshAddress()).requestReset(u.uid);
+    expect(asked.html).toContain(SAME_ANSWER);
+    await server.ctx.passwordReset.settled();
+    expect((await outcomes()).at(-1)).toEqual({ outcome: 'unknown' });
+    expect(smtp.to(u.mail)).toHaveLength(0);
+    expect(await server.ctx.users.findByUsername('corp', u.uid)).toBeUndefined();
   });
 });

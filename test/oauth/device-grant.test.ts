@@ -260,6 +260,10 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     expect(rfc.status).toBe(400);
     expect(await rfc.json()).toMatchObject({ error: 'unauthorized_client' });
     expect(await server.sql('device_codes').whereIn('client_id', [closed.clientId, standard.clientId])).toEqual([]);
+    // Its code style applies from the moment the client is found, authentication's refusals included.
+    const off = await server.client({ name: 'Off CLI (RFC codes)', confidential: false, grantTypes: [DEVICE], redirectUris: [], oauthEnabled: false, errorCodes: 'rfc6749' });
+    const offAnswer = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: off.clientId, scope: 'openid' });
+    expect(await offAnswer.json()).toMatchObject({ error: 'unauthorized_client' });
   });
 
   test('a client whose single sign-on is turned off after its code was issued is refused at /device before any sign-in, and it is audited', async () => {

@@ -20,11 +20,12 @@ export function deviceAuthorizationHandler(ctx: AppContext): RequestHandler {
     try {
       res.setHeader('Cache-Control', 'no-store');
       const p = readParams(req);
-      client = await authenticateClient(ctx, req, p);
-      if (!client.grantTypes.includes('urn:ietf:params:oauth:grant-type:device_code')) throw oauthError('unauthorized_client', 'this client may not use the device authorization grant');
-      if (!client.ssoEnabled) throw oauthError('app_unsupport_sso', 'this application may not use single sign-on');
-      const scopes = clientScopes(param(p, 'scope'), client);
-      const started = await ctx.deviceCodes.start(client, scopes);
+      // Known from the moment it is found, so that its code style applies to its authentication's errors too.
+      const asking = await authenticateClient(ctx, req, p, (found) => (client = found));
+      if (!asking.grantTypes.includes('urn:ietf:params:oauth:grant-type:device_code')) throw oauthError('unauthorized_client', 'this client may not use the device authorization grant');
+      if (!asking.ssoEnabled) throw oauthError('app_unsupport_sso', 'this application may not use single sign-on');
+      const scopes = clientScopes(param(p, 'scope'), asking);
+      const started = await ctx.deviceCodes.start(asking, scopes);
       const verificationUri = ctx.config.publicUrl + paths.device;
       sendJson(res, {
         device_code: started.deviceCode,
