@@ -55,7 +55,8 @@ export class ExactRoutes {
     return (rawReq: IncomingMessage, rawRes: ServerResponse) => {
       const url = rawReq.url ?? '/';
       const q = url.indexOf('?');
-      const chain = this.table.get(q === -1 ? url : url.slice(0, q))?.get(rawReq.method ?? '');
+      const path = q === -1 ? url : url.slice(0, q);
+      const chain = this.table.get(path)?.get(rawReq.method ?? '');
       if (!chain) {
         app(rawReq, rawRes);
         return;
@@ -68,7 +69,7 @@ export class ExactRoutes {
       Object.setPrototypeOf(req, app.request);
       Object.setPrototypeOf(res, app.response);
       res.locals = Object.create(null) as Response['locals'];
-      res.locals.route = q === -1 ? url : url.slice(0, q);
+      res.locals.route = path;
       req.originalUrl = url;
       req.baseUrl = '';
       req.params = {};

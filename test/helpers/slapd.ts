@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { Attribute, Change, Client, Control } from 'ldapts';
+import { Attribute, Change, Client, Control, InvalidCredentialsError } from 'ldapts';
 import { join } from 'node:path';
 import { BASE_DN, entries, GROUPS, PEOPLE, SERVICE_DN, SERVICE_PASSWORD, toLdif, type LdifEntry } from '../fixtures/ldap/directory.ts';
 import { freePort } from './ports.ts';
@@ -210,4 +210,18 @@ export function ldapBackendConfig(slapd: Pick<Slapd, 'url'>, extra: Record<strin
     adminGroups: ['latchkey-admins'],
     ...extra,
   };
+}
+
+/** Whether the directory itself takes `password` for `dn`, asked by a plain bind of its own. */
+export async function bindsAs(slapd: Pick<Slapd, 'url'>, dn: string, password: string): Promise<boolean> {
+  const c = new Client({ url: slapd.url, timeout: 3000 });
+  try {
+    await c.bind(dn, password);
+    return true;
+  } catch (err) {
+    if (err instanceof InvalidCredentialsError) return false;
+    throw err;
+  } finally {
+    await c.unbind();
+  }
 }

@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.ts';
+import { launchChromium, startClientApp } from '../helpers/chromium.ts';
 import { exchangeCode } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -10,16 +8,15 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 describe('sign-in page in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
-  let appServer: Server;
+  let appServer: Awaited<ReturnType<typeof startClientApp>>;
   let callback: string;
 
   beforeAll(async () => {
     server = await startTestServer('sqlite');
     await server.user('grace', 'grace-password-1', { displayName: 'Grace Hopper' });
     // The client application: a page at its redirect URI that the browser lands on.
-    appServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>client app</h1>'));
-    await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
-    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    appServer = await startClientApp();
+    callback = appServer.callback;
     browser = await launchChromium();
   });
   afterAll(async () => {

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { decodeJwt } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.ts';
+import { launchChromium, startClientApp } from '../helpers/chromium.ts';
 import { exchangeCode } from '../helpers/flow.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -17,7 +15,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 describe('passkeys in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
-  let appServer: Server;
+  let appServer: Awaited<ReturnType<typeof startClientApp>>;
   let callback: string;
   let context: BrowserContext;
   let page: Page;
@@ -26,9 +24,8 @@ describe('passkeys in Chromium', () => {
     const port = await freePort();
     server = await startTestServer('sqlite', { port, publicUrl: `http://localhost:${port}` });
     await server.user('heidi', 'heidi-password-1');
-    appServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>client app</h1>'));
-    await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
-    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    appServer = await startClientApp();
+    callback = appServer.callback;
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 390, height: 844 } });
     page = await context.newPage();

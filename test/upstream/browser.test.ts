@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.ts';
+import { launchChromium, startClientApp } from '../helpers/chromium.ts';
 import { exchangeCode } from '../helpers/flow.ts';
 import { startOidcUpstream, type OidcUpstream } from '../helpers/oidc-upstream.ts';
 import { freePort } from '../helpers/ports.ts';
@@ -14,7 +12,7 @@ describe('signing in through an upstream in Chromium', () => {
   let server: TestServer;
   let upstream: OidcUpstream;
   let browser: Browser;
-  let appServer: Server;
+  let appServer: Awaited<ReturnType<typeof startClientApp>>;
   let callback: string;
 
   beforeAll(async () => {
@@ -27,9 +25,8 @@ describe('signing in through an upstream in Chromium', () => {
       publicUrl: home,
       identity: { upstreams: [{ id: 'partner', name: 'Partner IdP', issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret }] },
     });
-    appServer = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>client app</h1>'));
-    await new Promise<void>((r) => appServer.listen(0, '127.0.0.1', r));
-    callback = `http://127.0.0.1:${(appServer.address() as AddressInfo).port}/callback`;
+    appServer = await startClientApp();
+    callback = appServer.callback;
     browser = await launchChromium();
   });
   afterAll(async () => {
