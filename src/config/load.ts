@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { describeIssues } from './issues.ts';
 import { configSchema, type Config } from './schema.ts';
 
 export class ConfigError extends Error {}
@@ -57,7 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Reco
   }
   const result = configSchema.safeParse(raw);
   if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    const lines = describeIssues(result.error.issues, raw).map((line) => `  ${line}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
   }
   const config = result.data;

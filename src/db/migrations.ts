@@ -22,6 +22,7 @@ import * as m16 from '../../migrations/20261127200000_password_reset_tokens.ts';
 import * as m17 from '../../migrations/20261127300000_upstream_sign_ins.ts';
 import * as m18 from '../../migrations/20261127400000_saml.ts';
 import * as m19 from '../../migrations/20261127500001_pg_statement_guard.ts';
+import * as m20 from '../../migrations/20261128000000_saml_acs_indexes.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -49,6 +50,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127300000_upstream_sign_ins.ts': m17,
   '20261127400000_saml.ts': m18,
   '20261127500001_pg_statement_guard.ts': m19,
+  '20261128000000_saml_acs_indexes.ts': m20,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { describeIssues } from '../config/issues.ts';
 import type { BackendEntry } from '../config/schema.ts';
 import { projectRoot } from '../root.ts';
 import type { IdentityBackend, IdentityPlugin, PluginContext } from './contract.ts';
@@ -59,7 +60,7 @@ export async function loadBackend(entry: BackendEntry, ctx: Omit<PluginContext, 
   }
   const parsed = plugin.configSchema.safeParse(entry.config ?? {});
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `config.${i.path.join('.')}: ${i.message}`).join('; ');
+    const issues = describeIssues(parsed.error.issues, entry.config, 'config').join('; ');
     throw new PluginLoadError(`${where}: invalid config: ${issues}`);
   }
   try {

@@ -17,7 +17,8 @@ const MAX_RESOURCES_LENGTH = 2000;
  * parameter must not appear more than once, so a repeated one (in one place or across both) is an
  * `invalid_request`, as is a value that is not a plain string; only `resource` may repeat (RFC 8707).
  * A NUL character or a value over 8 KiB is refused here too, before any database sees it
- * (PostgreSQL cannot store NUL in text).
+ * (PostgreSQL cannot store NUL in text). An empty value is no parameter at all, here and so at every
+ * endpoint that reads its parameters through this.
  */
 export function readParams(req: Request): Params {
   const out: Params = Object.create(null);
@@ -27,6 +28,9 @@ export function readParams(req: Request): Params {
       const repeatable = REPEATABLE.has(key);
       for (const value of repeatable && Array.isArray(given) ? given : [given]) {
         if (typeof value !== 'string') throw oauthError('invalid_request', `parameter ${key} is repeated or malformed`);
+        // RFC 6749 §3.1: a parameter sent without a value is treated as omitted (SPEC 7 "Empty
+        // parameters"). Dovecot sends `client_id=&client_secret=` beside its Basic credentials.
+        if (value === '') continue;
         if (key in out && !repeatable) throw oauthError('invalid_request', `parameter ${key} is repeated`);
         if (value.includes('\0')) throw oauthError('invalid_request', `parameter ${key} holds a NUL character`);
         if (value.length > MAX_VALUE) throw oauthError('invalid_request', `parameter ${key} is too long`);
@@ -40,18 +44,12 @@ export function readParams(req: Request): Params {
   return out;
 }
 
-/** A parameter's value, with an empty value read as absent. */
-export const param = (p: Params, name: string): string | undefined => {
-  const v = p[name];
-  return v === undefined || v === '' ? undefined : v;
-};
-
 /**
  * RFC 8707 `resource`, once or repeated: absent, or absolute URIs without fragment; anything else is
  * `invalid_target`. Duplicates count once.
  */
 export function resourcesParam(p: Params): string[] | undefined {
-  const value = param(p, 'resource');
+  const value = p.resource;
   if (value === undefined) return undefined;
   const list = [...new Set(splitResources(value))];
   if (list.length === 0 || !list.every(isResourceUri)) throw oauthError('invalid_target', 'resource must be an absolute URI without a fragment');

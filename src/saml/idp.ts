@@ -10,8 +10,8 @@ import { logoutRequestUrl, logoutResponseUrl } from './logout.ts';
 import { authenticated, checkDestination, decode, idAndTime, open, REQUEST_MAX_AGE_MS, CLOCK_SKEW_MS } from './messages.ts';
 import type { NameIdFormat, Participant, SamlQueries, ServiceProvider } from './saml-queries.ts';
 import type { ServiceProviders } from './service-providers.ts';
-import { BINDINGS, nameIdFormatOf } from './sp-metadata.ts';
-import { NS, onlyChild, SamlInputError } from './xml.ts';
+import { BINDINGS, NAME_ID_FORMAT_URIS, nameIdFormatOf } from './sp-metadata.ts';
+import { NS, onlyChild, SamlInputError, xsBoolean } from './xml.ts';
 
 /** The IdP's endpoints, under PUBLIC_URL (SPEC 14). */
 export const SAML_PATHS = { metadata: '/saml/v20/metadata', sso: '/saml/v20/sso', slo: '/saml/v20/slo' } as const;
@@ -24,8 +24,42 @@ export interface SignOnRequest {
   acsUrl: string;
   forceAuthn: boolean;
   isPassive: boolean;
-  /** The format the request asks for, when it is one Latchkey issues; else the SP's. */
+  /** The SP's registered format: a request may ask for it or for `unspecified`, and gets this. */
   nameIdFormat: NameIdFormat;
+}
+
+/** A checked request that is answered with an error status instead of an assertion (SAML Core 3.2.2.2). */
+export interface SignOnRefusal {
+  status: 'NoPassive' | 'InvalidNameIDPolicy';
+  message: string;
+}
+
+/** What `readAuthnRequest` found: the SP, the request, and the refusal it gets at its ACS, if any. */
+export interface CheckedAuthnRequest {
+  sp: ServiceProvider;
+  request: SignOnRequest;
+  refusal?: SignOnRefusal;
+}
+
+/**
+ * Where the response goes (SAML Core 3.4.1): the request's `AssertionConsumerServiceURL`, which must be
+ * registered, or its `AssertionConsumerServiceIndex`, which must be one the SP's metadata declared;
+ * neither, the SP's default (its metadata's `isDefault`, else the lowest index: the first stored).
+ */
+function acsUrlOf(root: Element, sp: ServiceProvider): string {
+  const url = root.getAttribute('AssertionConsumerServiceURL') || undefined;
+  const index = root.getAttribute('AssertionConsumerServiceIndex') || undefined;
+  if (url !== undefined && index !== undefined) throw new SamlInputError('the AuthnRequest names both an AssertionConsumerServiceURL and an AssertionConsumerServiceIndex');
+  if (url !== undefined) {
+    if (!sp.assertionConsumerServiceUrls.includes(url)) throw new SamlInputError(`${url} is not a registered AssertionConsumerServiceURL of ${sp.entityId}`);
+    return url;
+  }
+  if (index !== undefined) {
+    const at = /^\d{1,5}$/.test(index.trim()) ? (sp.acsIndexes ?? sp.assertionConsumerServiceUrls.map((_, i) => i)).indexOf(Number(index.trim())) : -1;
+    if (at < 0) throw new SamlInputError(`AssertionConsumerServiceIndex ${index.slice(0, 20)} is not an index of ${sp.entityId}`);
+    return sp.assertionConsumerServiceUrls[at]!;
+  }
+  return sp.assertionConsumerServiceUrls[0]!;
 }
 
 /** A LogoutRequest from an SP, checked. */
@@ -67,6 +101,13 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
     if (!(await deps.queries.useRequestId(hash, clock.now() + REQUEST_MAX_AGE_MS + 2 * CLOCK_SKEW_MS))) throw new SamlInputError(`the request ID ${id} was used before`);
   }
 
+  /** A signed Response with an error status (SAML Core 3.2.2.2), base64 for the POST binding. */
+  async function refusal(request: SignOnRequest, refused: SignOnRefusal): Promise<string> {
+    const top = refused.status === 'NoPassive' ? 'Responder' : 'Requester';
+    const xml = failureResponse({ issuer, destination: request.acsUrl, inResponseTo: request.requestId, now: clock.now(), status: top, second: refused.status, message: refused.message }, await deps.keys.signer());
+    return Buffer.from(xml, 'utf8').toString('base64');
+  }
+
   return {
     issuer,
 
@@ -79,7 +120,7 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
      * An AuthnRequest by either binding: decoded within limits, its SP known, its signature checked
      * (required when the SP says so), its ACS URL one registered, fresh, its ID used once.
      */
-    async readAuthnRequest(binding: 'redirect' | 'post', value: string, query: string): Promise<{ sp: ServiceProvider; request: SignOnRequest }> {
+    async readAuthnRequest(binding: 'redirect' | 'post', value: string, query: string): Promise<CheckedAuthnRequest> {
       const incoming = decode(binding, value, query);
       const { doc, issuer: spEntityId } = open(incoming, 'AuthnRequest');
       const sp = await knownSp(spEntityId);
@@ -88,23 +129,19 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
       checkDestination(root, ssoUrl);
       const protocolBinding = root.getAttribute('ProtocolBinding');
       if (protocolBinding && protocolBinding !== BINDINGS.post) throw new SamlInputError('only the HTTP-POST binding is offered for the response');
-      const asked = root.getAttribute('AssertionConsumerServiceURL');
-      if (asked && !sp.assertionConsumerServiceUrls.includes(asked)) throw new SamlInputError(`${asked} is not a registered AssertionConsumerServiceURL of ${sp.entityId}`);
-      const policy = onlyChild(root, NS.protocol, 'NameIDPolicy')?.getAttribute('Format');
-      const format = policy ? nameIdFormatOf(policy) : undefined;
-      if (policy && !format && !policy.endsWith(':unspecified')) throw new SamlInputError(`the NameID format ${policy} is not offered`);
+      const acsUrl = acsUrlOf(root, sp);
+      const policy = onlyChild(root, NS.protocol, 'NameIDPolicy');
+      if (policy) xsBoolean(policy, 'AllowCreate'); // checked for its spelling; Latchkey's identifiers always exist
+      const asked = policy?.getAttribute('Format') || undefined;
+      const forceAuthn = xsBoolean(root, 'ForceAuthn');
+      const isPassive = xsBoolean(root, 'IsPassive');
       await useOnce(sp, id);
-      return {
-        sp,
-        request: {
-          spId: sp.id,
-          requestId: id,
-          acsUrl: asked ?? sp.assertionConsumerServiceUrls[0]!,
-          forceAuthn: root.getAttribute('ForceAuthn') === 'true',
-          isPassive: root.getAttribute('IsPassive') === 'true',
-          nameIdFormat: format && format !== 'unspecified' ? format : sp.nameIdFormat,
-        },
-      };
+      const request: SignOnRequest = { spId: sp.id, requestId: id, acsUrl, forceAuthn, isPassive, nameIdFormat: sp.nameIdFormat };
+      // SAML Core 3.4.1.1: a format the IdP will not issue for this SP is answered with
+      // InvalidNameIDPolicy. The SP's registered format is the only one it gets: an unsigned request
+      // asking for `emailAddress` must not undo a pairwise persistent identifier.
+      const refused = asked !== undefined && !asked.endsWith(':unspecified') && nameIdFormatOf(asked) !== sp.nameIdFormat;
+      return { sp, request, ...(refused ? { refusal: { status: 'InvalidNameIDPolicy', message: `this service provider is given ${NAME_ID_FORMAT_URIS[sp.nameIdFormat]} identifiers only` } } : {}) };
     },
 
     /** IdP-initiated sign-on (`?sp=<entityId>`), for an SP that allows it: to its first ACS URL. */
@@ -147,10 +184,10 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
     },
 
     /** A passive request of a browser that is not signed in: `NoPassive`, to the checked ACS URL. */
-    async noPassive(request: SignOnRequest): Promise<string> {
-      const xml = failureResponse({ issuer, destination: request.acsUrl, inResponseTo: request.requestId, now: clock.now(), status: 'Responder', second: 'NoPassive', message: 'the user is not signed in' }, await deps.keys.signer());
-      return Buffer.from(xml, 'utf8').toString('base64');
-    },
+    noPassive: (request: SignOnRequest): Promise<string> => refusal(request, { status: 'NoPassive', message: 'the user is not signed in' }),
+
+    /** A request answered with an error status rather than an assertion, to the checked ACS URL. */
+    refusal,
 
     /** An SP's LogoutRequest (HTTP-Redirect): known SP, signed when it has a certificate, fresh, used once. */
     async readLogoutRequest(value: string, query: string): Promise<SpLogout> {

@@ -13,6 +13,11 @@ export interface ServiceProvider {
   name: string;
   /** Where responses may go; the first is the default when a request names none. */
   assertionConsumerServiceUrls: string[];
+  /**
+   * The metadata's `index` of each URL above, in the same order; null when the URLs were given
+   * explicitly, and then a URL's index is its position.
+   */
+  acsIndexes: number[] | null;
   /** Its HTTP-Redirect SingleLogoutService; null: it is not told of logouts. */
   singleLogoutServiceUrl: string | null;
   /** PEM: checks its signed requests. */
@@ -45,6 +50,7 @@ const toSp = (r: Row): ServiceProvider => ({
   entityId: String(r.entity_id),
   name: String(r.name),
   assertionConsumerServiceUrls: json<string[]>(r.acs_urls, []),
+  acsIndexes: r.acs_indexes == null ? null : json<number[]>(r.acs_indexes, []),
   singleLogoutServiceUrl: (r.slo_url as string | null) ?? null,
   signingCertificate: (r.signing_cert as string | null) ?? null,
   encryptionCertificate: (r.encryption_cert as string | null) ?? null,
@@ -64,6 +70,7 @@ const toRow = (sp: ServiceProvider): Row => ({
   entity_id: sp.entityId,
   name: sp.name,
   acs_urls: JSON.stringify(sp.assertionConsumerServiceUrls),
+  acs_indexes: sp.acsIndexes === null ? null : JSON.stringify(sp.acsIndexes),
   slo_url: sp.singleLogoutServiceUrl,
   signing_cert: sp.signingCertificate,
   encryption_cert: sp.encryptionCertificate,

@@ -75,6 +75,8 @@ function apply(sp: ServiceProvider, input: ServiceProviderInput): ServiceProvide
     if (value === undefined || (value === null && !CLEARABLE.has(key))) continue;
     next[key] = value;
   }
+  // URLs given explicitly carry no metadata indexes: each one's index is then its position.
+  if (input.assertionConsumerServiceUrls) next.acsIndexes = null;
   return next as unknown as ServiceProvider;
 }
 
@@ -109,6 +111,7 @@ export const serviceProviders = (queries: SamlQueries, deps: { transaction: Tran
       entityId: '',
       name: '',
       assertionConsumerServiceUrls: [],
+      acsIndexes: null,
       singleLogoutServiceUrl: null,
       signingCertificate: null,
       encryptionCertificate: null,

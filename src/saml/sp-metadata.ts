@@ -1,5 +1,5 @@
 import type { NameIdFormat } from './saml-queries.ts';
-import { children, MAX_METADATA_BYTES, NS, onlyChild, parseXml, SamlInputError, toPem } from './xml.ts';
+import { children, MAX_METADATA_BYTES, NS, onlyChild, parseXml, SamlInputError, toPem, xsBoolean } from './xml.ts';
 
 export const BINDINGS = {
   post: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST',
@@ -20,13 +20,26 @@ export const nameIdFormatOf = (uri: string): NameIdFormat | undefined =>
 export interface SpMetadata {
   entityId: string;
   assertionConsumerServiceUrls: string[];
+  /** Each URL's `index`, in the same order (the default first, then by index). */
+  acsIndexes: number[];
   singleLogoutServiceUrl: string | null;
   signingCertificate: string | null;
   encryptionCertificate: string | null;
+  /** Absent when the metadata names none Latchkey issues (it is optional): the registration's default then holds. */
   nameIdFormat?: NameIdFormat;
   wantAuthnRequestsSigned: boolean;
+  /** Present only when `WantAssertionsSigned` is true: the registration's default (signed) holds otherwise. */
+  signAssertions?: true;
   /** Only when a KeyDescriptor says `use="encryption"`: a key of no stated use is not a request for encryption. */
   encryptAssertions: boolean;
+}
+
+/** An endpoint's `index` (an xs:unsignedShort, required on indexed endpoints; 0 when an SP leaves it out). */
+function indexOf(e: Element): number {
+  const raw = (e.getAttribute('index') ?? '').trim();
+  if (raw === '') return 0;
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new SamlInputError(`AssertionConsumerService index="${raw.slice(0, 20)}" is not a number from 0 to 65535`);
+  return Number(raw);
 }
 
 function certificateOf(key: Element): string | null {
@@ -52,9 +65,8 @@ export function readSpMetadata(xml: string): SpMetadata {
 
   const acs = children(sp, NS.metadata, 'AssertionConsumerService')
     .filter((e) => e.getAttribute('Binding') === BINDINGS.post)
-    .map((e) => ({ url: e.getAttribute('Location') ?? '', isDefault: e.getAttribute('isDefault') === 'true', index: Number(e.getAttribute('index') ?? 0) }))
-    .sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.index - b.index)
-    .map((e) => e.url);
+    .map((e) => ({ url: e.getAttribute('Location') ?? '', isDefault: xsBoolean(e, 'isDefault'), index: indexOf(e) }))
+    .sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.index - b.index);
   if (acs.length === 0) throw new SamlInputError('the SPSSODescriptor has no HTTP-POST AssertionConsumerService');
   const slo = children(sp, NS.metadata, 'SingleLogoutService').find((e) => e.getAttribute('Binding') === BINDINGS.redirect);
 
@@ -69,15 +81,21 @@ export function readSpMetadata(xml: string): SpMetadata {
     if (use !== 'signing') encryptionCertificate ??= cert;
     if (use === 'encryption') encryptAssertions = true;
   }
-  const formats = children(sp, NS.metadata, 'NameIDFormat').map((e) => nameIdFormatOf((e.textContent ?? '').trim()));
+  const format = children(sp, NS.metadata, 'NameIDFormat')
+    .map((e) => nameIdFormatOf((e.textContent ?? '').trim()))
+    .find((f) => f !== undefined);
+  const wantAssertionsSigned = xsBoolean(sp, 'WantAssertionsSigned');
   return {
     entityId,
-    assertionConsumerServiceUrls: acs,
+    assertionConsumerServiceUrls: acs.map((e) => e.url),
+    acsIndexes: acs.map((e) => e.index),
     singleLogoutServiceUrl: slo?.getAttribute('Location') || null,
     signingCertificate,
     encryptionCertificate,
-    nameIdFormat: formats.find((f) => f !== undefined),
-    wantAuthnRequestsSigned: sp.getAttribute('AuthnRequestsSigned') === 'true',
+    wantAuthnRequestsSigned: xsBoolean(sp, 'AuthnRequestsSigned'),
     encryptAssertions,
+    // Only what the metadata says: an undefined key would be laid over the registration's defaults.
+    ...(format ? { nameIdFormat: format } : {}),
+    ...(wantAssertionsSigned ? { signAssertions: true as const } : {}),
   };
 }

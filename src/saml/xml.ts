@@ -81,3 +81,16 @@ export function toPem(cert: string): string {
 
 /** The base64 body of a PEM certificate (for KeyInfo and metadata). */
 export const pemBody = (pem: string): string => pem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
+
+/**
+ * An `xs:boolean` attribute (XML Schema 1.0 §3.2.2): `true`, `false`, `1` or `0`, surrounding white
+ * space collapsed. Shibboleth writes `1`; reading only `'true'` once turned its `ForceAuthn="1"` into
+ * false. Absent is `fallback`; any other spelling is a refusal, never a guess.
+ */
+export function xsBoolean(element: Element, name: string, fallback = false): boolean {
+  if (!element.hasAttribute(name)) return fallback;
+  const value = (element.getAttribute(name) ?? '').trim();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new SamlInputError(`${element.localName} ${name}="${value.slice(0, 20)}" is not an xs:boolean (true, false, 1 or 0)`);
+}

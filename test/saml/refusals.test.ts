@@ -1,13 +1,11 @@
-import { createSign, randomBytes } from 'node:crypto';
-import { deflateRawSync } from 'node:zlib';
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { SignedXml } from 'xml-crypto';
 import { adminCliToken, graphqlPost } from '../helpers/admin-api.ts';
 import { keyAndCertificate } from '../helpers/saml-sp.ts';
+import { redirectBindingUrl, RSA_SHA256, signedPost } from '../helpers/saml-requests.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 import { postForm } from '../helpers/http.ts';
 
-const RSA_SHA256 = 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256';
 const ENTITY = 'https://crm.example.com/saml';
 const ACS = 'https://crm.example.com/saml/acs';
 const SLO = 'https://crm.example.com/saml/slo';
@@ -27,24 +25,8 @@ describe('SAML requests Latchkey refuses', () => {
   const authnRequest = (o: { id?: string; issuer?: string; acs?: string; instant?: string; issuerText?: string } = {}) =>
     `<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion" ID="${o.id ?? newId()}" Version="2.0" IssueInstant="${o.instant ?? now()}" Destination="${server.url}/saml/v20/sso" AssertionConsumerServiceURL="${o.acs ?? ACS}" ProtocolBinding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"><saml:Issuer>${o.issuerText ?? o.issuer ?? ENTITY}</saml:Issuer></samlp:AuthnRequest>`;
 
-  /** The Redirect binding's query, signed with `key` (SAML bindings 3.4.4.1) unless null. */
-  function redirectUrl(xml: string | Buffer, key: string | null, sigAlg = RSA_SHA256, hash = 'RSA-SHA256'): string {
-    const deflated = deflateRawSync(typeof xml === 'string' ? Buffer.from(xml) : xml).toString('base64');
-    let query = `SAMLRequest=${encodeURIComponent(deflated)}&RelayState=r1`;
-    if (key) {
-      query += `&SigAlg=${encodeURIComponent(sigAlg)}`;
-      query += `&Signature=${encodeURIComponent(createSign(hash).update(query).sign(key).toString('base64'))}`;
-    }
-    return `${server.url}/saml/v20/sso?${query}`;
-  }
-
-  /** An enveloped signature over the request's root, as an SP signs a POST-binding request. */
-  function signedPost(xml: string, key: string): string {
-    const sig = new SignedXml({ privateKey: key, signatureAlgorithm: RSA_SHA256, canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#' });
-    sig.addReference({ xpath: '/*', digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256', transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', 'http://www.w3.org/2001/10/xml-exc-c14n#'] });
-    sig.computeSignature(xml, { prefix: 'ds', location: { reference: "/*/*[local-name(.)='Issuer']", action: 'after' } });
-    return sig.getSignedXml();
-  }
+  const redirectUrl = (xml: string | Buffer, key: string | null, sigAlg = RSA_SHA256, hash = 'RSA-SHA256') =>
+    redirectBindingUrl(`${server.url}/saml/v20/sso`, xml, key, { sigAlg, hash });
 
   const refusals = () => server.logs.filter((l) => l.includes('SAML message refused')).length;
 

@@ -1,7 +1,8 @@
+import { redirectUriMatches } from '../../clients/redirect-match.ts';
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { forClient, OAuthError, oauthError } from '../../errors/oauth.ts';
-import { param, resourcesParam, type Params } from '../params.ts';
+import { resourcesParam, type Params } from '../params.ts';
 import { joinResources } from '../../clients/resource.ts';
 import { scopesAllowed, withoutIgnoredScopes } from '../token/scopes.ts';
 
@@ -66,18 +67,18 @@ const pkceValue = /^[A-Za-z0-9._~-]{43,128}$/;
  * (shown on a page); afterwards RedirectErrors.
  */
 export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise<AuthorizeRequest> {
-  const clientId = param(p, 'client_id');
+  const clientId = p.client_id;
   if (!clientId) throw oauthError('empty_client_id', 'client_id is required');
   const client = await ctx.clients.find(clientId);
   if (!client) throw oauthError('invalid_client_id', 'client_id is not a registered client');
-  const redirectUri = param(p, 'redirect_uri');
+  const redirectUri = p.redirect_uri;
   if (!redirectUri) throw oauthError('empty_redirect_uri', 'redirect_uri is required');
-  if (!client.redirectUris.includes(redirectUri)) {
+  if (!redirectUriMatches(client.redirectUris, redirectUri)) {
     throw oauthError('redirect_uri_mismatch', 'redirect_uri does not match a registered redirect URI');
   }
 
   const state = p.state;
-  const modeParam = param(p, 'response_mode') ?? 'query';
+  const modeParam = p.response_mode ?? 'query';
   // An unknown mode is answered in the default one: the client may not understand what it asked for.
   if (modeParam !== 'query' && modeParam !== 'form_post') {
     throw new RedirectError(oauthError('invalid_request', `response_mode ${modeParam} is not supported; use query or form_post`), redirectUri, state);
@@ -90,7 +91,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
   if (!client.oauthEnabled) throw fail('app_unsupport_oauth', 'this application may not use OAuth');
   if (!client.ssoEnabled) throw fail('app_unsupport_sso', 'this application may not use single sign-on');
 
-  const responseType = param(p, 'response_type');
+  const responseType = p.response_type;
   if (!responseType) throw fail('empty_response_type', 'response_type is required');
   if (responseType !== 'code') {
     const parts = responseType.split(' ');
@@ -98,7 +99,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     if (real) throw fail('unsupported_response_type', `response_type ${responseType} is not supported; use code`);
     throw fail('invalid_response_type', `response_type ${responseType} is not a response type`);
   }
-  const grantType = param(p, 'grant_type');
+  const grantType = p.grant_type;
   if (grantType !== undefined && grantType !== 'authorization_code') {
     throw fail('invalid_grant_type', 'grant_type on an authorize request must be authorization_code');
   }
@@ -106,15 +107,15 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     throw fail('unauthorized_client', 'this client may not use the authorization code grant');
   }
 
-  const scopeParam = param(p, 'scope');
+  const scopeParam = p.scope;
   const asked = scopeParam ? [...new Set(scopeParam.split(' ').filter(Boolean))] : client.scopes;
   const scopes = withoutIgnoredScopes(asked, client);
   const allowed = scopesAllowed(client);
   const unknown = scopes.filter((s) => !allowed.includes(s));
   if (unknown.length > 0) throw fail('invalid_scope', `scope not allowed for this client: ${unknown.join(' ')}`);
 
-  const codeChallenge = param(p, 'code_challenge');
-  const method = param(p, 'code_challenge_method');
+  const codeChallenge = p.code_challenge;
+  const method = p.code_challenge_method;
   if (codeChallenge === undefined && method !== undefined) {
     throw fail('invalid_request', 'code_challenge_method given without code_challenge');
   }
@@ -131,14 +132,14 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     throw fail('invalid_request', 'a public client must use PKCE (code_challenge)');
   }
 
-  const prompt = new Set((param(p, 'prompt') ?? '').split(' ').filter(Boolean));
+  const prompt = new Set((p.prompt ?? '').split(' ').filter(Boolean));
   for (const value of prompt) {
     if (!['none', 'login', 'consent', 'select_account'].includes(value)) throw fail('invalid_request', `prompt ${value} is not supported`);
   }
   if (prompt.has('none') && prompt.size > 1) throw fail('invalid_request', 'prompt=none cannot be combined with other values');
 
   let maxAge: number | undefined;
-  const maxAgeParam = param(p, 'max_age');
+  const maxAgeParam = p.max_age;
   if (maxAgeParam !== undefined) {
     if (!/^\d{1,10}$/.test(maxAgeParam)) throw fail('invalid_request', 'max_age must be a whole number of seconds');
     maxAge = Number(maxAgeParam);
@@ -154,7 +155,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
   }
 
   // An unknown upstream is the client's mistake, told to the client like any other bad parameter.
-  const idp = param(p, 'idp');
+  const idp = p.idp;
   if (idp !== undefined && !ctx.upstreams.find(idp)) throw fail('invalid_request', `idp ${idp} is not a configured identity provider`);
 
   const carried: Record<string, string> = {};
@@ -165,7 +166,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     redirectUri,
     scopes,
     state,
-    nonce: param(p, 'nonce'),
+    nonce: p.nonce,
     codeChallenge,
     codeChallengeMethod: codeChallenge ? ((method as 'S256' | 'plain' | undefined) ?? 'plain') : undefined,
     prompt,

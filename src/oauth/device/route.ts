@@ -4,7 +4,7 @@ import type { Client } from '../../clients/queries.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
 import { sendJson } from '../../http/send-json.ts';
 import { paths } from '../../paths.ts';
-import { param, readParams } from '../params.ts';
+import { readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 import { clientScopes } from '../token/scopes.ts';
 
@@ -24,7 +24,7 @@ export function deviceAuthorizationHandler(ctx: AppContext): RequestHandler {
       const asking = await authenticateClient(ctx, req, p, (found) => (client = found));
       if (!asking.grantTypes.includes('urn:ietf:params:oauth:grant-type:device_code')) throw oauthError('unauthorized_client', 'this client may not use the device authorization grant');
       if (!asking.ssoEnabled) throw oauthError('app_unsupport_sso', 'this application may not use single sign-on');
-      const scopes = clientScopes(param(p, 'scope'), asking);
+      const scopes = clientScopes(p.scope, asking);
       const started = await ctx.deviceCodes.start(asking, scopes);
       const verificationUri = ctx.config.publicUrl + paths.device;
       sendJson(res, {

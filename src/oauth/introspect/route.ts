@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.ts';
 import type { Client } from '../../clients/queries.ts';
 import { audClaim } from '../../clients/resource.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
-import { param, readParams } from '../params.ts';
+import { readParams } from '../params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 import { sendJson } from '../../http/send-json.ts';
 
@@ -27,7 +27,7 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       res.setHeader('Cache-Control', 'no-store');
       const p = readParams(req);
       const caller = await authenticateClient(ctx, req, p, (found) => (named = found));
-      const token = param(p, 'token');
+      const token = p.token;
       if (!token) throw oauthError('invalid_request', 'token is required');
       const readsAny = caller.roles.some((r) => READS_ANY_TOKEN.includes(r));
       const mayRead = (clientId: string) => clientId === caller.clientId || readsAny;

@@ -1,3 +1,4 @@
+import { redirectUriMatches } from '../../clients/redirect-match.ts';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { sendPageError } from '../../http/page-errors.ts';
@@ -7,7 +8,7 @@ import { logoutConfirmPage, signedOutPage } from '../../web/pages/logout.ts';
 import { redirectWith } from '../authorize/request.ts';
 import { oauthError } from '../../errors/oauth.ts';
 import { sessionSid } from '../../crypto/tokens.ts';
-import { param, readParams } from '../params.ts';
+import { readParams } from '../params.ts';
 
 /** The parameters the confirmation form carries back. */
 const carried = ['client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
@@ -25,19 +26,19 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
     res.setHeader('Cache-Control', 'no-store');
     try {
       const p = readParams(req);
-      const hint = param(p, 'id_token_hint');
+      const hint = p.id_token_hint;
       const claims = hint ? await ctx.keys.verifyOwnIdToken(hint) : undefined;
       if (hint && !claims) throw oauthError('invalid_request', 'id_token_hint is not a token of this server');
       const audience = typeof claims?.aud === 'string' ? claims.aud : undefined;
-      const clientId = param(p, 'client_id') ?? audience;
+      const clientId = p.client_id ?? audience;
       if (audience && clientId !== audience) throw oauthError('invalid_request', 'client_id differs from the id_token_hint audience');
 
       const client = clientId ? await ctx.clients.find(clientId) : undefined;
       if (clientId && !client) throw oauthError('invalid_request', 'client_id is not a registered client');
-      const target = param(p, 'post_logout_redirect_uri');
+      const target = p.post_logout_redirect_uri;
       if (target) {
         if (!client) throw oauthError('invalid_request', 'post_logout_redirect_uri needs client_id or id_token_hint');
-        if (!client.postLogoutRedirectUris.includes(target) && !client.redirectUris.includes(target)) {
+        if (!redirectUriMatches([...client.postLogoutRedirectUris, ...client.redirectUris], target)) {
           throw oauthError('invalid_request', 'post_logout_redirect_uri is not registered for this client');
         }
       }
@@ -61,7 +62,7 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
       }
       res.clearCookie(SSO_COOKIE, cookieOptions(secure));
       // An empty state is no state: nothing to hand back, so nothing appended (not even `?state=`).
-      if (target) res.redirect(req.method === 'POST' ? 303 : 302, redirectWith(target, { state: param(p, 'state') }));
+      if (target) res.redirect(req.method === 'POST' ? 303 : 302, redirectWith(target, { state: p.state }));
       else res.status(200).type('html').send(signedOutPage());
     } catch (err) {
       sendPageError(ctx, req, res, err, 'sign-out');

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import type { Client } from '../../clients/queries.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
-import { param, readParams } from '../params.ts';
+import { readParams } from '../params.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 
@@ -21,7 +21,7 @@ export function revokeHandler(ctx: AppContext): RequestHandler {
         named = found;
         allowClientOrigin(req, res, found);
       });
-      const token = param(p, 'token');
+      const token = p.token;
       if (!token) throw oauthError('invalid_request', 'token is required');
       const outcome = await ctx.tokens.revokeToken(token, client.clientId, client.roles.includes('admin'));
       if (outcome === 'other_client') throw oauthError('unauthorized_client', 'the token was not issued to this client');

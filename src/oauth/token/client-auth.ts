@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { basicAuthFailed, oauthError } from '../../errors/oauth.ts';
-import { param, type Params } from '../params.ts';
+import { type Params } from '../params.ts';
 import { methodsOf } from '../../clients/auth-method.ts';
 import { assertionIssuer, JWT_BEARER, verifyClientAssertion } from './client-assertion.ts';
 
@@ -40,8 +40,8 @@ export async function authenticateClient(ctx: AppContext, req: Request, p: Param
   if (basic && p.client_id !== undefined && p.client_id !== basic.id) {
     throw oauthError('invalid_request', 'client_id differs between the Authorization header and the body');
   }
-  const clientId = basic?.id || param(p, 'client_id');
-  const secret = basic ? basic.secret : param(p, 'client_secret');
+  const clientId = basic?.id || p.client_id;
+  const secret = basic ? basic.secret : p.client_secret;
   if (!clientId) throw oauthError('empty_client_id', 'client_id is required');
 
   const client = await ctx.clients.find(clientId);
@@ -68,7 +68,7 @@ async function byAssertion(ctx: AppContext, req: Request, p: Params, named?: (cl
   if (req.headers.authorization && /^basic /i.test(req.headers.authorization)) throw oauthError('invalid_request', 'a client assertion and Basic credentials together');
   if (p.client_secret !== undefined) throw oauthError('invalid_request', 'a client assertion and client_secret together');
   if (p.client_assertion_type !== JWT_BEARER) throw oauthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
-  const assertion = param(p, 'client_assertion');
+  const assertion = p.client_assertion;
   if (!assertion) throw oauthError('invalid_client', 'client_assertion is required');
   const clientId = assertionIssuer(ctx, assertion);
   if (p.client_id !== undefined && p.client_id !== clientId) throw oauthError('invalid_client', 'client_id differs from the assertion issuer');

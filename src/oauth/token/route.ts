@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Client, GrantType } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
-import { param, readParams } from '../params.ts';
+import { readParams } from '../params.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from './client-auth.ts';
 import { auditTrail, type Grant } from './grant.ts';
@@ -41,7 +41,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       });
 
       // The document's own example sends a tokencode and no grant_type.
-      const grantType = param(p, 'grant_type') ?? (param(p, 'code') || param(p, 'tokencode') ? 'authorization_code' : undefined);
+      const grantType = p.grant_type ?? (p.code || p.tokencode ? 'authorization_code' : undefined);
       if (!grantType) throw oauthError('invalid_grant_type', 'grant_type is required');
       if (!Object.hasOwn(grants, grantType)) throw oauthError('invalid_grant_type', `grant_type ${grantType} is not supported`);
       if (!client.grantTypes.includes(grantType as GrantType)) {

@@ -15,7 +15,8 @@ function presentedToken(req: Request): string {
     if (!source) continue;
     for (const name of ['access_token', 'token']) {
       const v = (source as Record<string, unknown>)[name];
-      if (v === undefined) continue;
+      // An empty value is an omitted parameter (RFC 6749 §3.1, SPEC 7 "Empty parameters").
+      if (v === undefined || v === '') continue;
       if (typeof v !== 'string') throw bearerError('invalid_request', `${name} is repeated`);
       found.push(v);
     }

@@ -2,7 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
 import { readParams, type Params } from '../../oauth/params.ts';
-import { queryOf, SAML_PATHS, type SignOnRequest } from '../../saml/idp.ts';
+import { queryOf, SAML_PATHS, type SignOnRefusal, type SignOnRequest } from '../../saml/idp.ts';
 import type { ServiceProvider } from '../../saml/saml-queries.ts';
 import { SamlInputError } from '../../saml/xml.ts';
 import { showStep } from '../sign-in/show.ts';
@@ -31,7 +31,7 @@ interface Carried {
 export function samlSsoHandler(ctx: AppContext): RequestHandler {
   const steps = signInSteps(ctx);
 
-  async function incoming(req: Request, p: Params): Promise<{ sp: ServiceProvider; carried: Carried }> {
+  async function incoming(req: Request, p: Params): Promise<{ sp: ServiceProvider; carried: Carried; refusal?: SignOnRefusal }> {
     if (p[CARRIED] !== undefined) {
       const carried = unseal<Carried>(ctx.csrfKey, PURPOSE, p[CARRIED]);
       if (!carried) throw new SamlInputError('the sign-in form expired: go back to the application and sign in again');
@@ -41,8 +41,8 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
     if (relayState !== undefined && relayState.length > MAX_RELAY_STATE) throw new SamlInputError(`RelayState is longer than ${MAX_RELAY_STATE} characters`);
     if (p.SAMLRequest !== undefined) {
       const binding = req.method === 'GET' ? 'redirect' : 'post';
-      const { sp, request } = await ctx.saml.readAuthnRequest(binding, p.SAMLRequest, queryOf(req.originalUrl));
-      return { sp, carried: { request, relayState } };
+      const { sp, request, refusal } = await ctx.saml.readAuthnRequest(binding, p.SAMLRequest, queryOf(req.originalUrl));
+      return { sp, carried: { request, relayState }, refusal };
     }
     if (p.sp !== undefined) {
       const { sp, request } = await ctx.saml.idpInitiated(p.sp);
@@ -55,8 +55,10 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
     res.setHeader('Cache-Control', 'no-store');
     try {
       const p = readParams(req);
-      const { sp, carried } = await incoming(req, p);
+      const { sp, carried, refusal } = await incoming(req, p);
       const { request, relayState } = carried;
+      // A request the IdP will not serve as asked is answered at its (checked) ACS with the status, no page.
+      if (refusal) return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.refusal(request, refusal), RelayState: relayState });
       const prompt = new Set<string>(request.isPassive ? ['none'] : request.forceAuthn ? ['login'] : []);
       const sealed = seal(ctx.csrfKey, PURPOSE, { ...carried }, CARRY_MS);
       const carriedHere = `${SAML_PATHS.sso}?${new URLSearchParams({ [CARRIED]: sealed })}`;

@@ -1,7 +1,8 @@
+import { sameRedirectUri } from '../../../clients/redirect-match.ts';
 import { createHash } from 'node:crypto';
 import { safeEqual } from '../../../crypto/tokens.ts';
 import { oauthError } from '../../../errors/oauth.ts';
-import { param, resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../params.ts';
 import { auditTrail, type Grant } from '../grant.ts';
 import { outsideGrant, settledResources } from '../resources.ts';
 
@@ -14,9 +15,9 @@ function pkceMatches(method: string, challenge: string, verifier: string): boole
 
 /** The code in `code` or `tokencode` (the document names both), its redirect URI and PKCE verifier. */
 export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
-  const code = param(p, 'code') ?? param(p, 'tokencode');
+  const code = p.code ?? p.tokencode;
   if (!code) throw oauthError('empty_code', 'code is required');
-  const redirectUri = param(p, 'redirect_uri');
+  const redirectUri = p.redirect_uri;
   if (!redirectUri) throw oauthError('empty_redirect_uri', 'redirect_uri is required');
   const resources = resourcesParam(p);
 
@@ -31,12 +32,12 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
     return oauthError(error, description);
   };
   if (row.clientId !== client.clientId) throw await refuse('invalid_code', 'the code was issued to another client');
-  if (row.redirectUri !== redirectUri) throw await refuse('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
+  if (!sameRedirectUri(row.redirectUri, redirectUri)) throw await refuse('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
   // RFC 8707: the code is for the resources named at authorize; the token request may name only those.
   const other = outsideGrant(row.resource, resources);
   if (other.length > 0) throw await refuse('invalid_target', `resource not among those the code was issued for: ${other.join(' ')}`);
 
-  const verifier = param(p, 'code_verifier');
+  const verifier = p.code_verifier;
   if (row.codeChallenge) {
     if (!verifier || !verifierPattern.test(verifier)) throw await refuse('invalid_code', 'code_verifier is missing or malformed');
     if (!pkceMatches(row.codeChallengeMethod ?? 'plain', row.codeChallenge, verifier)) {

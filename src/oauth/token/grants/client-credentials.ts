@@ -1,6 +1,6 @@
 import { oauthError } from '../../../errors/oauth.ts';
 import { joinResources } from '../../../clients/resource.ts';
-import { param, resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { requestedScopes } from '../scopes.ts';
 
@@ -10,5 +10,5 @@ export const clientCredentialsGrant: Grant = async (_ctx, _req, p, client) => {
   const userScopes = new Set(['openid', 'profile', 'email', 'groups', 'offline_access']);
   const fallback = client.scopes.filter((s) => !userScopes.has(s));
   const resources = resourcesParam(p);
-  return { userId: null, scopes: requestedScopes(param(p, 'scope'), client.scopes, fallback), resource: resources ? joinResources(resources) : null };
+  return { userId: null, scopes: requestedScopes(p.scope, client.scopes, fallback), resource: resources ? joinResources(resources) : null };
 };

@@ -1,5 +1,4 @@
 import { oauthError } from '../../../errors/oauth.ts';
-import { param } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { grantableScopes } from '../scopes.ts';
 
@@ -8,7 +7,7 @@ import { grantableScopes } from '../scopes.ts';
  * approved request is taken by one atomic update (device-codes.ts), so the tokens go out once.
  */
 export const deviceCodeGrant: Grant = async (ctx, _req, p, client) => {
-  const deviceCode = param(p, 'device_code');
+  const deviceCode = p.device_code;
   if (!deviceCode) throw oauthError('invalid_request', 'device_code is required');
   const poll = await ctx.deviceCodes.poll(deviceCode, client.clientId);
   switch (poll.state) {

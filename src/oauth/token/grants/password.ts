@@ -1,6 +1,6 @@
 import { backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
 import { joinResources } from '../../../clients/resource.ts';
-import { param, resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../params.ts';
 import type { Grant } from '../grant.ts';
 import { clientScopes, grantableScopes } from '../scopes.ts';
 import { clock } from '../../../clock.ts';
@@ -19,14 +19,14 @@ const refused: Record<AccountRefusal, string> = {
  * second factor in `otp` for a user who has one (SPEC 8).
  */
 export const passwordGrant: Grant = async (ctx, req, p, client) => {
-  const username = param(p, 'username');
-  const password = param(p, 'password');
+  const username = p.username;
+  const password = p.password;
   if (!username) throw oauthError('invalid_request', 'username is required');
   if (!password) throw oauthError('invalid_request', 'password is required');
   const resources = resourcesParam(p);
-  const scopes = clientScopes(param(p, 'scope'), client);
+  const scopes = clientScopes(p.scope, client);
 
-  const otp = param(p, 'otp') || undefined;
+  const otp = p.otp || undefined;
   const outcome = await ctx.signIn.signIn({
     username,
     password,

@@ -1,7 +1,7 @@
 import type { User } from '../../../users/queries.ts';
 import { BackendUnavailableError } from '../../../identity/contract.ts';
 import { backendUnavailable, oauthError } from '../../../errors/oauth.ts';
-import { param, resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../params.ts';
 import { outsideGrant, settledResources } from '../resources.ts';
 import { auditTrail, type Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../scopes.ts';
@@ -14,7 +14,7 @@ import { grantableScopes, requestedScopes } from '../scopes.ts';
  * tokens); if that backend is down the answer is `temporarily_unavailable` and the token stays usable.
  */
 export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
-  const token = param(p, 'refresh_token');
+  const token = p.refresh_token;
   if (!token) throw oauthError('invalid_request', 'refresh_token is required');
   const resources = resourcesParam(p);
   // A reused token's family is revoked and the reuse audited by the token service.
@@ -49,7 +49,7 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   return {
     userId: row.userId,
     user,
-    scopes: grantableScopes(requestedScopes(param(p, 'scope'), granted, granted), user),
+    scopes: grantableScopes(requestedScopes(p.scope, granted, granted), user),
     from: { refresh: row },
     sessionId: row.sessionId,
     authTime: row.authTime,
