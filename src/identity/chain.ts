@@ -21,9 +21,10 @@ export type SignInResult =
   | { ok: false; reason: 'invalid_credentials' | AccountRefusal; user?: User; backend?: string; skipped: string[] }
   | { ok: false; reason: 'unavailable'; backends: string[] };
 
-const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
+const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
   user.username === fields.username &&
   user.email === fields.email &&
+  user.emailVerified === fields.emailVerified &&
   user.displayName === fields.displayName &&
   user.disabled === fields.disabled &&
   JSON.stringify(user.groups) === JSON.stringify(fields.groups) &&
@@ -47,7 +48,7 @@ export interface ChainOptions {
  * final, and the user is never tried against a later backend under the same name. A backend that is
  * down is skipped (later ones may still hold the user); if nobody answered for the user and one was
  * down, the result is `unavailable`, never a failed login. A backend found down stays skipped, without
- * being asked, until a background probe finds it answering (see `Breaker`).
+ * being asked, until a background probe or a half-open trial finds it answering (see `Breaker`).
  */
 export class IdentityChain {
   private readonly breakers = new Map<string, Breaker>();
@@ -73,10 +74,32 @@ export class IdentityChain {
     }
   }
 
-  /** An outage seen by a call: logged with its cause, and the backend skipped from now on. */
-  private unavailable(member: ChainMember, err: BackendUnavailableError): void {
-    this.logger.warn({ backend: member.id, err: err.message }, 'identity backend unavailable');
-    this.breakers.get(member.id)!.trip();
+  /**
+   * One call to a backend through its breaker. Skipped at once (`BackendUnavailableError`, no log
+   * line) while the backend is marked down, unless this call is its half-open trial; an outage the call
+   * meets is logged with its cause and trips the breaker, with what the failure cost.
+   */
+  private async ask<T>(member: ChainMember, call: () => Promise<T>): Promise<T> {
+    const breaker = this.breakers.get(member.id)!;
+    const admission = breaker.admit();
+    if (!admission) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
+    const started = performance.now();
+    let answered = false;
+    try {
+      const result = await call();
+      answered = true;
+      return result;
+    } catch (err) {
+      if (!(err instanceof BackendUnavailableError)) {
+        answered = true; // a fault of another kind is not an outage of the backend
+        throw err;
+      }
+      this.logger.warn({ backend: member.id, err: err.message }, 'identity backend unavailable');
+      breaker.trip(performance.now() - started);
+      throw err;
+    } finally {
+      breaker.settle(admission, answered);
+    }
   }
 
   async signIn(typed: string, password: string): Promise<SignInResult> {
@@ -86,16 +109,11 @@ export class IdentityChain {
     if (!username || !password) return { ok: false, reason: 'invalid_credentials', skipped: [] };
     const down: string[] = [];
     for (const member of this.members) {
-      if (this.breakers.get(member.id)!.down) {
-        down.push(member.id);
-        continue;
-      }
       let check;
       try {
-        check = await member.backend.checkPassword(username, password);
+        check = await this.ask(member, () => member.backend.checkPassword(username, password));
       } catch (err) {
         if (!(err instanceof BackendUnavailableError)) throw err;
-        this.unavailable(member, err);
         down.push(member.id);
         continue;
       }
@@ -115,9 +133,10 @@ export class IdentityChain {
    * The local record of a backend's (or an upstream's, SPEC 13) user: created on first sign-in,
    * refreshed at each one, keyed by (backend id, external id). A directory's name belongs to the
    * entry that has it now (`freeUsername`); an upstream's users never take a name from each other:
-   * with `fallbackUsername`, a user whose name another holds gets that one instead.
+   * with `fallbackUsername`, a user whose name another holds gets that one instead. With `claimedEmail`
+   * (an upstream's), the email is verified only while no other account holds it verified.
    */
-  async provision(backendId: string, identity: Identity, options: { fallbackUsername?: string } = {}): Promise<User> {
+  async provision(backendId: string, identity: Identity, options: { fallbackUsername?: string; claimedEmail?: boolean } = {}): Promise<User> {
     if (identity.userId) {
       const user = await this.users.find(identity.userId);
       if (user) return user;
@@ -127,9 +146,13 @@ export class IdentityChain {
     const id = existing?.id ?? randomUUID();
     const fallback = options.fallbackUsername;
     const username = fallback === undefined || existing?.username === identity.username ? identity.username : await this.freeName(backendId, identity, [identity.username, fallback], id);
+    const email = identity.email ?? null;
     const fields = {
       username,
-      email: identity.email ?? null,
+      email,
+      // An address only claimed (an upstream's) that another account holds verified is kept unverified,
+      // checked at every sign-in: verified emails are unique across accounts (SPEC 7 "Upstream emails").
+      emailVerified: !(options.claimedEmail && email && (await this.users.holdsVerifiedEmail(email, id))),
       displayName: identity.displayName ?? null,
       groups: identity.groups ?? [],
       // A backend that reports roles (LDAP's adminGroups) owns them; one that does not leaves them to
@@ -197,25 +220,13 @@ export class IdentityChain {
   async refresh(user: User): Promise<User | null> {
     const member = this.members.find((m) => m.id === user.backend);
     if (!member?.backend.refresh) return user;
-    if (this.breakers.get(member.id)!.down) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
-    let identity: Identity | null;
-    try {
-      identity = await member.backend.refresh({ username: user.username, externalId: user.externalId });
-    } catch (err) {
-      if (err instanceof BackendUnavailableError) this.unavailable(member, err);
-      throw err;
-    }
+    const refresh = member.backend.refresh.bind(member.backend);
+    const identity = await this.ask(member, () => refresh({ username: user.username, externalId: user.externalId }));
     if (!identity || identity.disabled) return null;
     const fresh = await this.provision(member.id, identity);
     return fresh.disabled ? null : fresh;
   }
 
-  /** The backend that owns a user, if it is up; throws `BackendUnavailableError` when it is marked down. */
-  private ownerOf(user: User): ChainMember | undefined {
-    const member = this.members.find((m) => m.id === user.backend);
-    if (member && this.breakers.get(member.id)!.down) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
-    return member;
-  }
 
   /**
    * The user a typed sign-in name names, for a reset by mail (SPEC 12) of a directory user who has
@@ -241,13 +252,13 @@ export class IdentityChain {
   private async lookupNow(username: string): Promise<User | undefined> {
     if (!username) return undefined;
     for (const member of this.members) {
-      if (!member.backend.lookup || this.breakers.get(member.id)!.down) continue;
+      const lookup = member.backend.lookup?.bind(member.backend);
+      if (!lookup) continue;
       let identity;
       try {
-        identity = await member.backend.lookup(username);
+        identity = await this.ask(member, () => lookup(username));
       } catch (err) {
         if (!(err instanceof BackendUnavailableError)) throw err;
-        this.unavailable(member, err);
         continue;
       }
       if (!identity) continue;
@@ -269,15 +280,12 @@ export class IdentityChain {
    * `BackendUnavailableError` when it is down (nothing is written then).
    */
   async writePassword(user: User, write: { how: 'change'; oldPassword: string; newPassword: string } | { how: 'reset'; newPassword: string }): Promise<PasswordWrite | undefined> {
-    const member = this.ownerOf(user);
+    const member = this.members.find((m) => m.id === user.backend);
+    if (!member) return undefined;
     const known = { username: user.username, externalId: user.externalId };
-    try {
-      if (write.how === 'change') return await member?.backend.changePassword?.(known, write.oldPassword, write.newPassword);
-      return await member?.backend.resetPassword?.(known, write.newPassword);
-    } catch (err) {
-      if (member && err instanceof BackendUnavailableError) this.unavailable(member, err);
-      throw err;
-    }
+    const { backend } = member;
+    if (write.how === 'change') return backend.changePassword && this.ask(member, () => backend.changePassword!(known, write.oldPassword, write.newPassword));
+    return backend.resetPassword && this.ask(member, () => backend.resetPassword!(known, write.newPassword));
   }
 
   /**

@@ -33,15 +33,18 @@ const instant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 
  * a key derived from the server secret, so it is stable for the pair and two SPs cannot join their
  * users on it. `emailAddress` is the mail (the username when there is none), `unspecified` the username.
  */
+/** The email an SP may be told: only a verified one, since SPs key accounts by it (SPEC 7 "Upstream emails"). */
+const verifiedEmail = (user: User): string | null => (user.emailVerified ? user.email : null);
+
 export function nameIdOf(user: User, sp: Pick<ServiceProvider, 'entityId'>, format: NameIdFormat, pairwiseKey: Buffer): string {
   if (format === 'persistent') return createHmac('sha256', pairwiseKey).update(`${user.id}\n${sp.entityId}`).digest('base64url');
-  if (format === 'emailAddress') return user.email ?? user.username;
+  if (format === 'emailAddress') return verifiedEmail(user) ?? user.username;
   return user.username;
 }
 
 const ATTRIBUTE_VALUES: Record<string, (u: User) => string[]> = {
   uid: (u) => [u.username],
-  mail: (u) => (u.email ? [u.email] : []),
+  mail: (u) => (verifiedEmail(u) ? [u.email!] : []),
   displayName: (u) => (u.displayName ? [u.displayName] : []),
   groups: (u) => u.groups,
 };

@@ -3,6 +3,7 @@ export interface ClaimsUser {
   id: string;
   username: string;
   email: string | null;
+  emailVerified: boolean;
   displayName: string | null;
   groups: string[];
 }
@@ -16,8 +17,9 @@ export function scopedClaims(user: ClaimsUser, scopes: string[]): Record<string,
   }
   if (scopes.includes('email') && user.email) {
     claims.email = user.email;
-    // Addresses come from the administrator or the directory, not from the user: treated as verified.
-    claims.email_verified = true;
+    // Addresses from the administrator or the directory are verified; an upstream's that another
+    // account held first is not (SPEC 7 "Upstream emails"): a client must not take it as that account's.
+    claims.email_verified = user.emailVerified;
   }
   if (scopes.includes('groups')) claims.groups = user.groups;
   return claims;

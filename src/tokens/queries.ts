@@ -120,7 +120,7 @@ export interface AccessGrant {
   expiresAt: number;
   createdAt: number;
   client: { oauthEnabled: boolean; roles: string[]; scopes: string[] };
-  user: { id: string; username: string; email: string | null; displayName: string | null; groups: string[]; roles: string[]; disabled: boolean } | null;
+  user: { id: string; username: string; email: string | null; emailVerified: boolean; displayName: string | null; groups: string[]; roles: string[]; disabled: boolean } | null;
 }
 
 const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({
@@ -139,6 +139,7 @@ const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({
           id: String(r.user_id),
           username: String(r.username),
           email: (r.email as string | null) ?? null,
+          emailVerified: r.email_verified == null ? true : bool(r.email_verified),
           displayName: (r.display_name as string | null) ?? null,
           groups: json(r.groups, []),
           roles: json(r.roles, []),
@@ -211,7 +212,7 @@ from refresh_tokens r join clients c on c.client_id = r.client_id left join user
 where r.token_hash = ?`),
   findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.audience, a.expires_at, a.created_at,
   c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes,
-  u.username, u.email, u.display_name, u.groups, u.roles, u.disabled
+  u.username, u.email, u.email_verified, u.display_name, u.groups, u.roles, u.disabled
 from access_tokens a join clients c on c.client_id = a.client_id left join users u on u.id = a.user_id
 where a.token_hash = ?`),
 };

@@ -10,6 +10,8 @@ export interface User {
   externalId: string;
   username: string;
   email: string | null;
+  /** False for an upstream's address that another account held first: kept, never released as verified. */
+  emailVerified: boolean;
   displayName: string | null;
   passwordHash: string | null;
   roles: string[];
@@ -26,6 +28,7 @@ function toUser(r: Record<string, unknown>): User {
     externalId: String(r.external_id),
     username: String(r.username),
     email: (r.email as string | null) ?? null,
+    emailVerified: r.email_verified == null ? true : bool(r.email_verified),
     displayName: (r.display_name as string | null) ?? null,
     passwordHash: (r.password_hash as string | null) ?? null,
     roles: json(r.roles, []),
@@ -36,7 +39,7 @@ function toUser(r: Record<string, unknown>): User {
   };
 }
 
-const USER_COLUMNS = ['id', 'backend', 'external_id', 'username', 'email', 'display_name', 'password_hash', 'roles', 'groups', 'disabled', 'created_at', 'updated_at'] as const;
+const USER_COLUMNS = ['id', 'backend', 'external_id', 'username', 'email', 'email_verified', 'display_name', 'password_hash', 'roles', 'groups', 'disabled', 'created_at', 'updated_at'] as const;
 
 /**
  * A user joined to another read (a code, a refresh token): their columns under `u_` names, so the
@@ -58,6 +61,7 @@ function toRow(u: User): Record<string, unknown> {
     username: u.username,
     username_key: u.username.toLowerCase(),
     email: u.email,
+    email_verified: u.emailVerified,
     display_name: u.displayName,
     password_hash: u.passwordHash,
     roles: JSON.stringify(u.roles),
@@ -87,6 +91,11 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
     // Every sign-in through a directory reads it (provisioning): a prepared statement, not a built query.
     const row = await fast.get(sql.findByExternalId, [backend, externalId]);
     return row ? toUser(row) : undefined;
+  },
+  /** Whether an account other than `exceptId` holds `email` as verified (compared without case). */
+  async holdsVerifiedEmail(email: string, exceptId: string): Promise<boolean> {
+    const row = await db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).andWhere('email_verified', true).andWhereNot('id', exceptId).first('id');
+    return row !== undefined;
   },
   async insert(user: User): Promise<void> {
     await db('users').insert(toRow(user));

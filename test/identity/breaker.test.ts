@@ -41,4 +41,24 @@ describe('backend breaker', () => {
     expect(probes).toBe(after); // a probe in flight finishes, but none starts
     expect(breaker.down).toBe(true);
   });
+
+  test('half-open: after a quick failure one call at a time may try the backend, and an answer closes it; after a hang none may', async () => {
+    const breaker = make(async () => false);
+    expect(breaker.admit()).toBe('closed');
+    breaker.trip(3); // refused at once: trying again costs nothing
+    expect(breaker.down).toBe(true);
+    const trial = breaker.admit();
+    expect(trial).toBe('trial');
+    expect(breaker.admit()).toBe(false); // one trial at a time; the others skip at once
+    breaker.settle('trial', false);
+    expect(breaker.down).toBe(true);
+    expect(breaker.admit()).toBe('trial');
+    breaker.settle('trial', true);
+    expect(breaker.down).toBe(false);
+    expect(breaker.admit()).toBe('closed');
+
+    breaker.trip(5000); // cut off by the timeout: only the probe may spend it again
+    expect(breaker.admit()).toBe(false);
+    breaker.stop();
+  });
 });

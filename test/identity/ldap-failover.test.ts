@@ -125,6 +125,22 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
     expect(await server.sql('login_throttle').where('failures', '>', 0)).toEqual([]);
   });
 
+  test('a stopped directory started again: the first sign-in after it returns succeeds, without waiting for the probe (half-open)', async () => {
+    const server = await serve(ldapBackendConfig(a, { url: a.url, timeoutMs: 5000 }));
+    expect((await signIn(server)).status).toBe(200);
+    await a.stop();
+    for (let i = 0; i < 3; i++) {
+      const [down, downMs] = await timed(() => signIn(server));
+      expect(down.status).toBe(503);
+      expect(downMs).toBeLessThan(2500); // a refused port is tried and refused at once, never a timeout
+    }
+    expect(await readiness(server)).toBe('down');
+    await a.start();
+    // The probe runs every 2 s; this sign-in comes right after the restart and must not wait for it.
+    expect((await signIn(server)).status).toBe(200);
+    expect(await readiness(server)).toBe('up');
+  });
+
   test('the whole directory down: 503 for its users, never a failed login; /readyz stays 200 naming it; local users still sign in', async () => {
     const server = await serve(ldapBackendConfig(a, { url: [a.url, b.url], timeoutMs: 1000 }));
     await server.user('lee', 'lee-local-password');

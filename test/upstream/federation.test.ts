@@ -333,6 +333,31 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     expect(xml).toContain('<saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified</saml:AuthnContextClassRef>');
   });
 
+  test("an upstream user with a local user's email: kept unverified, never email_verified, an email NameID or mail (SPEC 7 \"Upstream emails\")", async () => {
+    await server.user('alice', 'alice-password-1', { email: 'alice@example.com' });
+    upstream.accounts.set('u-mallory', { sub: 'u-mallory', preferred_username: 'mallory', email: 'Alice@Example.com', email_verified: true });
+    // OIDC: the address is there, but not as verified.
+    const client = await server.client({ scopes: ['openid', 'profile', 'email'] });
+    const hops = new Hops();
+    const done = await back(hops, await toCallback(hops, authorizeUrl(client), 'Partner IdP', 'u-mallory'));
+    const code = new URL(done.headers.get('location')!).searchParams.get('code')!;
+    const tokens = (await (await exchangeCode(server, client, code)).json()) as { id_token: string; access_token: string };
+    expect(decodeJwt(tokens.id_token)).toMatchObject({ email: 'Alice@Example.com', email_verified: false });
+    const userinfo = await (await fetch(`${server.url}/connect/v10/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).json();
+    expect(userinfo).toMatchObject({ email_verified: false });
+    // SAML: an email-NameID SP gets the upstream user's own name, and no mail attribute.
+    const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' });
+    const entityId = `https://mail-${kind}.example.com/saml`;
+    const registered = await graphqlPost(server, access_token, 'mutation($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }', {
+      input: { entityId, assertionConsumerServiceUrls: [`https://mail-${kind}.example.com/acs`], nameIdFormat: 'EMAIL_ADDRESS', attributes: ['uid', 'mail'], allowIdpInitiated: true },
+    });
+    expect(registered.errors).toBeUndefined();
+    const page = await hops.get(`${server.url}/saml/v20/sso?${new URLSearchParams({ sp: entityId })}`);
+    const xml = Buffer.from(/name="SAMLResponse" value="([^"]+)"/.exec(await page.text())![1]!, 'base64').toString('utf8');
+    expect(xml).toMatch(/<saml:NameID [^>]*>mallory@partner<\/saml:NameID>/);
+    expect(xml.toLowerCase()).not.toContain('alice@example.com');
+  });
+
   test('the start of upstream sign-ins is throttled per address', async () => {
     const origin = { ip: '203.0.113.9', requestId: 'r-starts' };
     const partner = server.ctx.upstreams.find('partner')!;

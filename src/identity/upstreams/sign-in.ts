@@ -101,7 +101,7 @@ export function upstreamSignIns(deps: Deps) {
         },
         // Another user of the upstream holds the name (renamed at the upstream, or a reused one): this
         // one gets a name from its `sub` rather than taking the name, and locking the other out.
-        { fallbackUsername: upstreamUsername(upstream.id, upstream.policy, `sub-${identity.subject}`) },
+        { fallbackUsername: upstreamUsername(upstream.id, upstream.policy, `sub-${identity.subject}`), claimedEmail: true },
       );
       if (user.disabled) return refused(upstream, { unavailable: false, reason: 'this account is disabled here' }, o, user.id);
       // The upstream's second factor counts as Latchkey's only when the operator trusts it to say so.
