@@ -2,7 +2,7 @@
  * Keeps the layers running one way (STYLE.md "The house"). Run by `npm test` (`npm run typecheck`).
  * Every module of src/ and plugins/ belongs to one layer, bottom to top:
  *
- *   1 foundation   src/errors/, src/config/, src/crypto/, src/clock.ts, src/paths.ts,
+ *   1 foundation   src/errors/, src/config/, src/crypto/, src/outbound/, src/clock.ts, src/paths.ts,
  *                  src/root.ts, src/metrics/{registry,request-stats}.ts, src/cluster/messages.ts
  *   2 database     src/db/ (connect, the fast statements and group commit, the gate, the `Transaction` type)
  *   3 queries      every `*queries.ts` module: the only SQL besides src/db/
@@ -42,7 +42,7 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
   {
     name: 'foundation',
     holds: (f) =>
-      /^src\/(errors|config|crypto)\//.test(f) ||
+      /^src\/(errors|config|crypto|outbound)\//.test(f) ||
       /^src\/(clock|paths|root)\.ts$/.test(f) ||
       /^src\/metrics\/(registry|request-stats)\.ts$/.test(f) ||
       f === 'src/cluster/messages.ts',

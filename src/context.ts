@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { AuditLog } from './audit/record.ts';
 import type { TokenIssueAudit } from './audit/token-issues.ts';
+import type { RemoteKeySets } from './clients/remote-keys.ts';
 import type { ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
 import type { DatabaseOutage } from './db/outage.ts';
@@ -20,6 +21,7 @@ import type { Retention } from './retention/purge.ts';
 import type { TokenService } from './tokens/service.ts';
 import type { DeviceCodes } from './tokens/device-codes.ts';
 import type { UserService } from './users/service.ts';
+import type { PasskeyOptionLimit } from './throttle/passkey-options.ts';
 import type { ServiceProviders } from './saml/service-providers.ts';
 import type { SamlIdp } from './saml/idp.ts';
 
@@ -32,6 +34,8 @@ export interface AppContext {
   config: Config;
   logger: Logger;
   clients: ClientService;
+  /** The keys of clients registered with a `jwksUri`, fetched under SPEC 7's outbound rules. */
+  clientKeys: RemoteKeySets;
   users: UserService;
   tokens: TokenService;
   sessions: SessionStore;
@@ -64,6 +68,8 @@ export interface AppContext {
   retention: Retention;
   /** Second factors: TOTP and recovery codes (SPEC 8). */
   mfa: MfaService;
+  /** WebAuthn options handed out per address (`POST /passkey/options` stores a challenge each time). */
+  passkeyOptionLimit: PasskeyOptionLimit;
   /** Back-channel logout delivery (SPEC 11); started and stopped with the server. */
   logoutNotices: LogoutNoticeWorker;
   /** "Forgot your password?": reset links by mail (SPEC 12). */

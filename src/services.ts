@@ -3,6 +3,7 @@ import { auditQueries } from './audit/queries.ts';
 import { auditLog, type AuditLog } from './audit/record.ts';
 import { tokenIssueAudit } from './audit/token-issues.ts';
 import { clientQueries, GRANT_TYPES } from './clients/queries.ts';
+import { remoteKeySets } from './clients/remote-keys.ts';
 import { clientService, type ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
 import { localBackendId, type AppContext } from './context.ts';
@@ -29,6 +30,7 @@ import { codeGuesses } from './throttle/code-guesses.ts';
 import { upstreamStarts } from './throttle/upstream-starts.ts';
 import { loginThrottle } from './throttle/login-throttle.ts';
 import { throttleQueries } from './throttle/throttle-queries.ts';
+import { passkeyOptionLimit } from './throttle/passkey-options.ts';
 import { JWT_ACCESS_TOKEN_MAX_TTL } from './tokens/jwt-access-token.ts';
 import { consentQueries } from './login/consent-queries.ts';
 import { consentStore, type ConsentStore } from './login/consents.ts';
@@ -37,6 +39,7 @@ import { sessionStore, type SessionStore } from './login/sessions.ts';
 import { backchannelQueries } from './login/backchannel-queries.ts';
 import { logoutNotices, type LogoutNoticeWorker } from './login/logout-notices.ts';
 import { mfaQueries } from './mfa/mfa-queries.ts';
+import { addressRules, type AddressRules } from './outbound/address-rules.ts';
 import { mfaService, type MfaService } from './mfa/service.ts';
 import { tokenQueries } from './tokens/queries.ts';
 import { tokenService, type TokenService } from './tokens/service.ts';
@@ -72,6 +75,8 @@ export interface ServiceDeps {
   logoutQueued?: () => void;
   /** The identity chain's password writes: `setPassword` of a directory user (SPEC 12). */
   directory?: DirectoryPasswords;
+  /** Addresses never called (SPEC 7 "Outbound fetches"): registered URLs are checked against them. */
+  outbound: AddressRules;
 }
 
 const queriesFor = (database: Database) => ({
@@ -85,6 +90,8 @@ const queriesFor = (database: Database) => ({
   keys: keyQueries(database),
   backchannel: backchannelQueries(database),
   saml: samlQueries(database),
+  /** Reset links: the admin's remedies end them in their own transactions (SPEC 7). */
+  resets: resetQueries(database),
 });
 
 export type Queries = ReturnType<typeof queriesFor>;
@@ -127,7 +134,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
     queries,
     audit,
     tokens: tokenService(queries.tokens, deps.config, deps.keys, { transaction }),
-    clients: clientService(queries.clients, { transaction, secretKey: deps.secrets.clientSecrets }),
+    clients: clientService(queries.clients, { transaction, secretKey: deps.secrets.clientSecrets, outbound: deps.outbound }),
     users: userService(queries.users, { transaction, localBackend: deps.localBackend, directory: deps.directory }),
     sessions,
     consents: consentStore(queries.consents),
@@ -186,11 +193,13 @@ export async function createContext(config: Config, database: Database, logger: 
   }
   const identity = new IdentityChain(members, userQueries(database), logger);
   let notices: LogoutNoticeWorker | undefined;
-  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick(), directory: identity });
+  // Every call out (client keys, back-channel logout, upstreams) and every registered URL obeys these.
+  const outbound = addressRules(config.outbound.denyNetworks);
+  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick(), directory: identity, outbound });
   const { clients, users, tokens, sessions, consents, audit, mfa, samlProviders } = services;
-  notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger });
+  notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger, outbound });
   // Validated now (a bad entry stops the start); nothing is fetched until an upstream is first used.
-  const upstreams = loadUpstreams(config.identity.upstreams, config.publicUrl, logger);
+  const upstreams = loadUpstreams(config.identity.upstreams, config.publicUrl, logger, outbound);
   const deviceKey = deriveKey(secret, 'device-cookie');
   const throttle = throttleQueries(database);
   const attempts = loginThrottle(throttle, config.throttle);
@@ -215,13 +224,14 @@ export async function createContext(config: Config, database: Database, logger: 
   });
   const { smtp } = config;
   const passwordReset = passwordResetService({
-    queries: resetQueries(database),
+    queries: services.queries.resets,
     throttle,
     users,
     identity,
     mfa,
     signIn,
     audit,
+    factorKey: deriveKey(secret, 'password-reset-factor'),
     // The config refuses to start with resets on and no mail server, so the mailer is there when needed.
     mailer: config.passwordReset.enabled && smtp.url && smtp.from ? smtpMailer(smtp.url, smtp.from) : undefined,
     config,
@@ -231,6 +241,7 @@ export async function createContext(config: Config, database: Database, logger: 
     config,
     logger,
     clients,
+    clientKeys: remoteKeySets(outbound),
     users,
     tokens,
     sessions,
@@ -254,6 +265,7 @@ export async function createContext(config: Config, database: Database, logger: 
     metrics,
     retention: retention(purgeQueries(database), config, metrics, logger),
     mfa,
+    passkeyOptionLimit: passkeyOptionLimit(throttle, config.throttle),
     logoutNotices: notices,
     samlProviders,
     saml: samlIdp({

@@ -10,6 +10,9 @@ import { clock } from '../clock.ts';
 import { checkWebOrigin, webOriginsOf } from './web-origins.ts';
 import type { ErrorCodeStyle } from '../errors/oauth.ts';
 import { isResourceUri } from './resource.ts';
+import { checkRoles } from './roles.ts';
+import type { AddressRules } from '../outbound/address-rules.ts';
+import { urlRefusal } from '../outbound/url-check.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -75,7 +78,7 @@ function checkBackchannelUri(uri: string): void {
   if (url.hash || uri.includes('#')) throw new InputError(field, `${uri} must not have a fragment`);
 }
 
-function validate(input: RegisterClientInput): void {
+function validate(input: RegisterClientInput, outbound: AddressRules): void {
   const name = input.name.trim();
   if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) throw new InputError('name', 'must be 1 to 200 characters, no control characters');
   if (input.redirectUris.length > 50) throw new InputError('redirectUris', 'at most 50');
@@ -98,10 +101,14 @@ function validate(input: RegisterClientInput): void {
   if (input.clientId !== undefined && !/^[A-Za-z0-9._~-]{1,128}$/.test(input.clientId)) {
     throw new InputError('clientId', 'must be 1 to 128 of A-Z a-z 0-9 . _ ~ -');
   }
-  for (const r of input.roles ?? []) {
-    if (!/^[\w:.-]{1,64}$/.test(r)) throw new InputError('roles', `${JSON.stringify(r)} is not a valid role name`);
-  }
+  checkRoles(input.roles ?? []);
   checkAuthMethod(input);
+  // After the URLs' form is checked: none of Latchkey's calls may go to a refused address (SPEC 7).
+  for (const field of ['jwksUri', 'backchannelLogoutUri'] as const) {
+    const uri = input[field];
+    const why = uri == null ? undefined : urlRefusal(new URL(uri), outbound);
+    if (why) throw new InputError(field, `${uri}: ${why}`);
+  }
   const grants = input.grantTypes ?? [];
   if (input.confidential === false && grants.includes('client_credentials')) {
     throw new InputError('grantTypes', 'a public client cannot use client_credentials');
@@ -136,14 +143,14 @@ function secretFields(method: AuthMethod, key: Buffer): { clientSecret: string |
   return { clientSecret, secretHash: hashToken(clientSecret), secretEnc: method === 'client_secret_jwt' ? encrypt(key, clientSecret) : null };
 }
 
-export const clientService = (queries: ClientQueries, deps: { transaction: Transaction<ClientTransaction>; secretKey: Buffer }) => ({
+export const clientService = (queries: ClientQueries, deps: { transaction: Transaction<ClientTransaction>; secretKey: Buffer; outbound: AddressRules }) => ({
   find: queries.find,
   list: queries.list,
   page: queries.page,
 
   /** Registers a client; the secret is returned here only and stored as a hash. */
   async register(input: RegisterClientInput, actor: Actor): Promise<{ client: Client; clientSecret: string | null }> {
-    validate(input);
+    validate(input, deps.outbound);
     if (input.clientId !== undefined && BUILT_IN.has(input.clientId)) throw new InputError('clientId', `${input.clientId} is reserved for a built-in client`);
     const confidential = input.confidential ?? true;
     // Unset: a confidential client may use Basic or post, as the reference interface sends the secret
@@ -207,7 +214,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       }
       // As registration chooses it: Basic or post for a confidential client, none for a public one.
       if (patch.tokenEndpointAuthMethod === null && !next.confidential) next.tokenEndpointAuthMethod = 'none';
-      validate(next);
+      validate(next, deps.outbound);
       // Only client_secret_jwt keeps the secret itself; switching to it needs a rotation to have one.
       if (next.tokenEndpointAuthMethod !== 'client_secret_jwt') next.secretEnc = null;
       await tx.queries.clients.update(next, webOriginsOf(next));

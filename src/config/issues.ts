@@ -11,14 +11,14 @@ function placeOf(root: unknown, path: PropertyKey[], prefix: string): string {
 
 /**
  * One line per fault in a configuration, each naming its key. An unknown key gets a line of its own
- * with the place it stands (docs/configuration.md "Unknown keys"): a typo must never pass as a setting
+ * with the place it stands (README "Configuration"): a typo must never pass as a setting
  * turned off.
  */
-export function describeIssues(issues: readonly z.core.$ZodIssue[], root: unknown, prefix = ''): string[] {
+export function describeIssues(issues: readonly z.core.$ZodIssue[], root: unknown, prefix = '', rootName = 'the top level'): string[] {
   return issues.flatMap((i) => {
     const key = [prefix, ...i.path.map(String)].filter(Boolean).join('.');
     if (i.code !== 'unrecognized_keys') return [`${key || '(root)'}: ${i.message}`];
-    const place = i.path.length || prefix ? `in ${placeOf(root, i.path, prefix)}` : 'at the top level';
+    const place = i.path.length || prefix ? `in ${placeOf(root, i.path, prefix)}` : `at ${rootName}`;
     return i.keys.map((k) => `${[key, k].filter(Boolean).join('.')}: unknown key ${place}`);
   });
 }

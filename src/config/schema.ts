@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseNetwork } from '../outbound/address-rules.ts';
 
 /**
  * The id of an identity backend or an upstream: stored as users' `backend`, and part of an upstream
@@ -7,7 +8,7 @@ import { z } from 'zod';
 export const sourceId = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'must be letters, digits, "-" or "_"');
 
 /** One identity backend in the chain: which plugin, and the plugin's own config (validated by the plugin). */
-const backendEntry = z.object({
+const backendEntry = z.strictObject({
   id: sourceId,
   plugin: z.string().min(1),
   config: z.record(z.string(), z.unknown()).default({}),
@@ -20,7 +21,7 @@ const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v 
  * kind's own config, validated by the upstream plugin when the server starts (src/identity/upstreams/).
  */
 const upstreamEntry = z
-  .object({
+  .strictObject({
     id: sourceId,
     name: z.string().min(1),
     /** The upstream plugin. @default "oidc" */
@@ -30,7 +31,7 @@ const upstreamEntry = z
 
 const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-export const configSchema = z.object({
+export const configSchema = z.strictObject({
   /** @default 8080 */
   port: z.coerce.number().int().min(0).max(65535).default(8080),
   /** @default "0.0.0.0" */
@@ -57,13 +58,13 @@ export const configSchema = z.object({
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   trustProxy: z.string().optional(),
   admin: z
-    .object({
+    .strictObject({
       username: z.string().min(1).default('admin'),
       password: z.string().min(1).optional(),
     })
     .prefault({}),
   tokens: z
-    .object({
+    .strictObject({
       /** Authorization code lifetime. @default 60 */
       codeTtl: seconds(60),
       /** Default access token lifetime when the client sets none. @default 3600 */
@@ -77,7 +78,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   keys: z
-    .object({
+    .strictObject({
       /** Each algorithm's signing key is replaced when older than this. @default 7776000 (90 days) */
       rotateEvery: seconds(90 * 24 * 3600),
       /** A new key is published this long before it signs (longer than the JWKS cache, 300 s). @default 600 */
@@ -87,13 +88,13 @@ export const configSchema = z.object({
     })
     .prefault({}),
   session: z
-    .object({
+    .strictObject({
       /** SSO session lifetime. @default 28800 (8 hours) */
       ttl: seconds(8 * 3600),
     })
     .prefault({}),
   logout: z
-    .object({
+    .strictObject({
       /**
        * Back-channel logout: the waits (milliseconds) before each new try after a failed delivery;
        * when they run out the notice is given up. @default [5000, 30000, 120000, 600000]
@@ -110,7 +111,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   throttle: z
-    .object({
+    .strictObject({
       /** Consecutive failures for one user before delays start. @default 5 */
       userFreeFailures: z.coerce.number().int().min(1).default(5),
       /** First delay; doubles with each further failure. @default 1 */
@@ -131,6 +132,11 @@ export const configSchema = z.object({
        */
       upstreamMaxStarts: z.coerce.number().int().min(1).default(300),
       /**
+       * WebAuthn options (`POST /passkey/options`, each one a stored challenge) one address may ask for
+       * within `addressWindow`, after which it is refused them (429) for `addressBlock`. @default 300
+       */
+      passkeyMaxOptions: z.coerce.number().int().min(1).default(300),
+      /**
        * Failures of one account within `userWindow`, from browsers without a device cookie and public
        * clients together, after which those are refused until the window ends. @default 100
        */
@@ -144,13 +150,13 @@ export const configSchema = z.object({
     })
     .prefault({}),
   mfa: z
-    .object({
+    .strictObject({
       /** Every user needs a second factor; one without is taken through TOTP enrolment at sign-in. @default false */
       required: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
     })
     .prefault({}),
   audit: z
-    .object({
+    .strictObject({
       /**
        * Keep one `token.issued` event per client_credentials token instead of one per client and
        * minute with the count (SPEC 7 "Audit volume"). Other events are always kept one by one. @default false
@@ -159,13 +165,13 @@ export const configSchema = z.object({
     })
     .prefault({}),
   metrics: z
-    .object({
+    .strictObject({
       /** When set, `/metrics` needs `Authorization: Bearer <token>`. */
       token: z.string().min(16, 'must be at least 16 characters').optional(),
     })
     .prefault({}),
   retention: z
-    .object({
+    .strictObject({
       /** Seconds between purges of expired rows. @default 300 */
       interval: seconds(300),
       /** Audit events older than this many days are purged; 0 keeps them forever. @default 90 */
@@ -174,8 +180,23 @@ export const configSchema = z.object({
       batchSize: z.coerce.number().int().min(1).max(100_000).default(1000),
     })
     .prefault({}),
+  outbound: z
+    .strictObject({
+      /**
+       * Networks (CIDRs such as `10.20.0.0/16` or `fd00::/8`, or single addresses) Latchkey never calls:
+       * client `jwksUri` and `backchannelLogoutUri`, upstream providers. Refused at registration for
+       * an address in the URL, and at connect time for a host name resolving into one. Link-local
+       * (169.254.0.0/16, fe80::/10: cloud metadata services) and unspecified (0.0.0.0/8, `::`)
+       * addresses are always refused; private and loopback ones are allowed unless listed here
+       * (SPEC 7 "Outbound fetches"). @default []
+       */
+      denyNetworks: z
+        .array(z.string().refine((n) => parseNetwork(n) !== undefined, 'must be a network such as 10.0.0.0/8 or fd00::/8, or one IP address'))
+        .default([]),
+    })
+    .prefault({}),
   identity: z
-    .object({
+    .strictObject({
       backends: z.array(backendEntry).min(1).default([{ id: 'local', plugin: 'database', config: {} }]),
       /** Upstream identity providers (SPEC 13): "Sign in with <name>" on the login page. @default [] */
       upstreams: z.array(upstreamEntry).default([]),
@@ -191,7 +212,7 @@ export const configSchema = z.object({
       });
     }),
   passwordReset: z
-    .object({
+    .strictObject({
       /** "Forgot your password?" on the login page, with a link sent by mail (SPEC 12); needs `smtp.url` and `smtp.from`. @default false */
       enabled: flag.default(false),
       /** Reset mails one account may be sent within `window`; requests past it get the same answer and no mail. @default 3 */
@@ -203,7 +224,7 @@ export const configSchema = z.object({
     })
     .prefault({}),
   smtp: z
-    .object({
+    .strictObject({
       /**
        * Where reset mails go: `smtp://[user:password@]host[:port]` (STARTTLS when the server offers it)
        * or `smtps://…` (TLS from the start). The password in it is never logged.

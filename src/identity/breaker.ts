@@ -10,77 +10,56 @@ export interface BreakerOptions {
   /** A probe that has not answered by then counts as "still down": a hung probe must not end probing. */
   probeTimeoutMs: number;
   /**
-   * A failure that came back within this (a refused connection, a closed socket) is quick: trying the
-   * backend again costs a caller nothing, so the next call may (half-open). A slower one (a hang cut
-   * off by the backend's timeout) leaves the backend to the probe. @default 250
+   * How long a call that finds the backend down waits for a probe started for it (half-open): the
+   * most a sign-in pays for finding out whether the backend is back. @default 250
    */
-  quickFailureMs?: number;
+  trialWaitMs?: number;
   logger: Logger;
 }
-
-/** How a call may go to the backend: it is up, or it is the one trial of a backend marked down. */
-export type Admission = 'closed' | 'trial';
 
 /**
  * Whether a backend is worth asking (SPEC 7, "A hung directory"). The first call that finds the backend
  * down trips the breaker, having waited at most the backend's own timeout; from then on the chain skips
- * the backend at once (its users get `temporarily_unavailable`, other backends answer for theirs)
- * instead of making every sign-in wait out the same timeout again. A background probe, one at a time,
- * asks the backend until it answers, and then calls are let through again.
+ * the backend (its users get `temporarily_unavailable`, other backends answer for theirs) instead of
+ * making every sign-in wait out the same timeout again. A background probe, one at a time, asks the
+ * backend until it answers, and then calls are let through again.
  *
- * Half-open (SPEC 7 "A directory back from an outage"): while the backend fails quickly (stopped, its
- * port refusing), one call at a time is let through as a trial, so the first sign-in after the
- * directory returns succeeds instead of waiting for the probe's next turn. A backend that failed by
- * hanging gets no trials: only the probe may spend its timeout.
+ * Half-open (SPEC 7 "A directory back from an outage"): a call that finds the backend down starts the
+ * probe at once, unless one is running, and waits for it a moment (`trialWaitMs`): if the backend
+ * answers, the breaker closes and the call goes ahead. The first sign-in after a directory returns
+ * therefore succeeds instead of waiting for the probe's next turn, while a hung directory costs a
+ * caller at most that moment (its probe hangs, and calls skip it at once meanwhile).
  */
 export class Breaker {
   private open = false;
-  private quick = false;
-  private trying = false;
-  private probing = false;
+  private probing: Promise<void> | undefined;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: BreakerOptions) {}
 
-  /** Tripped and not yet found answering by a probe or a trial. */
+  /** Tripped and not yet found answering by a probe. */
   get down(): boolean {
     return this.open;
   }
 
-  /**
-   * Whether a call may go to the backend now: always while it is up; while it is down, as the one
-   * trial in flight when its last failure was quick; else not (false: skip it at once).
-   */
-  admit(): Admission | false {
-    if (!this.open) return 'closed';
-    if (!this.quick || this.trying || this.stopped) return false;
-    this.trying = true;
-    return 'trial';
+  /** Whether a call may go to the backend now: it is up, or a probe started for this call found it up. */
+  async admit(): Promise<boolean> {
+    if (!this.open) return true;
+    if (this.stopped || this.probing) return false;
+    let waited: NodeJS.Timeout | undefined;
+    const moment = new Promise<void>((resolve) => (waited = setTimeout(resolve, this.o.trialWaitMs ?? 250)));
+    await Promise.race([this.probeNow(), moment]);
+    clearTimeout(waited);
+    return !this.open;
   }
 
-  /** A call let through by `admit()` is over: a trial that got an answer closes the breaker. */
-  settle(admission: Admission, answered: boolean): void {
-    if (admission !== 'trial') return;
-    this.trying = false;
-    if (answered && this.open) this.close('a sign-in found it answering');
-  }
-
-  /** A call found the backend down after `costMs`: marked down (if it was not), probed until it answers. */
-  trip(costMs = Number.POSITIVE_INFINITY): void {
-    if (this.stopped) return;
-    this.quick = costMs < (this.o.quickFailureMs ?? 250);
-    if (this.open) return;
+  /** A call found the backend down: marked down (if it was not), and probed until it answers. */
+  trip(): void {
+    if (this.open || this.stopped) return;
     this.open = true;
-    this.o.logger.warn({ backend: this.o.id, probeEveryMs: this.o.intervalMs, halfOpen: this.quick }, 'identity backend marked down; skipped until a probe or a trial finds it answering');
+    this.o.logger.warn({ backend: this.o.id, probeEveryMs: this.o.intervalMs }, 'identity backend marked down; skipped until a probe finds it answering');
     this.schedule();
-  }
-
-  private close(by: string): void {
-    this.open = false;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.o.logger.info({ backend: this.o.id, by }, 'identity backend answers again');
   }
 
   /** At shutdown: no further probes (one in flight finishes on its own and changes nothing). */
@@ -90,17 +69,27 @@ export class Breaker {
     this.timer = undefined;
   }
 
-  /** The next probe, unless one is waiting or running already: one probe at a time. */
+  /** The next probe after the pause, unless one is waiting or running: one probe at a time. */
   private schedule(): void {
-    if (this.timer || this.probing) return;
-    this.timer = setTimeout(() => void this.probeOnce(), this.o.intervalMs);
+    if (this.timer || this.probing || this.stopped) return;
+    this.timer = setTimeout(() => void this.probeNow(), this.o.intervalMs);
     // A process with nothing else to do must be free to exit while a backend is down.
     this.timer.unref();
   }
 
-  private async probeOnce(): Promise<void> {
+  /** A probe now (the waiting one is brought forward); the one running is shared. */
+  private probeNow(): Promise<void> {
+    clearTimeout(this.timer);
     this.timer = undefined;
-    this.probing = true;
+    this.probing ??= this.probeOnce().finally(() => {
+      this.probing = undefined;
+      // Still down: the next turn, once this one has let go.
+      if (this.open) this.schedule();
+    });
+    return this.probing;
+  }
+
+  private async probeOnce(): Promise<void> {
     let late: NodeJS.Timeout | undefined;
     let up: boolean;
     try {
@@ -110,11 +99,9 @@ export class Breaker {
       up = false;
     } finally {
       clearTimeout(late);
-      this.probing = false;
     }
-    // A trial may have closed the breaker meanwhile: then this probe has nothing left to do.
-    if (this.stopped || !this.open) return;
-    if (!up) return this.schedule();
-    this.close('the probe found it answering');
+    if (this.stopped || !this.open || !up) return;
+    this.open = false;
+    this.o.logger.info({ backend: this.o.id }, 'identity backend answers again');
   }
 }

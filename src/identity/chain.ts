@@ -48,7 +48,7 @@ export interface ChainOptions {
  * final, and the user is never tried against a later backend under the same name. A backend that is
  * down is skipped (later ones may still hold the user); if nobody answered for the user and one was
  * down, the result is `unavailable`, never a failed login. A backend found down stays skipped, without
- * being asked, until a background probe or a half-open trial finds it answering (see `Breaker`).
+ * being asked, until a probe finds it answering (see `Breaker`, half-open included).
  */
 export class IdentityChain {
   private readonly breakers = new Map<string, Breaker>();
@@ -75,30 +75,21 @@ export class IdentityChain {
   }
 
   /**
-   * One call to a backend through its breaker. Skipped at once (`BackendUnavailableError`, no log
-   * line) while the backend is marked down, unless this call is its half-open trial; an outage the call
-   * meets is logged with its cause and trips the breaker, with what the failure cost.
+   * One call to a backend through its breaker. Skipped (`BackendUnavailableError`, no log line) while
+   * the backend is marked down and a probe started for this call does not find it back (half-open);
+   * an outage the call meets is logged with its cause and trips the breaker.
    */
   private async ask<T>(member: ChainMember, call: () => Promise<T>): Promise<T> {
     const breaker = this.breakers.get(member.id)!;
-    const admission = breaker.admit();
-    if (!admission) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
-    const started = performance.now();
-    let answered = false;
+    if (!(await breaker.admit())) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
     try {
-      const result = await call();
-      answered = true;
-      return result;
+      return await call();
     } catch (err) {
-      if (!(err instanceof BackendUnavailableError)) {
-        answered = true; // a fault of another kind is not an outage of the backend
-        throw err;
+      if (err instanceof BackendUnavailableError) {
+        this.logger.warn({ backend: member.id, err: err.message }, 'identity backend unavailable');
+        breaker.trip();
       }
-      this.logger.warn({ backend: member.id, err: err.message }, 'identity backend unavailable');
-      breaker.trip(performance.now() - started);
       throw err;
-    } finally {
-      breaker.settle(admission, answered);
     }
   }
 

@@ -4,6 +4,9 @@ import type { Client } from '../clients/queries.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
+import type { AddressRules } from '../outbound/address-rules.ts';
+import { outboundFetch } from '../outbound/fetch.ts';
+import { outboundReason } from '../outbound/outbound-error.ts';
 import type { BackchannelQueries, QueuedLogout } from './backchannel-queries.ts';
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
@@ -21,6 +24,8 @@ export interface LogoutNoticeDeps {
   config: Config;
   audit: AuditLog;
   logger: Logger;
+  /** Addresses never called (SPEC 7 "Outbound fetches"): a receiver there fails at connect time. */
+  outbound: AddressRules;
 }
 
 /**
@@ -48,19 +53,21 @@ export function logoutNotices(deps: LogoutNoticeDeps) {
     timers.add(t);
   };
 
+  /** Undefined when delivered; else the fixed reason (src/outbound/): never what the receiver said. */
   async function post(uri: string, logoutToken: string): Promise<string | undefined> {
     try {
-      const res = await fetch(uri, {
+      const res = await outboundFetch(uri, deps.outbound, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-store' },
-        body: new URLSearchParams({ logout_token: logoutToken }),
-        redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(TIMEOUT_MS), stopping.signal]),
+        body: new URLSearchParams({ logout_token: logoutToken }).toString(),
+        timeoutMs: TIMEOUT_MS,
+        maxBytes: 0,
+        statusOnly: true,
+        signal: stopping.signal,
       });
-      await res.body?.cancel().catch(() => undefined);
       return res.status >= 200 && res.status < 300 ? undefined : `HTTP ${res.status}`;
     } catch (err) {
-      return (err as Error).name === 'TimeoutError' ? `no answer in ${TIMEOUT_MS / 1000} s` : (err as Error).message;
+      return outboundReason(err);
     }
   }
 

@@ -5,6 +5,7 @@ import { clock } from '../clock.ts';
 import { decrypt, encrypt } from '../crypto/secrets.ts';
 import type { User } from '../users/queries.ts';
 import type { MfaQueries } from './mfa-queries.ts';
+import type { ResetQueries } from '../password-reset/reset-queries.ts';
 import { newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeHash } from './recovery-codes.ts';
 import { passkeyService } from './passkeys.ts';
 import { matchingStep, newTotpSecret, totpUri } from './totp.ts';
@@ -27,7 +28,7 @@ export interface ChangeOrigin {
 
 /** What `reset` needs of a transaction. */
 interface MfaTransaction {
-  queries: { mfa: Pick<MfaQueries, 'removeTotp' | 'removePasskeys' | 'removeRecoveryCodes'> };
+  queries: { mfa: Pick<MfaQueries, 'removeTotp' | 'removePasskeys' | 'removeRecoveryCodes'>; resets: Pick<ResetQueries, 'discardAllOf'> };
   sessions: Pick<SessionStore, 'endAllOf'>;
   audit: Pick<AuditLog, 'change'>;
 }
@@ -179,13 +180,17 @@ export function mfaService(
       return refused;
     },
 
-    /** An administrator removes every factor of a user (a lost phone); every session of theirs ends. */
+    /**
+     * An administrator removes every factor of a user (a lost phone); every session of theirs ends,
+     * and every reset link: one mailed before would now set a password with no second factor asked.
+     */
     async reset(userId: string, actor: Actor): Promise<void> {
       await deps.transaction(async (tx) => {
         await tx.queries.mfa.removeTotp(userId);
         await tx.queries.mfa.removePasskeys(userId);
         await tx.queries.mfa.removeRecoveryCodes(userId);
         await tx.sessions.endAllOf(userId, { actor });
+        await tx.queries.resets.discardAllOf(userId);
         await tx.audit.change('user.reset_mfa', actor, { userId });
       });
     },

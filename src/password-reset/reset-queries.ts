@@ -37,9 +37,14 @@ export const resetQueries = ({ knex: db }: Database) => ({
     await db('password_reset_tokens').where({ token_hash: tokenHash }).update({ used_at: null });
   },
 
-  /** Spends every other live link of the user: one reset is enough, the older mails stop working. */
-  async spendAllOf(userId: string, now: number): Promise<void> {
-    await db('password_reset_tokens').where({ user_id: userId }).whereNull('used_at').update({ used_at: now });
+  /**
+   * Ends every link of the user, used or not (SPEC 7, "Reset links and the admin's remedies"): a
+   * password set, an email changed, a user disabled, MFA reset. Deleted rather than marked used, so a
+   * link claimed at that moment by a reset whose write then fails is not given back (`unclaim`).
+   * Called inside the remedy's own transaction.
+   */
+  async discardAllOf(userId: string): Promise<void> {
+    await db('password_reset_tokens').where({ user_id: userId }).delete();
   },
 });
 

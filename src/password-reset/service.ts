@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
+import { seal, unseal } from '../crypto/sealed.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { IdentityChain } from '../identity/chain.ts';
 import { BackendUnavailableError } from '../identity/contract.ts';
@@ -23,6 +24,8 @@ const MAX_ACCOUNTS = 3;
 const MAX_PENDING = 100;
 /** A link's token: 256 bits, base64url. Anything else is not looked up. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** The purpose the passkey proof is sealed for. */
+const PASSKEY_PROOF = 'password-reset-passkey';
 
 /** Where a request comes from, as its audit events record it. */
 export interface ResetOrigin {
@@ -41,13 +44,29 @@ export type ResetOutcome =
   /** The user's directory cannot be reached: a 503 page, and the link stays good. */
   | { ok: false; reason: 'unavailable' };
 
+/** A passkey at the reset's second step: the proof the reset form carries on, or why not. */
+export type ResetPasskeyOutcome = { ok: true; user: User; proof: string } | Exclude<ResetOutcome, { ok: true }>;
+
+/** What the reset page shows for a live link. */
+export interface OpenLink {
+  user: User;
+  /** A second factor must be passed (a code, or a passkey) before the new password is set. */
+  needsCode: boolean;
+  /** The second step may take a passkey (passkeys on, and the user has one). */
+  passkey: boolean;
+  /** The proof given to `open` is a passkey passed for this link. */
+  proved: boolean;
+}
+
 export interface PasswordResetDeps {
   queries: ResetQueries;
   throttle: ThrottleQueries;
   users: Pick<UserService, 'find' | 'setPassword' | 'localBackend'>;
   identity: Pick<IdentityChain, 'members' | 'canWritePassword' | 'lookup'>;
-  mfa: Pick<MfaService, 'hasFactor'>;
-  signIn: Pick<SignInService, 'secondStep'>;
+  mfa: Pick<MfaService, 'hasFactor' | 'offersPasskey' | 'passkeys'>;
+  signIn: Pick<SignInService, 'secondStep' | 'passkeyStep'>;
+  /** Signs the proof that a link's user passed their passkey, which the reset form carries on. */
+  factorKey: Buffer;
   audit: AuditLog;
   mailer?: Mailer;
   config: Config;
@@ -136,13 +155,21 @@ If you did not ask for this, ignore this mail: your password stays as it is.
   }
 
   /** The live link of `token` and its user, or undefined. */
-  async function linkOf(token: string | undefined): Promise<{ hash: string; user: User } | undefined> {
+  async function linkOf(token: string | undefined): Promise<{ hash: string; user: User; expiresAt: number } | undefined> {
     if (!token || !TOKEN_SHAPE.test(token)) return undefined;
     const hash = hashToken(token);
     const link = await queries.findLive(hash, clock.now());
     const user = link && (await deps.users.find(link.userId));
-    return user && !user.disabled ? { hash, user } : undefined;
+    return user && !user.disabled ? { hash, user, expiresAt: link.expiresAt } : undefined;
   }
+
+  /**
+   * A passkey passed for this link: sealed to the link (its token's hash) until the link expires.
+   * It is worth nothing without the link, which is used once and dies with the admin's remedies.
+   */
+  const passkeyProof = (link: { hash: string; expiresAt: number }) => seal(deps.factorKey, PASSKEY_PROOF, { link: link.hash }, link.expiresAt - clock.now());
+  const provedByPasskey = (link: { hash: string }, proof: string | undefined) =>
+    !!proof && unseal<{ link: string }>(deps.factorKey, PASSKEY_PROOF, proof)?.link === link.hash;
 
   const failed = (reason: string, origin: ResetOrigin, userId?: string) =>
     audit.record({ kind: 'password_reset.failed', ...(userId ? { userId } : {}), ip: origin.ip, requestId: origin.requestId, details: { reason } });
@@ -165,23 +192,69 @@ If you did not ask for this, ignore this mail: your password stays as it is.
       pending.add(job);
     },
 
-    /** The user of a live link, and whether they must pass their second factor; undefined for a bad link. */
-    async open(token: string | undefined, origin: ResetOrigin): Promise<{ user: User; needsCode: boolean } | undefined> {
+    /**
+     * The user of a live link, whether they must pass their second factor and whether a passkey may
+     * pass it; `proof`: a passkey passed already (the form carries it on). Undefined for a bad link.
+     */
+    async open(token: string | undefined, origin: ResetOrigin, proof?: string): Promise<OpenLink | undefined> {
       const link = await linkOf(token);
       if (!link) {
         await failed('invalid_link', origin);
         return undefined;
       }
-      return { user: link.user, needsCode: await deps.mfa.hasFactor(link.user.id) };
+      const proved = provedByPasskey(link, proof);
+      const needsCode = !proved && (await deps.mfa.hasFactor(link.user.id));
+      return { user: link.user, needsCode, passkey: needsCode && (await deps.mfa.offersPasskey(link.user.id)), proved };
+    },
+
+    /**
+     * The WebAuthn options of a live link's second step: the user's own passkeys, the challenge
+     * stored for one use and bound to the user. Undefined for a bad link or a user without a passkey.
+     */
+    async passkeyOptions(token: string | undefined, origin: ResetOrigin) {
+      const link = await linkOf(token);
+      if (!link) {
+        await failed('invalid_link', origin);
+        return undefined;
+      }
+      if (!(await deps.mfa.offersPasskey(link.user.id))) return undefined;
+      return deps.mfa.passkeys.authenticationOptions(link.user.id);
+    },
+
+    /**
+     * The second step passed with a passkey (SPEC 12): the assertion is checked as at a sign-in's
+     * second step (the brute-force policy counts it, its challenge is taken once), and the proof is
+     * what the reset form carries on to `complete`. Nothing is claimed or written yet.
+     */
+    async passkey(f: { token?: string; state?: string; response?: string }, origin: ResetOrigin): Promise<ResetPasskeyOutcome> {
+      const link = await linkOf(f.token);
+      if (!link) {
+        await failed('invalid_link', origin);
+        return { ok: false, reason: 'invalid_link' };
+      }
+      const { user } = link;
+      const retry = async (reason: string, message: string, status: number, retryAfter?: number): Promise<ResetPasskeyOutcome> => {
+        await failed(reason, origin, user.id);
+        return { ok: false, reason: 'retry', status, message, retryAfter };
+      };
+      const checked = await deps.signIn.passkeyStep({ state: f.state, response: f.response, user, amr: [], clientId: '', ...origin });
+      if (checked.ok) return { ok: true, user, proof: passkeyProof(link) };
+      if (checked.reason === 'throttled') return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
+      if (checked.reason === 'unavailable') {
+        await failed('unavailable', origin, user.id);
+        return { ok: false, reason: 'unavailable' };
+      }
+      return retry('invalid_passkey', 'The passkey was not accepted. Try again, or enter a code.', 401);
     },
 
     /**
      * Sets the new password of a live link: the two typed passwords agree, the second factor passes
-     * (counted by the brute-force policy), the link is claimed, then the password is written (the
-     * database hash, or the directory through the chain); every session of the user ends and their
-     * tokens are revoked (users.setPassword). A refusal or an outage gives the link back.
+     * (a code counted by the brute-force policy, or the proof of a passkey passed for this very link),
+     * the link is claimed, then the password is written (the database hash, or the directory through
+     * the chain); every session of the user ends, their tokens are revoked and every link of theirs
+     * dies (users.setPassword). A refusal or an outage gives the link back.
      */
-    async complete(f: { token?: string; password: string; confirm: string; code?: string }, origin: ResetOrigin): Promise<ResetOutcome> {
+    async complete(f: { token?: string; password: string; confirm: string; code?: string; proof?: string }, origin: ResetOrigin): Promise<ResetOutcome> {
       const link = await linkOf(f.token);
       if (!link) {
         await failed('invalid_link', origin);
@@ -202,7 +275,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.
       } else if (!f.password) {
         return retry('empty', 'Enter a new password.');
       }
-      if (await deps.mfa.hasFactor(user.id)) {
+      if (!provedByPasskey(link, f.proof) && (await deps.mfa.hasFactor(user.id))) {
         if (!f.code?.trim()) return retry('code_missing', 'Enter a code from your authenticator app, or a recovery code.', 401);
         const checked = await deps.signIn.secondStep({ user, code: f.code, amr: [], clientId: '', ...origin });
         if (!checked.ok) {
@@ -225,7 +298,6 @@ If you did not ask for this, ignore this mail: your password stays as it is.
         }
         throw err;
       }
-      await queries.spendAllOf(user.id, clock.now());
       await audit.record({ kind: 'password_reset.done', userId: user.id, ip: origin.ip, requestId: origin.requestId, details: { backend: user.backend } });
       return { ok: true, user };
     },

@@ -6,6 +6,7 @@ import { InputError, NotFoundError } from '../errors/service.ts';
 import type { Transaction } from '../db/transaction.ts';
 import type { SessionStore } from '../login/sessions.ts';
 import type { IdentityChain } from '../identity/chain.ts';
+import type { ResetQueries } from '../password-reset/reset-queries.ts';
 import type { User, UserQueries } from './queries.ts';
 import { PasswordRefused, refusalWords } from './password-refusals.ts';
 import { clock } from '../clock.ts';
@@ -70,7 +71,7 @@ function checkRoles(roles: string[]): string[] {
  */
 /** What a change needs of a transaction (named here: the root that builds it imports this file). */
 interface UserTransaction {
-  queries: { users: UserQueries };
+  queries: { users: UserQueries; resets: Pick<ResetQueries, 'discardAllOf'> };
   sessions: Pick<SessionStore, 'endAllOf'>;
   audit: Pick<AuditLog, 'change'>;
 }
@@ -114,6 +115,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       externalId: id,
       username,
       email: input.email ?? null,
+      emailVerified: true,
       displayName: checkDisplayName(input.displayName),
       passwordHash: await hashPassword(input.password),
       roles: checkRoles(input.roles ?? []),
@@ -153,7 +155,11 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       if (input.disabled != null) next.disabled = input.disabled;
       await tx.queries.users.update(next);
       // A disabled user's sessions, codes and tokens stop working now, not when they expire.
-      if (next.disabled && !user.disabled) await tx.sessions.endAllOf(id, { actor });
+      const disabling = next.disabled && !user.disabled;
+      if (disabling) await tx.sessions.endAllOf(id, { actor });
+      // A reset link mailed to the old address, or outstanding when the user was disabled, dies with
+      // the change: re-enabling the user later does not bring it back (SPEC 7).
+      if (disabling || next.email !== user.email) await tx.queries.resets.discardAllOf(id);
       await tx.audit.change('user.update', actor, { userId: id });
       return next;
     });
@@ -161,7 +167,8 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
 
   /**
    * A new password for a database user; every session, code and token the user holds stops working
-   * (SPEC 7), but `keep`: the session that changed it, at /account.
+   * (SPEC 7), but `keep`: the session that changed it, at /account. Every reset link of the user dies
+   * with it, the one a reset by mail used included: one reset is enough, older mails stop working.
    */
   async setPassword(id: string, password: string, actor: Actor, keep?: string): Promise<void> {
     const owner = await queries.find(id);
@@ -172,6 +179,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       await writeToDirectory(owner, password);
       await transaction(async (tx) => {
         await tx.sessions.endAllOf(id, { except: keep, actor });
+        await tx.queries.resets.discardAllOf(id);
         await tx.audit.change('user.set_password', actor, { userId: id }, { backend: owner.backend });
       });
       return;
@@ -183,6 +191,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       if (!user) throw new NotFoundError('id', `no user ${id}`);
       await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
       await tx.sessions.endAllOf(id, { except: keep, actor });
+      await tx.queries.resets.discardAllOf(id);
       await tx.audit.change('user.set_password', actor, { userId: id });
     });
   },

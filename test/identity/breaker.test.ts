@@ -42,23 +42,26 @@ describe('backend breaker', () => {
     expect(breaker.down).toBe(true);
   });
 
-  test('half-open: after a quick failure one call at a time may try the backend, and an answer closes it; after a hang none may', async () => {
-    const breaker = make(async () => false);
-    expect(breaker.admit()).toBe('closed');
-    breaker.trip(3); // refused at once: trying again costs nothing
-    expect(breaker.down).toBe(true);
-    const trial = breaker.admit();
-    expect(trial).toBe('trial');
-    expect(breaker.admit()).toBe(false); // one trial at a time; the others skip at once
-    breaker.settle('trial', false);
-    expect(breaker.down).toBe(true);
-    expect(breaker.admit()).toBe('trial');
-    breaker.settle('trial', true);
+  test('half-open: a call that finds it down starts a probe at once and goes ahead when it answers; a hung probe costs a call only the short wait', async () => {
+    let answer: () => Promise<boolean> = async () => false;
+    let probes = 0;
+    const breaker = new Breaker({ id: 'corp', probe: () => (probes++, answer()), intervalMs: 60_000, probeTimeoutMs: 60_000, trialWaitMs: 100, logger: pino({ level: 'silent' }) });
+    expect(await breaker.admit()).toBe(true);
+    breaker.trip();
+    expect(await breaker.admit()).toBe(false); // the probe, brought forward, found it still down
+    expect(probes).toBe(1);
+    answer = async () => true; // the directory is back: the next call need not wait a minute for the probe
+    expect(await breaker.admit()).toBe(true);
     expect(breaker.down).toBe(false);
-    expect(breaker.admit()).toBe('closed');
+    expect(probes).toBe(2);
 
-    breaker.trip(5000); // cut off by the timeout: only the probe may spend it again
-    expect(breaker.admit()).toBe(false);
+    breaker.trip();
+    answer = () => new Promise<boolean>(() => undefined); // hung
+    const started = performance.now();
+    expect(await breaker.admit()).toBe(false);
+    expect(await breaker.admit()).toBe(false); // the hung probe is running: skipped at once, no second probe
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(probes).toBe(3);
     breaker.stop();
   });
 });

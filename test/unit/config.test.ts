@@ -27,4 +27,14 @@ describe('configuration', () => {
     expect(loadConfig({}, { logout: { backchannelClaimLease: 6000 } }).logout.backchannelClaimLease).toBe(6000);
     expect(() => loadConfig({}, { logout: { backchannelClaimLease: 1000 } })).toThrow(/logout\.backchannelClaimLease: must be at least 6000/);
   });
+
+  test('unknown keys are refused at every level, each named with where it stands (SPEC 7 "Unknown configuration keys")', () => {
+    expect(() => loadConfig({}, { prot: 8080 })).toThrow(/prot: unknown key at the top level/);
+    expect(() => loadConfig({}, { throttle: { userFreeFailure: 3 } })).toThrow(/throttle\.userFreeFailure: unknown key in throttle/);
+    // Beside `plugin:`, where a misplaced block once started the server and did nothing.
+    const backends = [{ id: 'corp', plugin: 'ldap', config: {}, kerberos: { keytab: '/etc/krb5.keytab' } }];
+    expect(() => loadConfig({}, { identity: { backends } })).toThrow(/identity\.backends\.0\.kerberos: unknown key in identity\.backends\.0 \(id "corp"\)/);
+    // Every fault is listed, not only the first.
+    expect(() => loadConfig({}, { prot: 1, session: { ttl: 60, tll: 60 } })).toThrow(/session\.tll: unknown key in session\n\s*prot: unknown key at the top level/);
+  });
 });

@@ -21,7 +21,7 @@ describe('identity.upstreams', () => {
     [{ ...upstream, issuer: 'not a url' }, /identity upstream "corp" \(kind "oidc"\): invalid config: issuer/],
     [{ ...upstream, clientSecret: undefined }, /clientSecret/],
     [{ ...upstream, scopes: ['profile'] }, /scopes: must include "openid"/],
-    [{ ...upstream, claim: { username: 'upn' } }, /Unrecognized key.*claim/],
+    [{ ...upstream, claim: { username: 'upn' } }, /claim: unknown key at the upstream entry/],
     [{ ...upstream, kind: 'saml' }, /identity upstream "corp" \(kind "saml"\): unknown kind; known kinds: oidc/],
   ])('a bad entry stops the start with a message naming it (%#)', (entry, message) => {
     expect(() => build([entry])).toThrow(message);

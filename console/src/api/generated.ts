@@ -113,7 +113,8 @@ export type RegisterClientInput = {
    * Roles of the client itself. `introspect`: a resource server, which may introspect every client's
    * tokens at /oauth/v20/introspect (not only its own) and nothing else; this API refuses it. `admin`:
    * a service account of this API through client_credentials (it may also introspect and revoke every
-   * token). Give a resource server `introspect`, never `admin`. Default none.
+   * token). Give a resource server `introspect`, never `admin`. Any other name is refused
+   * (BAD_USER_INPUT naming it). Default none.
    */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   /** The id_token's signing algorithm (OIDC `id_token_signed_response_alg`). Default RS256. */
@@ -143,11 +144,17 @@ export type RegisterClientInput = {
   tokenEndpointAuthMethod?: InputMaybe<TokenEndpointAuthMethod>;
   /** For PRIVATE_KEY_JWT: the client's public keys, a JSON Web Key Set as JSON text (RSA, EC or OKP keys). */
   jwks?: InputMaybe<Scalars['String']['input']>;
-  /** For PRIVATE_KEY_JWT: an https (or http) URL serving the client's JWKS, instead of `jwks`. */
+  /**
+   * For PRIVATE_KEY_JWT: an https (or http) URL serving the client's JWKS, instead of `jwks`. Read with
+   * no redirect followed, at most 64 KiB, within 2 s; after a failed read the client's assertions are
+   * refused for 30 s without another. A link-local or unspecified address (169.254.169.254, 0.0.0.0),
+   * or one in config `outbound.denyNetworks`, is refused; private and loopback ones are allowed.
+   */
   jwksUri?: InputMaybe<Scalars['String']['input']>;
   /**
    * Where the server POSTs a signed `logout_token` (OpenID Connect Back-Channel Logout 1.0) when an SSO
    * session in which the client received a token ends: an absolute http or https URL. Default none.
+   * Addresses are refused as for `jwksUri`; a redirect is a failed delivery.
    */
   backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
 };

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { Strategy } from 'passport';
 import type { z } from 'zod';
+import type { AddressRules } from '../../outbound/address-rules.ts';
 import type { UpstreamPolicy } from './policy.ts';
 
 /** Who the upstream says signed in, read from its answer with the upstream's claim names. */
@@ -67,6 +68,8 @@ export interface UpstreamContext {
   logger: Logger;
   /** `PUBLIC_URL/login/upstream/<id>/callback`: the redirect URI registered at the upstream. */
   callbackUrl: string;
+  /** Addresses never called (SPEC 7 "Outbound fetches"): every call to the upstream obeys them. */
+  outbound: AddressRules;
 }
 
 export interface UpstreamPlugin<S extends z.ZodType = z.ZodType> {

@@ -2,17 +2,35 @@ import * as oidc from 'openid-client';
 import { Strategy as OidcStrategy, type AuthenticateOptions } from 'openid-client/passport';
 import type { Strategy } from 'passport';
 import { z } from 'zod';
+import { addressRules } from '../../outbound/address-rules.ts';
+import { asFetch } from '../../outbound/as-fetch.ts';
+import { findOutboundError } from '../../outbound/outbound-error.ts';
+import { urlRefusal } from '../../outbound/url-check.ts';
 import { defineUpstreamPlugin, UpstreamUnavailableError, type UpstreamFault, type UpstreamIdentity, type UpstreamState } from './contract.ts';
 import { upstreamBase } from './policy.ts';
 
 const claimName = z.string().min(1);
 
+/** Metadata and key sets are small documents (SPEC 7 caps them at 64 KiB); token and userinfo answers may carry many groups. */
+const SMALL_ANSWER = 64 * 1024;
+const LARGE_ANSWER = 1024 * 1024;
+
+/** Link-local and unspecified addresses are refused for every upstream, whatever the config's denyNetworks. */
+const alwaysRefused = addressRules();
+
 /** An OpenID Connect provider (Entra ID, Google Workspace, Okta, another Latchkey, …). */
 export const oidcUpstreamConfig = upstreamBase
   .extend({
     kind: z.literal('oidc').default('oidc'),
-    /** The issuer; its `/.well-known/openid-configuration` is read on first use. */
-    issuer: z.url(),
+    /**
+     * The issuer; its `/.well-known/openid-configuration` is read on first use. A link-local or
+     * unspecified address (169.254.169.254, 0.0.0.0) is refused here; `outbound.denyNetworks` at connect time.
+     */
+    issuer: z.url().superRefine((issuer, issues) => {
+      // zod runs this after z.url() refused the value too: only a URL has an address to check.
+      const why = URL.canParse(issuer) ? urlRefusal(new URL(issuer), alwaysRefused) : undefined;
+      if (why) issues.addIssue({ code: 'custom', message: why });
+    }),
     clientId: z.string().min(1),
     clientSecret: z.string().min(1),
     /** @default ["openid", "profile", "email"] */
@@ -72,6 +90,16 @@ class StateAndNonceStrategy extends OidcStrategy {
   }
 }
 
+/** The error codes of RFC 6749 4.1.2.1 and 5.2 and OIDC Core 3.1.2.6: the words of ours an upstream's error is said in. */
+const ERROR_CODES = new Set([
+  'invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope',
+  'access_denied', 'unsupported_response_type', 'server_error', 'temporarily_unavailable', 'interaction_required',
+  'login_required', 'account_selection_required', 'consent_required', 'invalid_request_uri', 'invalid_request_object',
+  'request_not_supported', 'request_uri_not_supported', 'registration_not_supported',
+]);
+/** A known code as itself; anything else an upstream wrote there is not repeated (SPEC 7: no echo). */
+const errorCode = (code: unknown): string => (typeof code === 'string' && ERROR_CODES.has(code) ? code : 'an unknown error code');
+
 /** Faults that mean "cannot reach the upstream" (503), by openid-client's codes; anything else is a bad answer (400). */
 const unreachable: Record<string, string> = {
   OAUTH_TIMEOUT: 'the upstream did not answer in time',
@@ -90,8 +118,14 @@ function fetchFailed(err: unknown): boolean {
 
 function explain(err: unknown): UpstreamFault {
   if (err instanceof UpstreamUnavailableError) return { unavailable: true, reason: err.reason };
-  if (err instanceof oidc.AuthorizationResponseError) return { unavailable: false, reason: `the upstream answered ${err.error}` };
-  if (err instanceof oidc.ResponseBodyError) return { unavailable: false, reason: `the upstream refused the code: ${err.error}` };
+  if (err instanceof oidc.AuthorizationResponseError) return { unavailable: false, reason: `the upstream answered ${errorCode(err.error)}` };
+  if (err instanceof oidc.ResponseBodyError) return { unavailable: false, reason: `the upstream refused the code: ${errorCode(err.error)}` };
+  // Our own outbound rules and limits, in their fixed words (SPEC 7): never what the upstream sent.
+  const outbound = findOutboundError(err);
+  if (outbound) {
+    if (outbound.failure === 'timeout') return { unavailable: true, reason: 'the upstream did not answer in time' };
+    return { unavailable: true, reason: outbound.failure === 'refused' ? 'the upstream is at a refused address' : `the upstream cannot be used: ${outbound.reason}` };
+  }
   const code = (err as { code?: string }).code ?? '';
   if (unreachable[code]) return { unavailable: true, reason: unreachable[code] };
   if (fetchFailed(err)) return { unavailable: true, reason: 'the upstream cannot be reached' };
@@ -140,13 +174,20 @@ export default defineUpstreamPlugin({
       ctx.logger.warn({ upstream: c.id, issuer: c.issuer }, 'upstream issuer is plain http: use https in production');
     }
 
+    // Every call goes through the outbound rules (SPEC 7): no redirect followed, answers capped.
+    const small = asFetch(ctx.outbound, { maxBytes: SMALL_ANSWER, timeoutMs: c.timeoutMs });
+    const large = asFetch(ctx.outbound, { maxBytes: LARGE_ANSWER, timeoutMs: c.timeoutMs });
+
     async function discover(): Promise<Strategy> {
       let config: oidc.Configuration;
       try {
         config = await oidc.discovery(new URL(c.issuer), c.clientId, { redirect_uris: [ctx.callbackUrl] }, oidc.ClientSecretPost(c.clientSecret), {
           timeout: c.timeoutMs / 1000,
           execute: [oidc.enableNonRepudiationChecks, ...(insecure ? [oidc.allowInsecureRequests] : [])],
+          [oidc.customFetch]: small,
         });
+        const jwksUri = config.serverMetadata().jwks_uri;
+        config[oidc.customFetch] = (url, options) => (url === jwksUri ? small : large)(url, options);
       } catch (err) {
         state = 'down';
         const fault = explain(err);

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import { describeIssues } from '../../config/issues.ts';
 import type { UpstreamEntry } from '../../config/schema.ts';
+import { addressRules, type AddressRules } from '../../outbound/address-rules.ts';
 import { PluginLoadError } from '../loader.ts';
 import type { Upstream, UpstreamPlugin } from './contract.ts';
 import oidcUpstream from './oidc.ts';
@@ -15,17 +17,17 @@ export const upstreamCallbackPath = (id: string): string => `/login/upstream/${e
  * server at start with a message naming the upstream and the key. Nothing is fetched here: an
  * upstream down at start does not stop Latchkey (each reads its metadata on first use).
  */
-export function loadUpstreams(entries: UpstreamEntry[], publicUrl: string, logger: Logger) {
+export function loadUpstreams(entries: UpstreamEntry[], publicUrl: string, logger: Logger, outbound: AddressRules = addressRules()) {
   const upstreams: Upstream[] = entries.map((entry) => {
     const where = `identity upstream "${entry.id}" (kind "${entry.kind}")`;
     const plugin = kinds[entry.kind];
     if (!plugin) throw new PluginLoadError(`${where}: unknown kind; known kinds: ${Object.keys(kinds).join(', ')}`);
     const parsed = plugin.configSchema.safeParse(entry);
     if (!parsed.success) {
-      const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(entry)'}: ${i.message}`).join('; ');
+      const issues = describeIssues(parsed.error.issues, entry, '', 'the upstream entry').join('; ');
       throw new PluginLoadError(`${where}: invalid config: ${issues}`);
     }
-    return plugin.create(parsed.data, { logger: logger.child({ upstream: entry.id }), callbackUrl: publicUrl + upstreamCallbackPath(entry.id) });
+    return plugin.create(parsed.data, { logger: logger.child({ upstream: entry.id }), callbackUrl: publicUrl + upstreamCallbackPath(entry.id), outbound });
   });
   return {
     list: upstreams,

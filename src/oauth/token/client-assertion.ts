@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { createLocalJWKSet, createRemoteJWKSet, decodeJwt, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ASSERTION_ALGS, methodsOf } from '../../clients/auth-method.ts';
 import type { Client } from '../../clients/queries.ts';
 import type { AppContext } from '../../context.ts';
@@ -10,23 +10,6 @@ import { clock } from '../../clock.ts';
 export const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 /** RFC 7523 3: a short-lived assertion; we remember its jti until then, so no longer than this. */
 const MAX_LIFETIME_S = 300;
-/** A jwksUri that does not answer within this fails the request, not hangs it. */
-const JWKS_TIMEOUT_MS = 2000;
-
-/**
- * One remote key set per URL, so jose's cache (keys kept 10 minutes, refetched at most every
- * 30 s for an unknown kid) is shared by every request of every client using that URL.
- */
-const remoteSets = new Map<string, JWTVerifyGetKey>();
-function remoteSet(uri: string): JWTVerifyGetKey {
-  let set = remoteSets.get(uri);
-  if (!set) {
-    if (remoteSets.size > 1000) remoteSets.clear();
-    set = createRemoteJWKSet(new URL(uri), { timeoutDuration: JWKS_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 600_000 });
-    remoteSets.set(uri, set);
-  }
-  return set;
-}
 
 /** The client id an assertion names (unverified: only to find whose keys verify it). */
 export function assertionIssuer(ctx: AppContext, assertion: string): string {
@@ -45,7 +28,8 @@ export function assertionIssuer(ctx: AppContext, assertion: string): string {
  * Verifies a client assertion (RFC 7523 3, OIDC Core 9) for `client`: signed by its registered keys
  * (private_key_jwt) or its secret (client_secret_jwt), iss = sub = its id, aud this issuer, the token
  * endpoint or the endpoint called, exp at most 5 minutes ahead, a jti never seen before. Any failure
- * (a jwksUri down or slow included) is invalid_client and one log line.
+ * (a jwksUri down, slow, too large, or failed within the last 30 s included) is invalid_client and
+ * one log line, whose error is fixed words (src/outbound/), never what the jwksUri answered.
  */
 export async function verifyClientAssertion(ctx: AppContext, req: Request, client: Client, assertion: string): Promise<void> {
   const fail = (why: string, err?: unknown): OAuthError => {
@@ -58,7 +42,7 @@ export async function verifyClientAssertion(ctx: AppContext, req: Request, clien
   if (method === 'private_key_jwt' && methodsOf(client).length === 1) {
     algorithms = [...ASSERTION_ALGS];
     if (client.jwks) key = createLocalJWKSet(JSON.parse(client.jwks));
-    else if (client.jwksUri) key = remoteSet(client.jwksUri);
+    else if (client.jwksUri) key = ctx.clientKeys.keysOf(client.clientId, client.jwksUri);
     else throw fail('no keys registered');
   } else if (method === 'client_secret_jwt') {
     const secret = ctx.clients.jwtSecret(client);

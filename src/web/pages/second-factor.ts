@@ -17,7 +17,7 @@ const codeInput = `<label for="code">Code</label>
  * A passkey button: a form the page's script (`/assets/passkey.js`) fills with the authenticator's
  * answer and posts. Hidden until the script finds WebAuthn in the browser.
  */
-export function passkeyForm(t: FormTarget, o: { purpose: 'login' | 'register'; action: string; label: string; options: string; nameField?: boolean; secondary?: boolean }): string {
+export function passkeyForm(t: FormTarget, o: { purpose: 'login' | 'register' | 'reset'; action: string; label: string; options: string; nameField?: boolean; secondary?: boolean }): string {
   const name = o.nameField ? `<label for="passkey-name">Name of this passkey</label><input id="passkey-name" name="name" type="text" maxlength="100" value="Passkey">` : '';
   return `<form method="post" action="${escapeHtml(t.action)}" data-passkey data-purpose="${o.purpose}" data-options="${escapeHtml(o.options)}" hidden>
 ${hidden({ ...t.fields, _action: o.action, csrf_token: t.csrfToken, webauthn_state: '', webauthn_response: '' })}${name}

@@ -18,7 +18,7 @@ export const passkeyScript = `'use strict';
   var field = function (form, name) { return form.elements.namedItem(name); };
   async function run(form) {
     var body = new URLSearchParams();
-    ['csrf_token', 'pending'].forEach(function (n) { var f = field(form, n); if (f) body.set(n, f.value); });
+    ['csrf_token', 'pending', 'token'].forEach(function (n) { var f = field(form, n); if (f) body.set(n, f.value); });
     body.set('purpose', form.dataset.purpose);
     var res = await fetch(form.dataset.options, { method: 'POST', body: body, credentials: 'same-origin' });
     if (!res.ok) throw new Error('options ' + res.status);

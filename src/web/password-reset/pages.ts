@@ -1,4 +1,5 @@
 import { errorBox, escapeHtml, hidden, layout } from '../pages/layout.ts';
+import { passkeyForm, passkeyScriptTag } from '../pages/second-factor.ts';
 
 export const FORGOT_PATH = '/password/forgot';
 export const RESET_PATH = '/password/reset';
@@ -28,18 +29,27 @@ export function sentPage(): string {
   );
 }
 
-/** The new password, twice, and the second factor first when the user has one. */
-export function resetPage(p: { token: string; csrfToken: string; username: string; needsCode: boolean; error?: string }): string {
+/**
+ * The new password, twice, and the second factor first when the user has one: a code, or (`passkey`)
+ * the user's passkey, whose button comes first and posts on its own (`_action=passkey`); once it
+ * passed, the form carries its `proof` instead of asking for a code.
+ */
+export function resetPage(p: { token: string; csrfToken: string; username: string; needsCode: boolean; passkey?: boolean; proof?: string; error?: string }): string {
   const code = p.needsCode
     ? `<label for="code">Code from your authenticator app, or a recovery code</label>
 <input id="code" name="code" type="text" inputmode="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required>`
     : '';
+  const passkey =
+    p.needsCode && p.passkey
+      ? passkeyForm({ action: RESET_PATH, fields: { token: p.token }, csrfToken: p.csrfToken }, { purpose: 'reset', action: 'passkey', label: 'Confirm with a passkey', options: '/passkey/options', secondary: true }) + passkeyScriptTag
+      : '';
+  const passed = p.proof ? `<p id="reset-passkey-passed">Your passkey was accepted. Now choose the new password.</p>` : '';
   return layout(
     'Choose a new password',
     `<h1>Choose a new password</h1><p class="sub">for <strong id="reset-username">${escapeHtml(p.username)}</strong></p>
-${errorBox(p.error)}
+${errorBox(p.error)}${passed}${passkey}
 <form method="post" action="${RESET_PATH}">
-${hidden({ token: p.token, csrf_token: p.csrfToken })}
+${hidden({ token: p.token, csrf_token: p.csrfToken, _action: 'reset', ...(p.proof ? { factor_proof: p.proof } : {}) })}
 ${code}
 <label for="password">New password</label>
 <input id="password" name="password" type="password" autocomplete="new-password" required>

@@ -46,15 +46,29 @@ export function passwordResetHandlers(ctx: AppContext): { forgot: RequestHandler
       const origin = originOf(req);
       const form = (req.method === 'POST' ? (req.body ?? {}) : req.query) as Record<string, unknown>;
       const token = field(form, 'token');
+      // A passkey passed for this link: the form carries its proof on (a retry keeps it).
+      let proof = field(form, 'factor_proof') || undefined;
       const show = async (status: number, error?: string) => {
-        const link = await ctx.passwordReset.open(token, origin);
+        const link = await ctx.passwordReset.open(token, origin, proof);
         if (!link) return void send(res, 400, linkProblemPage('invalid'));
-        send(res, status, resetPage({ token, csrfToken: csrf(req, res), username: link.user.username, needsCode: link.needsCode, error }));
+        const carried = link.proved ? proof : undefined;
+        send(res, status, resetPage({ token, csrfToken: csrf(req, res), username: link.user.username, needsCode: link.needsCode, passkey: link.passkey, proof: carried, error }));
       };
       if (req.method !== 'POST') return await show(200);
       if (!checkCsrfToken(req, ctx.csrfKey, field(form, 'csrf_token'))) return await show(403, expiredForm.other);
+      if (field(form, '_action') === 'passkey') {
+        const passed = await ctx.passwordReset.passkey({ token, state: field(form, 'webauthn_state'), response: field(form, 'webauthn_response') }, origin);
+        if (passed.ok) {
+          proof = passed.proof;
+          return await show(200);
+        }
+        if (passed.reason === 'invalid_link') return void send(res, 400, linkProblemPage('invalid'));
+        if (passed.reason === 'unavailable') return void send(res, 503, linkProblemPage('unavailable'));
+        if (passed.retryAfter !== undefined) res.setHeader('Retry-After', String(passed.retryAfter));
+        return await show(passed.status, passed.message);
+      }
       const outcome = await ctx.passwordReset.complete(
-        { token, password: field(form, 'password'), confirm: field(form, 'confirm'), code: field(form, 'code') },
+        { token, password: field(form, 'password'), confirm: field(form, 'confirm'), code: field(form, 'code'), proof },
         origin,
       );
       if (outcome.ok) return void send(res, 200, donePage());
