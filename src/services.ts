@@ -191,7 +191,8 @@ export async function createContext(config: Config, database: Database, logger: 
   for (const entry of config.identity.backends) {
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, logger }) });
   }
-  const identity = new IdentityChain(members, userQueries(database), logger);
+  const resets = resetQueries(database);
+  const identity = new IdentityChain(members, userQueries(database), logger, { emailChanged: resets.discardAllOf });
   let notices: LogoutNoticeWorker | undefined;
   // Every call out (client keys, back-channel logout, upstreams) and every registered URL obeys these.
   const outbound = addressRules(config.outbound.denyNetworks);

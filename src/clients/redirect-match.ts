@@ -25,7 +25,8 @@ export function redirectUriMatches(registered: readonly string[], requested: str
   if (!asked || (asked.port !== undefined && (asked.port < 1 || asked.port > 65535))) return false;
   return registered.some((uri) => {
     const r = loopbackParts(uri);
-    return r !== undefined && r.host === asked.host && r.rest === asked.rest;
+    // A registration that names a port asked for that port: it matches exactly (above), not any port.
+    return r !== undefined && r.port === undefined && r.host === asked.host && r.rest === asked.rest;
   });
 }
 

@@ -106,7 +106,8 @@ function validate(input: RegisterClientInput, outbound: AddressRules): void {
   // After the URLs' form is checked: none of Latchkey's calls may go to a refused address (SPEC 7).
   for (const field of ['jwksUri', 'backchannelLogoutUri'] as const) {
     const uri = input[field];
-    const why = uri == null ? undefined : urlRefusal(new URL(uri), outbound);
+    // An empty value is no URL (checkAuthMethod passed it over the same way).
+    const why = !uri ? undefined : urlRefusal(new URL(uri), outbound);
     if (why) throw new InputError(field, `${uri}: ${why}`);
   }
   const grants = input.grantTypes ?? [];

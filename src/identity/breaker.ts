@@ -25,10 +25,10 @@ export interface BreakerOptions {
  * backend until it answers, and then calls are let through again.
  *
  * Half-open (SPEC 7 "A directory back from an outage"): a call that finds the backend down starts the
- * probe at once, unless one is running, and waits for it a moment (`trialWaitMs`): if the backend
+ * probe at once (or joins the one running) and waits for it a moment (`trialWaitMs`): if the backend
  * answers, the breaker closes and the call goes ahead. The first sign-in after a directory returns
  * therefore succeeds instead of waiting for the probe's next turn, while a hung directory costs a
- * caller at most that moment (its probe hangs, and calls skip it at once meanwhile).
+ * caller at most that moment (its probe hangs, and calls meanwhile wait only that moment for it).
  */
 export class Breaker {
   private open = false;
@@ -46,7 +46,7 @@ export class Breaker {
   /** Whether a call may go to the backend now: it is up, or a probe started for this call found it up. */
   async admit(): Promise<boolean> {
     if (!this.open) return true;
-    if (this.stopped || this.probing) return false;
+    if (this.stopped) return false;
     let waited: NodeJS.Timeout | undefined;
     const moment = new Promise<void>((resolve) => (waited = setTimeout(resolve, this.o.trialWaitMs ?? 250)));
     await Promise.race([this.probeNow(), moment]);

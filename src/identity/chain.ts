@@ -41,6 +41,11 @@ export interface ChainOptions {
   probeIntervalMs?: number;
   /** A probe that has not answered by then counts as "still down". @default 30000 */
   probeTimeoutMs?: number;
+  /**
+   * Called when a sign-in brings a user a new email from their backend: reset links mailed to the old
+   * address must die with it (SPEC 7 "Reset links and the admin's remedies").
+   */
+  emailChanged?: (userId: string) => Promise<void>;
 }
 
 /**
@@ -57,7 +62,7 @@ export class IdentityChain {
     readonly members: ChainMember[],
     private readonly users: UserQueries,
     private readonly logger: Logger,
-    options: ChainOptions = {},
+    private readonly options: ChainOptions = {},
   ) {
     for (const m of members) {
       const health = m.backend.health?.bind(m.backend);
@@ -159,6 +164,7 @@ export class IdentityChain {
       if (existing.username !== fields.username && fallback === undefined) await this.freeUsername(backendId, identity);
       const user = { ...existing, ...fields, updatedAt: now };
       await this.users.update(user);
+      if (existing.email !== user.email) await this.options.emailChanged?.(user.id);
       return user;
     }
     if (fallback === undefined) await this.freeUsername(backendId, identity);

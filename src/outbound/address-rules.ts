@@ -6,7 +6,7 @@ import { BlockList, isIP } from 'node:net';
  * where nothing legitimate listens but a cloud's metadata service may (169.254.169.254 hands out the
  * machine's credentials) or where a connection lands on this host unannounced (0.0.0.0, `::`).
  */
-const ALWAYS_REFUSED: Array<[network: string, prefix: number, family: 'ipv4' | 'ipv6', kind: 'link-local' | 'unspecified']> = [
+const ALWAYS_REFUSED: Array<[network: string, prefix: number, family: 'ipv4' | 'ipv6', kind: 'link-local' | 'unspecified' | 'metadata']> = [
   ['169.254.0.0', 16, 'ipv4', 'link-local'],
   ['0.0.0.0', 8, 'ipv4', 'unspecified'],
   ['fe80::', 10, 'ipv6', 'link-local'],
@@ -14,6 +14,9 @@ const ALWAYS_REFUSED: Array<[network: string, prefix: number, family: 'ipv4' | '
   // NAT64's well-known prefix reaches the same IPv4 addresses through a gateway.
   ['64:ff9b::a9fe:0', 112, 'ipv6', 'link-local'],
   ['64:ff9b::', 104, 'ipv6', 'unspecified'],
+  // Clouds' metadata services outside the link-local range: AWS's IPv6 one, Alibaba Cloud's.
+  ['fd00:ec2::254', 128, 'ipv6', 'metadata'],
+  ['100.100.100.200', 32, 'ipv4', 'metadata'],
 ];
 // IPv4-mapped IPv6 forms (::ffff:169.254.169.254) need no rules of their own: a BlockList matches
 // them against the IPv4 rules (test/security/outbound.test.ts checks it).
@@ -39,7 +42,7 @@ export function addressRules(denyNetworks: readonly string[] = []): AddressRules
   const lists = ALWAYS_REFUSED.map(([network, prefix, family, kind]) => {
     const list = new BlockList();
     list.addSubnet(network, prefix, family);
-    return { list, why: kind === 'link-local' ? 'a link-local address' : 'an unspecified address' };
+    return { list, why: kind === 'link-local' ? 'a link-local address' : kind === 'metadata' ? "a cloud metadata service's address" : 'an unspecified address' };
   });
   const denied = new BlockList();
   for (const text of denyNetworks) {

@@ -38,7 +38,13 @@ const verifiedEmail = (user: User): string | null => (user.emailVerified ? user.
 
 export function nameIdOf(user: User, sp: Pick<ServiceProvider, 'entityId'>, format: NameIdFormat, pairwiseKey: Buffer): string {
   if (format === 'persistent') return createHmac('sha256', pairwiseKey).update(`${user.id}\n${sp.entityId}`).digest('base64url');
-  if (format === 'emailAddress') return verifiedEmail(user) ?? user.username;
+  if (format === 'emailAddress') {
+    const email = verifiedEmail(user);
+    if (email) return email;
+    // No verified email: the username, unless it is that same unverified address (an upstream's user
+    // named by their email), which must not reach the SP as an email identifier either.
+    return user.email && user.username.toLowerCase() === user.email.toLowerCase() ? user.id : user.username;
+  }
   return user.username;
 }
 

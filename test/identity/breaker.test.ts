@@ -59,7 +59,7 @@ describe('backend breaker', () => {
     answer = () => new Promise<boolean>(() => undefined); // hung
     const started = performance.now();
     expect(await breaker.admit()).toBe(false);
-    expect(await breaker.admit()).toBe(false); // the hung probe is running: skipped at once, no second probe
+    expect(await breaker.admit()).toBe(false); // joins the hung probe for the short wait: no second probe
     expect(performance.now() - started).toBeLessThan(1000);
     expect(probes).toBe(3);
     breaker.stop();

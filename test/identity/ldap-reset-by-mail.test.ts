@@ -71,6 +71,19 @@ describe.each(databaseKinds)('reset by mail for a directory user never seen befo
     expect((await grant(u.uid, u.password)).status).toBe(400);
   });
 
+  test('a link mailed to the old address dies when a sign-in brings the directory\'s new email', async () => {
+    const u = await person();
+    const browser = new ResetBrowser(server, freshAddress());
+    expect((await browser.requestReset(u.uid)).status).toBe(200);
+    const { token } = linkIn(await smtp.nth(u.mail, 1));
+    // The directory's administrator gives the user another mailbox; their next sign-in reads it.
+    await slapd.modify(`uid=${u.uid},${PEOPLE}`, 'mail', [`moved-${u.mail}`]);
+    expect((await grant(u.uid, u.password)).status).toBe(200);
+    const late = await browser.reset(token, { password: 'chosen-Password-9', confirm: 'chosen-Password-9' });
+    expect(late.status).toBe(400);
+    expect(await binds(u.uid, u.password)).toBe(true);
+  });
+
   const outcomes = async () =>
     (await server.sql('audit_events').where({ kind: 'password_reset.requested' }).orderBy('id').select('details')).map(
       (r) => (typeof r.details === 'string' ? JSON.parse(r.details) : r.details) as { outcome: string },

@@ -91,6 +91,14 @@ describe('native apps on a loopback port (RFC 8252 §7.3)', () => {
     }
   });
 
+  test('a loopback URI registered with a port asked for that port: it matches only exactly', async () => {
+    const fixed = await server.client({ name: 'fixed-port tool', confidential: false, redirectUris: ['http://127.0.0.1:9000/cb'] });
+    const browser = new Browser(server);
+    const challenge = { response_type: 'code', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
+    expect((await browser.authorize({ client_id: fixed.clientId, redirect_uri: 'http://127.0.0.1:1234/cb', ...challenge })).status).toBe(400);
+    expect((await browser.authorize({ client_id: fixed.clientId, redirect_uri: 'http://127.0.0.1:9000/cb', ...challenge })).status).toBe(200);
+  });
+
   test('a registered https redirect URI still matches only character for character', async () => {
     const web = await server.client({ name: 'web', redirectUris: ['https://app.example.com/cb'] });
     const browser = new Browser(server);

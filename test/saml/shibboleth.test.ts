@@ -121,6 +121,12 @@ describe('a Shibboleth SP against the SAML IdP', () => {
     answer = posted(page);
     expect(answer.action).toBe(ACS_INDEX_1);
     expect(answer.xml).toContain('urn:oasis:names:tc:SAML:2.0:status:Success');
+
+    // Both: re-authentication that may show no page cannot be done, so NoPassive, never an assertion.
+    page = await browser.follow(await browser.get(signed(authnRequest(server, `ForceAuthn="1" IsPassive="1" AssertionConsumerServiceURL="${ACS_INDEX_1}"`))));
+    answer = posted(page);
+    expect(answer.xml).toContain('urn:oasis:names:tc:SAML:2.0:status:NoPassive');
+    expect(answer.xml).not.toContain('<saml:Assertion');
   });
 
   test('the signed POST binding reads the booleans the same way', async () => {

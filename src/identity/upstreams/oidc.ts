@@ -129,6 +129,10 @@ function explain(err: unknown): UpstreamFault {
   const code = (err as { code?: string }).code ?? '';
   if (unreachable[code]) return { unavailable: true, reason: unreachable[code] };
   if (fetchFailed(err)) return { unavailable: true, reason: 'the upstream cannot be reached' };
+  // A body that is not the JSON it claims to be: the parser's message quotes the body (SPEC 7: never echo it).
+  if (code === 'OAUTH_PARSE_ERROR' || err instanceof SyntaxError || (err as { cause?: unknown }).cause instanceof SyntaxError) {
+    return { unavailable: false, reason: 'the upstream answered with a body that is not valid JSON' };
+  }
   // openid-client wraps the check that failed; its words name the claim or the signature, never a token.
   const inner = (err as { cause?: unknown }).cause;
   const words = inner instanceof Error ? inner.message : err instanceof Error ? err.message : String(err);

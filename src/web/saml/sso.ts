@@ -59,7 +59,9 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       const { request, relayState } = carried;
       // A request the IdP will not serve as asked is answered at its (checked) ACS with the status, no page.
       if (refusal) return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.refusal(request, refusal), RelayState: relayState });
-      const prompt = new Set<string>(request.isPassive ? ['none'] : request.forceAuthn ? ['login'] : []);
+      // Both flags together: a fresh authentication that may show no page cannot happen, so the steps
+      // refuse it and the SP gets NoPassive (SAML Core 3.4.1.1), never an assertion without re-authentication.
+      const prompt = new Set<string>([...(request.isPassive ? ['none'] : []), ...(request.forceAuthn ? ['login'] : [])]);
       const sealed = seal(ctx.csrfKey, PURPOSE, { ...carried }, CARRY_MS);
       const carriedHere = `${SAML_PATHS.sso}?${new URLSearchParams({ [CARRIED]: sealed })}`;
       // The SP's auto-submitted form is a cross-site POST, which brings no SameSite=Lax cookie (no
