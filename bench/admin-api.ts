@@ -4,7 +4,7 @@ import { TOKEN_PATH } from './oauth-client.ts';
 
 /**
  * The GraphQL admin API (POST /graphql) with an admin token from the built-in `admin-cli` client's
- * password grant, as the README shows: for seeding many users, where one CLI process per user (about
+ * password grant, as docs/admin-api.md shows: for seeding many users, where one CLI process per user (about
  * 0.7 s each) would make the quick run much longer.
  */
 export async function adminToken(server: Latchkey): Promise<string> {

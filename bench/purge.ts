@@ -1,6 +1,6 @@
 /**
  * `npm run bench:purge [-- --postgres] [-- --rows N]`: the retention purge of a large backlog while
- * `/me` is under load (issue 12, SPEC 6: the purge never stalls requests). A benchmark, not a test.
+ * `/me` is under load (issue 12, docs/operating-latchkey.md: the purge never stalls requests). A benchmark, not a test.
  *
  *   1. starts Latchkey as `npm start` would on a fresh database, makes a client, a user and a token,
  *      and stops it;

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
  * Security hardening:
  * - The brute-force table is keyed by a keyed hash of the account name (never the typed text, which
  *   may be a password typed into the wrong field). Old rows, keyed by the typed name in clear, go.
- * - The built-in `admin-cli` gets the `admin` scope (SPEC 3): a user's token reaches the admin API
+ * - The built-in `admin-cli` gets the `admin` scope (docs/admin-api.md): a user's token reaches the admin API
  *   only when issued for it.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Retention (SPEC 6): the purge finds expired rows by these indexes, a bounded batch at a time, instead
+ * Retention (docs/operating-latchkey.md): the purge finds expired rows by these indexes, a bounded batch at a time, instead
  * of scanning whole tables; `maintenance_leases` lets one process of many do each periodic job.
  * (access_tokens.expires_at and audit_events (at, id) are indexed already.)
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Multi-factor sign-in (SPEC 8). The factors live on the user's local record, so users of every
+ * Multi-factor sign-in (docs/multi-factor-sign-in.md). The factors live on the user's local record, so users of every
  * backend (LDAP included) can enrol:
  * - `user_totp`: the TOTP secret, AES-256-GCM under a key derived from LATCHKEY_SECRET; `confirmed_at`
  *   null while an enrolment waits for its first code; `last_step`, the newest time step accepted, so

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Sessions end with the credentials (SPEC 7):
+ * Sessions end with the credentials (docs/decisions.md):
  * - `auth_codes.revoked_at`: a code refused before it was redeemed (its user's credentials changed,
  *   or its session ended); the exchange then answers `invalid_grant`, and the spend of a refused code
  *   fails, so a concurrent exchange issues nothing either.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * WebAuthn challenges, kept on the server so each is used once (SPEC 7, "Passkeys"): a challenge that
+ * WebAuthn challenges, kept on the server so each is used once (docs/decisions.md, "Passkeys"): a challenge that
  * travelled sealed in the page could be answered again for as long as it lived, and a synced passkey,
  * whose signature counter stays 0, could not tell a replayed assertion from a new one.
  * - `challenge`: as sent to the browser (random, not a secret).

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The brute-force count holds attempts in flight apart from failures (SPEC 7, "Right passwords under
+ * The brute-force count holds attempts in flight apart from failures (docs/decisions.md, "Right passwords under
  * concurrency"): `inflight` attempts are being checked now, under a lease that ends at
  * `inflight_until` (a process that dies mid-check frees its slots when the lease runs out).
  */

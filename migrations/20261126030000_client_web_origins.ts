@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Browser apps (SPEC 11): `clients.web_origins` is what the operator set (null: never set, so the
+ * Browser apps (docs/connect-an-application.md): `clients.web_origins` is what the operator set (null: never set, so the
  * origins of the redirect URIs). `client_web_origins` holds each client's effective origins, kept by
  * every client write, so a CORS preflight, which names no client, is one indexed lookup in any process.
  */

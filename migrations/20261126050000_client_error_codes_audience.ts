@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * SPEC 11: a client's error-code style (`maxkey`, the interface document's, for every existing
+ * docs/connect-an-application.md: a client's error-code style (`maxkey`, the interface document's, for every existing
  * client, so nothing changes for them) and its default audience (RFC 8707); the resource an
  * authorization request named, bound to its code and kept by its refresh tokens, and the audience each access token was issued for,
  * for introspection.

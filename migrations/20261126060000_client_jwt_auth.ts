@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * JWT client authentication (RFC 7523, SPEC 11). `token_endpoint_auth_method` stays NULL for clients
+ * JWT client authentication (RFC 7523, docs/connect-an-application.md). `token_endpoint_auth_method` stays NULL for clients
  * registered before it existed: they keep using Basic or post as before. `secret_enc` holds the
  * secret of a `client_secret_jwt` client, encrypted under LATCHKEY_SECRET (HS256 needs the secret
  * itself). `client_assertion_jtis` remembers each assertion's jti until it expires, so a replay

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Device authorization requests (RFC 8628, SPEC 11).
+ * Device authorization requests (RFC 8628, docs/connect-an-application.md).
  * - `device_code_hash`: the device code is a bearer secret, so only its hash is kept.
  * - `user_code`: the 8 letters the user types, upper case and without the dash; unique so that the
  *   /device page finds one request by it.

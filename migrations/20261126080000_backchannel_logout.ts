@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Back-channel logout (SPEC 11): a client's `backchannel_logout_uri`, and the queue of logout
+ * Back-channel logout (docs/connect-an-application.md): a client's `backchannel_logout_uri`, and the queue of logout
  * notices still to deliver. The queue lives here, not in memory, so a notice written with the
  * session's end survives the process that wrote it; `claimed_until` is the lease a worker takes.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Password reset links (SPEC 12, "Forgotten password").
+ * Password reset links (docs/password-reset-by-mail.md, "Forgotten password").
  * - `token_hash`: the link's token is a bearer secret (256 bits), so only its SHA-256 is kept.
  * - `used_at`: set by the one atomic claim that spends the link; a link whose write the directory
  *   refused or could not make is given back (set to null again).

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Upstream identity providers (SPEC 13): `upstream_sign_ins` holds a sign-in sent to an upstream
+ * Upstream identity providers (docs/upstream-identity-providers.md): `upstream_sign_ins` holds a sign-in sent to an upstream
  * until its callback comes back: keyed by the hash of a random value in the browser's cookie (so it is
  * bound to that browser), deleted by the one statement that takes it (so a replayed callback finds
  * nothing), its state (PKCE verifier, `state`, `nonce`, where to go back) encrypted, and gone within

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The SAML 2.0 identity provider (SPEC 14): the registered service providers; the AuthnRequest and
+ * The SAML 2.0 identity provider (docs/saml-applications.md): the registered service providers; the AuthnRequest and
  * LogoutRequest IDs already seen (each is used once; kept until the request could no longer be
  * fresh); and which service providers got an assertion in which SSO session, so a single logout can
  * tell the others.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Whether a user's email may be released as verified (SPEC 7 "Upstream emails"). Addresses set by an
+ * Whether a user's email may be released as verified (docs/decisions.md "Upstream emails"). Addresses set by an
  * administrator or read from a directory are; an upstream's address that another account already
  * holds is kept but not: it never becomes `email_verified: true`, a SAML email NameID or `mail`.
  */

@@ -1,5 +1,5 @@
 /**
- * Keeps the layers running one way (STYLE.md "The house"). Run by `npm test` (`npm run typecheck`).
+ * Keeps the layers running one way (docs/development.md "The house"). Run by `npm test` (`npm run typecheck`).
  * Every module of src/ and plugins/ belongs to one layer, bottom to top:
  *
  *   1 foundation   src/errors/, src/config/, src/crypto/, src/outbound/, src/clock.ts, src/paths.ts,

@@ -7,7 +7,7 @@
 // what the last full GC kept instead of up to 4× (--heap-growing-percent=50). Under load at 32
 // connections the peak RSS fell from 178–228 MiB to 135–145 MiB on every path but the password
 // grant, at the same throughput: few objects outlive their request (src/http/express-messages.ts), so
-// the extra scavenges and full GCs find little to do. README "Performance" has the figures.
+// the extra scavenges and full GCs find little to do. docs/performance.md has the figures.
 import cluster from 'node:cluster';
 import { pathToFileURL } from 'node:url';
 import { buildConsole, buildServer, entry, isConsoleStale, isStale } from './build.mjs';

@@ -59,7 +59,7 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   app.use(exact.dispatch);
   const route = (path: string) => exact.route(path);
 
-  // SPEC 7: forms above 64 KiB are refused with 413.
+  // docs/decisions.md: forms above 64 KiB are refused with 413.
   const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 });
   const htmlHeaders = helmet({
     contentSecurityPolicy: {
@@ -90,7 +90,7 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
 
   route(paths.introspect).post(form, introspectHandler(ctx));
   route(paths.revoke).post(form, revokeHandler(ctx));
-  // CORS preflights (SPEC 11): OPTIONS is not in the exact table, so the router answers them here.
+  // CORS preflights (docs/connect-an-application.md): OPTIONS is not in the exact table, so the router answers them here.
   const preflight = clientPreflight((origin) => ctx.clients.originRegistered(origin));
   for (const path of [...paths.token, ...paths.me, ...paths.userinfo, paths.revoke]) app.options(path, preflight);
   route('/assets/passkey.js').get(passkeyScriptHandler);
@@ -106,12 +106,12 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   const device = deviceHandler(ctx);
   route(paths.device).get(htmlHeaders, device).post(htmlHeaders, form, device);
   route(paths.deviceAuthorization).post(form, deviceAuthorizationHandler(ctx));
-  // SPEC 13: the upstream identity providers' callbacks, one path each (the id in the path).
+  // docs/upstream-identity-providers.md: the upstream identity providers' callbacks, one path each (the id in the path).
   if (ctx.config.identity.upstreams.length > 0) app.get('/login/upstream/:id/callback', routeLabel('/login/upstream/:id/callback'), htmlHeaders, upstreamCallbackHandler(ctx));
   const logout = logoutHandler(ctx);
   route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
 
-  // SAML 2.0 (SPEC 14): the POST binding's SAMLRequest is a form field like any other.
+  // SAML 2.0 (docs/saml-applications.md): the POST binding's SAMLRequest is a form field like any other.
   const sso = samlSsoHandler(ctx);
   route(SAML_PATHS.sso).get(htmlHeaders, sso).post(htmlHeaders, form, sso);
   route(SAML_PATHS.slo).get(htmlHeaders, samlSloHandler(ctx));

@@ -34,24 +34,24 @@ export interface AppContext {
   config: Config;
   logger: Logger;
   clients: ClientService;
-  /** The keys of clients registered with a `jwksUri`, fetched under SPEC 7's outbound rules. */
+  /** The keys of clients registered with a `jwksUri`, fetched under docs/decisions.md's outbound rules. */
   clientKeys: RemoteKeySets;
   users: UserService;
   tokens: TokenService;
   sessions: SessionStore;
   consents: ConsentStore;
   audit: AuditLog;
-  /** `token.issued` events: client_credentials ones summed per client and minute (SPEC 7 "Audit volume"). */
+  /** `token.issued` events: client_credentials ones summed per client and minute (docs/decisions.md "Audit volume"). */
   tokenAudit: TokenIssueAudit;
   identity: IdentityChain;
   /**
-   * Upstream identity providers (SPEC 13): the configured ones, the round trips away at them, and
+   * Upstream identity providers (docs/upstream-identity-providers.md): the configured ones, the round trips away at them, and
    * Latchkey's policy on the users they sign in.
    */
   upstreams: Upstreams & { trips: UpstreamRoundTrips; signIns: UpstreamSignIns };
   /** The sign-in sequence (brute-force policy, identity chain, audit) of the login page and the password grant. */
   signIn: SignInService;
-  /** RFC 8628 device authorization requests (SPEC 11). */
+  /** RFC 8628 device authorization requests (docs/connect-an-application.md). */
   deviceCodes: DeviceCodes;
   keys: SigningKeys;
   /** Whether the database answers (`/readyz`). */
@@ -62,19 +62,19 @@ export interface AppContext {
   deviceKey: Buffer;
   /** Notes database outages: one log line per outage, not one per request. */
   dbOutage: DatabaseOutage;
-  /** What `/metrics` shows (SPEC 6). */
+  /** What `/metrics` shows (docs/operating-latchkey.md). */
   metrics: Metrics;
-  /** Deletes expired rows (SPEC 6); scheduled by the server, run once by `latchkey purge`. */
+  /** Deletes expired rows (docs/operating-latchkey.md); scheduled by the server, run once by `latchkey purge`. */
   retention: Retention;
-  /** Second factors: TOTP and recovery codes (SPEC 8). */
+  /** Second factors: TOTP and recovery codes (docs/multi-factor-sign-in.md). */
   mfa: MfaService;
   /** WebAuthn options handed out per address (`POST /passkey/options` stores a challenge each time). */
   passkeyOptionLimit: PasskeyOptionLimit;
-  /** Back-channel logout delivery (SPEC 11); started and stopped with the server. */
+  /** Back-channel logout delivery (docs/connect-an-application.md); started and stopped with the server. */
   logoutNotices: LogoutNoticeWorker;
-  /** "Forgot your password?": reset links by mail (SPEC 12). */
+  /** "Forgot your password?": reset links by mail (docs/identity-backends.md). */
   passwordReset: PasswordResetService;
-  /** SAML service providers (SPEC 14): registered, changed and deleted through the admin API. */
+  /** SAML service providers (docs/saml-applications.md): registered, changed and deleted through the admin API. */
   samlProviders: ServiceProviders;
   /** The SAML 2.0 identity provider's rules, for the /saml/v20 endpoints. */
   saml: SamlIdp;

@@ -1,4 +1,4 @@
-/** The document's paths first, then MaxKey's `/sign/...` aliases (SPEC 2): same handlers. */
+/** The document's paths first, then MaxKey's `/sign/...` aliases (docs/endpoints.md): same handlers. */
 export const paths = {
   authorize: ['/oauth/v20/authorize', '/sign/authz/oauth/v20/authorize'],
   token: ['/oauth/v20/token', '/sign/authz/oauth/v20/token'],

@@ -72,7 +72,7 @@ export async function openDeployment(config: Config, logger: Logger): Promise<{ 
 
     const admin = await ctx.users.ensureAdmin(config.admin.username, config.admin.password);
     if (admin.generatedPassword) {
-      // SPEC 1: the one secret ever printed, once, to the console (not the structured log).
+      // docs/configuration.md: the one secret ever printed, once, to the console (not the structured log).
       process.stdout.write(
         `\n  First admin user created: ${config.admin.username}\n  Generated password (shown once): ${admin.generatedPassword}\n\n`,
       );

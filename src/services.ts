@@ -73,9 +73,9 @@ export interface ServiceDeps {
   secrets: ServiceSecrets;
   /** Back-channel logout notices were queued (and committed): wakes this process's delivery worker. */
   logoutQueued?: () => void;
-  /** The identity chain's password writes: `setPassword` of a directory user (SPEC 12). */
+  /** The identity chain's password writes: `setPassword` of a directory user (docs/identity-backends.md). */
   directory?: DirectoryPasswords;
-  /** Addresses never called (SPEC 7 "Outbound fetches"): registered URLs are checked against them. */
+  /** Addresses never called (docs/decisions.md "Outbound fetches"): registered URLs are checked against them. */
   outbound: AddressRules;
 }
 
@@ -90,7 +90,7 @@ const queriesFor = (database: Database) => ({
   keys: keyQueries(database),
   backchannel: backchannelQueries(database),
   saml: samlQueries(database),
-  /** Reset links: the admin's remedies end them in their own transactions (SPEC 7). */
+  /** Reset links: the admin's remedies end them in their own transactions (docs/decisions.md). */
   resets: resetQueries(database),
 });
 
@@ -107,7 +107,7 @@ export interface Services {
   sessions: SessionStore;
   consents: ConsentStore;
   mfa: MfaService;
-  /** SAML service providers (SPEC 14), the sibling of `clients`. */
+  /** SAML service providers (docs/saml-applications.md), the sibling of `clients`. */
   samlProviders: ServiceProviders;
   transaction: Transaction<Services>;
 }

@@ -22,7 +22,7 @@ export class LdapBackend implements IdentityBackend {
   private readonly searches: ConnectionPool;
   private readonly binds: ConnectionPool;
   private readonly passwords: PasswordWriter;
-  /** Present only with `passwordChange` (SPEC 12): the chain offers what the backend has. */
+  /** Present only with `passwordChange` (docs/identity-backends.md): the chain offers what the backend has. */
   readonly changePassword?: (known: KnownUser, oldPassword: string, newPassword: string) => Promise<PasswordWrite>;
   /** Present only with `passwordReset`. */
   readonly resetPassword?: (known: KnownUser, newPassword: string) => Promise<PasswordWrite>;
@@ -74,7 +74,7 @@ export class LdapBackend implements IdentityBackend {
     }
     const passwordExpiresAt = expiresAt ?? passwordExpiry(entry);
     const warnFrom = Date.now() + this.config.passwordExpiryWarningDays * 86_400_000;
-    // Told only within the warning days: the sign-in shows a notice whenever it is set (SPEC 12).
+    // Told only within the warning days: the sign-in shows a notice whenever it is set (docs/identity-backends.md).
     return { validPassword: true, identity, ...(passwordExpiresAt !== undefined && passwordExpiresAt <= warnFrom ? { passwordExpiresAt } : {}) };
   }
 
@@ -92,7 +92,7 @@ export class LdapBackend implements IdentityBackend {
   }
 
   /**
-   * The user a sign-in name names, without a bind (SPEC 12: a reset by mail for a user who has never
+   * The user a sign-in name names, without a bind (docs/identity-backends.md: a reset by mail for a user who has never
    * signed in here): the same search as a sign-in's, so `userSearch.filter` excludes the same entries.
    */
   async lookup(username: string): Promise<Identity | null> {
@@ -133,7 +133,7 @@ export class LdapBackend implements IdentityBackend {
       }
       throw err;
     }
-    // Continuation references (result.searchReferences) are not followed: see the README.
+    // Continuation references (result.searchReferences) are not followed: see docs/identity-backends.md.
     const entries = result.searchEntries;
     if (entries.length > 1) {
       this.logger.warn({ username }, 'LDAP user search matched more than one entry; refusing the sign-in');

@@ -20,7 +20,7 @@ const caBundle = z.string().transform((value, ctx) => {
 /** How nested groups are resolved. */
 const nested = z.enum(['recursive', 'matchingRule', 'none']);
 
-/** The `config:` of an `ldap` backend (SPEC 4). Every key is documented in the README. */
+/** The `config:` of an `ldap` backend (docs/identity-backends.md). Every key is described there. */
 export const ldapConfig = z
   .object({
     /** One URL or a list tried in turn: a dead server fails over to the next. */
@@ -82,7 +82,7 @@ export const ldapConfig = z
     /** Members of these groups (by name or DN, case-insensitive) get the `admin` role. */
     adminGroups: z.array(z.string().min(1)).default([]),
     /**
-     * How passwords are written (SPEC 12): `openldap`, the Password Modify extended operation with the
+     * How passwords are written (docs/identity-backends.md): `openldap`, the Password Modify extended operation with the
      * ppolicy control; `activeDirectory`, `unicodePwd`. @default `activeDirectory` when `idAttr` is
      * `objectGUID`, else `openldap`.
      */

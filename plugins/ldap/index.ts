@@ -2,7 +2,7 @@ import { defineIdentityPlugin } from '../../src/identity/contract.ts';
 import { LdapBackend } from './backend.ts';
 import { ldapConfig } from './config.ts';
 
-/** The built-in LDAP / Active Directory backend (SPEC 4); every config key is in the README. */
+/** The built-in LDAP / Active Directory backend (docs/identity-backends.md), where every config key is described. */
 export default defineIdentityPlugin({
   id: 'ldap',
   configSchema: ldapConfig,

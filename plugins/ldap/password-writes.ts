@@ -5,7 +5,7 @@ import { PASSWORD_MODIFY_OID, PasswordPolicyControl, passwordModifyValue } from 
 import { adRefusal, openLdapRefusal, refused, WRONG_PASSWORD } from './password-refusals.ts';
 import { isServerAnswer, type ConnectionPool, type LdapSession } from './pool.ts';
 
-/** Writes the passwords of one directory (SPEC 12). Refusals are answers; outages throw from the pools. */
+/** Writes the passwords of one directory (docs/identity-backends.md). Refusals are answers; outages throw from the pools. */
 export interface PasswordWriter {
   /** As the user, with their old password. */
   change(dn: string, oldPassword: string, newPassword: string): Promise<PasswordWrite>;

@@ -10,7 +10,7 @@ export interface LdapSession {
   readonly url: string;
   search(baseDN: string, options: SearchOptions): Promise<SearchResult>;
   bind(dn: string, password: string, controls?: Control[]): Promise<void>;
-  /** An extended operation (the Password Modify of SPEC 12). */
+  /** An extended operation (the Password Modify of docs/identity-backends.md). */
   exop(oid: string, value: Buffer, controls?: Control[]): Promise<void>;
   modify(dn: string, changes: Change[], controls?: Control[]): Promise<void>;
 }
@@ -89,7 +89,7 @@ export class ConnectionPool {
   async use<T>(fn: (session: LdapSession) => Promise<T>): Promise<T> {
     const attempts = this.o.servers.urls.length + 1;
     // A hung server costs one `timeoutMs`: asking it again, on another pooled or a new connection,
-    // would only wait the same time again (SPEC 7, "A hung directory").
+    // would only wait the same time again (docs/decisions.md, "A hung directory").
     const failed = new Set<string>();
     let lastError: unknown;
     for (let attempt = 0; attempt < attempts && failed.size < this.o.servers.urls.length; attempt++) {

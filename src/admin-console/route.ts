@@ -11,7 +11,7 @@ const built = join(projectRoot, 'dist/console');
 const escapeAttribute = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
- * The admin console (SPEC 9) at /admin: a page, and the script and style sheet it loads from
+ * The admin console (docs/admin-console.md) at /admin: a page, and the script and style sheet it loads from
  * /admin/assets, all from this server. The page's CSP allows nothing else: scripts and styles from
  * this origin only (no inline code, no eval, DOM sinks behind Trusted Types), requests to this
  * origin only, no frames around it. The console is a client of the public interfaces (the code flow

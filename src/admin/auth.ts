@@ -27,7 +27,7 @@ const refusals: Record<BearerRefusal, string> = {
 };
 
 /**
- * SPEC 3 / 7: no valid token is UNAUTHENTICATED (401). A user's token must come from an admin
+ * docs/admin-api.md / 7: no valid token is UNAUTHENTICATED (401). A user's token must come from an admin
  * client (`admin-cli`, `admin-console`, or one registered with the `admin` scope), carry the `admin`
  * scope, and belong to a user with the admin role; a client_credentials token needs a
  * client with the admin role (it acts for itself). Anything else is FORBIDDEN (403).

@@ -6,7 +6,7 @@ import { BackendUnavailableError } from '../identity/contract.ts';
 
 const UNAVAILABLE_MESSAGE = 'the database is unreachable; try again later';
 
-/** SPEC 7: the database is down. HTTP 503, in the GraphQL error shape. */
+/** docs/decisions.md: the database is down. HTTP 503, in the GraphQL error shape. */
 export const serviceUnavailable = () =>
   new GraphQLError(UNAVAILABLE_MESSAGE, { extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: new Map([['retry-after', '5']]) } } });
 

@@ -25,7 +25,7 @@ export type AuditKind =
   | 'mfa.failure'
   | 'mfa.guessing'
   | 'account.password_changed'
-  /** SPEC 12: the directory's policy refused a new password, or the directory failed during the write. */
+  /** docs/identity-backends.md: the directory's policy refused a new password, or the directory failed during the write. */
   | 'account.password_change_refused'
   | 'account.password_change_failed'
   | 'account.signed_out_everywhere'
@@ -35,7 +35,7 @@ export type AuditKind =
   | 'password_reset.mail_failed'
   | 'password_reset.done'
   | 'password_reset.failed'
-  /** SPEC 14: a SAML assertion sent to a service provider, and a SAML single logout. */
+  /** docs/saml-applications.md: a SAML assertion sent to a service provider, and a SAML single logout. */
   | 'saml.assertion_issued'
   | 'saml.logout';
 

@@ -28,7 +28,7 @@ interface Summary {
 }
 
 /**
- * SPEC 7 "Audit volume": `token.issued` of the client_credentials grant is kept as one event per client
+ * docs/decisions.md "Audit volume": `token.issued` of the client_credentials grant is kept as one event per client
  * and minute with its count (`details: { grant, count, from, to }`, `at` the minute's start), not one
  * per token: a service fetching a token per call wrote a row per call, burying the events about users
  * and admin changes, which stay one by one. `audit.everyToken: true` keeps one per token.

@@ -10,7 +10,7 @@ export type GrantType = (typeof GRANT_TYPES)[number];
 export type IdTokenAlg = 'RS256' | 'ES256';
 /** Opaque (the default) or signed JWTs per RFC 9068, for resource servers that validate locally. */
 export type AccessTokenFormat = 'opaque' | 'jwt';
-/** How a client proves who it is at the token, introspection and revocation endpoints (SPEC 11). */
+/** How a client proves who it is at the token, introspection and revocation endpoints (docs/connect-an-application.md). */
 export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'] as const;
 export type AuthMethod = (typeof AUTH_METHODS)[number];
 
@@ -25,7 +25,7 @@ export interface Client {
   scopes: string[];
   roles: string[];
   requireConsent: boolean;
-  /** Sign-ins for this client need a second factor (SPEC 8), whatever `mfa.required` says. */
+  /** Sign-ins for this client need a second factor (docs/multi-factor-sign-in.md), whatever `mfa.required` says. */
   requireMfa: boolean;
   /** May use PKCE `plain` (RFC 9700 2.1.1: only S256 otherwise). */
   allowPlainPkce: boolean;
@@ -35,9 +35,9 @@ export interface Client {
   refreshTokenTtl: number | null;
   idTokenAlg: IdTokenAlg;
   accessTokenFormat: AccessTokenFormat;
-  /** The origins set for its browser app (SPEC 11, CORS); null: never set, so its redirect URIs' origins. */
+  /** The origins set for its browser app (docs/connect-an-application.md, CORS); null: never set, so its redirect URIs' origins. */
   webOrigins: string[] | null;
-  /** The error codes it reads (SPEC 11): the interface document's, or RFC 6749's. */
+  /** The error codes it reads (docs/connect-an-application.md): the interface document's, or RFC 6749's. */
   errorCodes: ErrorCodeStyle;
   /** RFC 8707: the `aud` of its access tokens when a request names no resource; null: the issuer's userinfo. */
   defaultAudience: string | null;

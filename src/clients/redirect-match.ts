@@ -13,7 +13,7 @@ function loopbackParts(uri: string): { host: string; port: number | undefined; r
 }
 
 /**
- * Whether a requested redirect URI is one the client registered (SPEC 7): character for character,
+ * Whether a requested redirect URI is one the client registered (docs/decisions.md): character for character,
  * with one exception, RFC 8252 §7.3: a native app listens on whatever port the system gives it, so a
  * registered `http://127.0.0.1[/path]` or `http://[::1][/path]` matches the same URI with any port.
  * Only those IP literals over plain http: `localhost` (which DNS or a hosts file may send elsewhere),

@@ -3,11 +3,11 @@ import { clock } from '../clock.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
 import { asFetch } from '../outbound/as-fetch.ts';
 
-/** A key set is a few keys: SPEC 7 caps the answer, so a jwksUri cannot make the server read 600 MiB. */
+/** A key set is a few keys: docs/decisions.md caps the answer, so a jwksUri cannot make the server read 600 MiB. */
 const JWKS_MAX_BYTES = 64 * 1024;
 /** A jwksUri that does not answer within this fails the request, not hangs it. */
 const JWKS_TIMEOUT_MS = 2000;
-/** After a failed fetch the client's assertions are refused this long without another fetch (SPEC 7). */
+/** After a failed fetch the client's assertions are refused this long without another fetch (docs/decisions.md). */
 const FAILED_FETCH_PAUSE_MS = 30_000;
 
 /** The client's jwksUri could not be read lately: refused without fetching. */

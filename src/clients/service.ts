@@ -32,9 +32,9 @@ export interface RegisterClientInput {
   postLogoutRedirectUris?: string[];
   idTokenAlg?: IdTokenAlg;
   accessTokenFormat?: AccessTokenFormat;
-  /** Origins of the client's browser app, allowed by CORS (SPEC 11). @default the redirect URIs' origins */
+  /** Origins of the client's browser app, allowed by CORS (docs/connect-an-application.md). @default the redirect URIs' origins */
   webOrigins?: string[] | null;
-  /** The error codes it reads (SPEC 11). @default 'maxkey' */
+  /** The error codes it reads (docs/connect-an-application.md). @default 'maxkey' */
   errorCodes?: ErrorCodeStyle;
   /** RFC 8707: its access tokens' audience when a request names no resource. @default the issuer's userinfo URL */
   defaultAudience?: string | null;
@@ -103,7 +103,7 @@ function validate(input: RegisterClientInput, outbound: AddressRules): void {
   }
   checkRoles(input.roles ?? []);
   checkAuthMethod(input);
-  // After the URLs' form is checked: none of Latchkey's calls may go to a refused address (SPEC 7).
+  // After the URLs' form is checked: none of Latchkey's calls may go to a refused address (docs/decisions.md).
   for (const field of ['jwksUri', 'backchannelLogoutUri'] as const) {
     const uri = input[field];
     // An empty value is no URL (checkAuthMethod passed it over the same way).
@@ -155,7 +155,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
     if (input.clientId !== undefined && BUILT_IN.has(input.clientId)) throw new InputError('clientId', `${input.clientId} is reserved for a built-in client`);
     const confidential = input.confidential ?? true;
     // Unset: a confidential client may use Basic or post, as the reference interface sends the secret
-    // as form parameters (shared/reference/oauth-interface.md); choosing a method restricts it to that.
+    // as form parameters (the MaxKey interface: docs/endpoints.md); choosing a method restricts it to that.
     const method = input.tokenEndpointAuthMethod ?? (confidential ? null : 'none');
     const { clientSecret, secretHash, secretEnc } = secretFields(method ?? 'client_secret_basic', deps.secretKey);
     const now = clock.now();
@@ -250,7 +250,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
   },
 
   /**
-   * The built-in public clients, made on start when missing (SPEC 3, 9). `admin-cli`: the password
+   * The built-in public clients, made on start when missing (docs/admin-api.md, 9). `admin-cli`: the password
    * grant with no secret, so curl alone can get a token. `admin-console`: the web console at /admin,
    * signing in with the code flow and PKCE. Any user may get a token from either; only admins get
    * anything from the admin API with it.
@@ -268,7 +268,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       redirectUris: [],
       postLogoutRedirectUris: [],
       grantTypes: ['password', 'refresh_token'],
-      // The admin scope is granted only to users with the admin role (SPEC 3).
+      // The admin scope is granted only to users with the admin role (docs/admin-api.md).
       scopes: ['openid', 'profile', 'email', 'admin'],
       roles: [],
       requireConsent: false,
@@ -320,7 +320,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
     }
   },
 
-  /** The origins whose browser apps may call this client's endpoints (CORS, SPEC 11). */
+  /** The origins whose browser apps may call this client's endpoints (CORS, docs/connect-an-application.md). */
   webOrigins: webOriginsOf,
 
   /** Whether some client's browser app has this origin: a CORS preflight names no client. */

@@ -2,7 +2,7 @@ import { InputError } from '../errors/service.ts';
 import type { Client } from './queries.ts';
 
 /**
- * A browser app's origin (SPEC 11, CORS): `scheme://host[:port]`, http or https, written exactly as
+ * A browser app's origin (docs/connect-an-application.md, CORS): `scheme://host[:port]`, http or https, written exactly as
  * the browser sends it in `Origin` (no path, no trailing slash, no default port), since the check at
  * request time is a plain string comparison. No `*`: an origin names one app.
  */

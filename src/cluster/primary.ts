@@ -9,7 +9,7 @@ const STOP_GRACE_MS = 15_000;
 const SHORT_LIFE_MS = 10_000;
 
 /**
- * The primary of cluster mode (SPEC 6): starts `count` workers on one port, replaces one that dies,
+ * The primary of cluster mode (docs/operating-latchkey.md): starts `count` workers on one port, replaces one that dies,
  * aggregates their metrics for whichever of them serves `/metrics`, and on SIGTERM or SIGINT stops
  * them all gracefully and exits 0. It serves no requests itself. A worker that fails before it ever
  * listened (the port is taken, the configuration is wrong) would fail again: the primary stops then,

@@ -11,7 +11,7 @@ function placeOf(root: unknown, path: PropertyKey[], prefix: string): string {
 
 /**
  * One line per fault in a configuration, each naming its key. An unknown key gets a line of its own
- * with the place it stands (README "Configuration"): a typo must never pass as a setting
+ * with the place it stands (docs/configuration.md "Unknown keys are refused"): a typo must never pass as a setting
  * turned off.
  */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], root: unknown, prefix = '', rootName = 'the top level'): string[] {

@@ -17,7 +17,7 @@ const backendEntry = z.strictObject({
 /** A boolean that an environment variable can set as `true` / `false`. */
 const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 /**
- * One upstream identity provider (SPEC 13): its id, its label and its kind here; everything else is the
+ * One upstream identity provider (docs/upstream-identity-providers.md): its id, its label and its kind here; everything else is the
  * kind's own config, validated by the upstream plugin when the server starts (src/identity/upstreams/).
  */
 const upstreamEntry = z
@@ -159,7 +159,7 @@ export const configSchema = z.strictObject({
     .strictObject({
       /**
        * Keep one `token.issued` event per client_credentials token instead of one per client and
-       * minute with the count (SPEC 7 "Audit volume"). Other events are always kept one by one. @default false
+       * minute with the count (docs/decisions.md "Audit volume"). Other events are always kept one by one. @default false
        */
       everyToken: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]).default(false),
     })
@@ -188,7 +188,7 @@ export const configSchema = z.strictObject({
        * an address in the URL, and at connect time for a host name resolving into one. Link-local
        * (169.254.0.0/16, fe80::/10: cloud metadata services) and unspecified (0.0.0.0/8, `::`)
        * addresses are always refused; private and loopback ones are allowed unless listed here
-       * (SPEC 7 "Outbound fetches"). @default []
+       * (docs/decisions.md "Outbound fetches"). @default []
        */
       denyNetworks: z
         .array(z.string().refine((n) => parseNetwork(n) !== undefined, 'must be a network such as 10.0.0.0/8 or fd00::/8, or one IP address'))
@@ -198,7 +198,7 @@ export const configSchema = z.strictObject({
   identity: z
     .strictObject({
       backends: z.array(backendEntry).min(1).default([{ id: 'local', plugin: 'database', config: {} }]),
-      /** Upstream identity providers (SPEC 13): "Sign in with <name>" on the login page. @default [] */
+      /** Upstream identity providers (docs/upstream-identity-providers.md): "Sign in with <name>" on the login page. @default [] */
       upstreams: z.array(upstreamEntry).default([]),
     })
     .prefault({})
@@ -213,7 +213,7 @@ export const configSchema = z.strictObject({
     }),
   passwordReset: z
     .strictObject({
-      /** "Forgot your password?" on the login page, with a link sent by mail (SPEC 12); needs `smtp.url` and `smtp.from`. @default false */
+      /** "Forgot your password?" on the login page, with a link sent by mail (docs/identity-backends.md); needs `smtp.url` and `smtp.from`. @default false */
       enabled: flag.default(false),
       /** Reset mails one account may be sent within `window`; requests past it get the same answer and no mail. @default 3 */
       accountLimit: z.coerce.number().int().min(1).default(3),

@@ -33,7 +33,7 @@ const codeOf = (err: unknown): string => {
 };
 
 /**
- * One log line per outage (SPEC 7), not a stack trace per request: the first failure of an outage is
+ * One log line per outage (docs/decisions.md), not a stack trace per request: the first failure of an outage is
  * logged, later ones are counted, and its end logs the recovery.
  *
  * An outage ends at the first query that succeeds, unless writes were failing (a full disk): reads

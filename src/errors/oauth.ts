@@ -1,5 +1,5 @@
 /**
- * The one error type of the OAuth endpoints and the pages that share their handler (SPEC 2.4, 7). At the
+ * The one error type of the OAuth endpoints and the pages that share their handler (docs/endpoints.md, 7). At the
  * bottom of the house: the HTTP layer serialises these, and any layer may throw them.
  */
 /** The interface document's 19 codes, spelled as there (`exprise` included). */
@@ -41,7 +41,7 @@ export const standardCodes = [
   'unsupported_grant_type',
   // RFC 8707: a `resource` that is not an absolute URI without fragment, or not the one the code was issued for.
   'invalid_target',
-  // SPEC 8: the password grant of a user who signs in with a second factor, sent without it.
+  // docs/multi-factor-sign-in.md: the password grant of a user who signs in with a second factor, sent without it.
   'mfa_required',
   // RFC 8628 §3.5: the device code grant's answers while the user has not decided yet, and after.
   'authorization_pending',
@@ -52,7 +52,7 @@ export const standardCodes = [
 export type OAuthErrorCode = (typeof documentCodes)[number] | (typeof standardCodes)[number];
 
 /**
- * The HTTP status that goes with each code (SPEC 2.4, 7): client authentication failures are 401, an
+ * The HTTP status that goes with each code (docs/endpoints.md, 7): client authentication failures are 401, an
  * unreachable backend 503, anything unexpected 500; every other code is 400.
  */
 const statusOf: Partial<Record<OAuthErrorCode, number>> = {
@@ -88,7 +88,7 @@ export const oauthError = (error: OAuthErrorCode, description: string, headers: 
 /** A client authentication failure with HTTP Basic: 401 with the Basic challenge (RFC 6749 §5.2). */
 export const basicAuthFailed = (description: string): OAuthError => oauthError('invalid_client', description, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
 
-/** The brute-force policy holds the attempt back (SPEC 7): 429 with `Retry-After`. */
+/** The brute-force policy holds the attempt back (docs/decisions.md): 429 with `Retry-After`. */
 export const throttled = (retryAfter: number): OAuthError =>
   new OAuthError('invalid_grant', `too many failed attempts, retry after ${retryAfter} s`, 429, { 'Retry-After': String(retryAfter) });
 
@@ -98,15 +98,15 @@ export const bearerError = (error: OAuthErrorCode, description: string): OAuthEr
     'WWW-Authenticate': `Bearer realm="latchkey", error="${error}", error_description="${description}"`,
   });
 
-/** An identity backend that cannot answer (SPEC 4): 503, never counted as a failed login. */
+/** An identity backend that cannot answer (docs/identity-backends.md): 503, never counted as a failed login. */
 export const backendUnavailable = (): OAuthError => oauthError('temporarily_unavailable', 'the identity backend is unreachable; try again later');
 
-/** The database cannot be reached (SPEC 7): 503, and the client may retry shortly. */
+/** The database cannot be reached (docs/decisions.md): 503, and the client may retry shortly. */
 export const databaseUnavailable = (): OAuthError =>
   oauthError('temporarily_unavailable', 'the database is unreachable; try again later', { 'Retry-After': '5' });
 
 /**
- * Which codes a client reads (SPEC 11): `maxkey`, the interface document's (the default), or
+ * Which codes a client reads (docs/connect-an-application.md): `maxkey`, the interface document's (the default), or
  * `rfc6749`, the standard ones a stock OAuth library understands.
  */
 export type ErrorCodeStyle = 'maxkey' | 'rfc6749';
@@ -151,7 +151,7 @@ const rfcAuthorizeCodes: Partial<Record<OAuthErrorCode, OAuthErrorCode>> = {
   app_unsupport_oauth: 'unauthorized_client',
 };
 
-/** The RFC code table, for the README and tests. */
+/** The RFC code table, for docs/connect-an-application.md and the tests. */
 export const rfc6749Codes: Readonly<Partial<Record<OAuthErrorCode, OAuthErrorCode>>> = rfcCodes;
 
 /**

@@ -3,7 +3,7 @@ import type { Client } from '../clients/queries.ts';
 import { webOriginsOf } from '../clients/web-origins.ts';
 
 /**
- * CORS for browser apps (SPEC 11). A client's endpoints (token, revocation, userinfo, me) allow the
+ * CORS for browser apps (docs/connect-an-application.md). A client's endpoints (token, revocation, userinfo, me) allow the
  * one origin asking, and only when it is one of that client's web origins: never `*`, which would let
  * any page read the answer, and never credentials, since these endpoints take no cookies. An origin
  * that is not allowed gets no CORS headers; the answer is otherwise the same, and the browser hides it.

@@ -15,7 +15,7 @@ export function sendPageError(ctx: AppContext, req: Request, res: Response, err:
     err = databaseUnavailable();
   }
   if (err instanceof OAuthError) {
-    // SPEC 2.1: a request that cannot be sent back to its client is shown on a 400 page.
+    // docs/endpoints.md: a request that cannot be sent back to its client is shown on a 400 page.
     res.status(err.status >= 500 ? err.status : 400).set(err.headers).type('html').send(errorPage(err.error, err.message, request));
     return;
   }

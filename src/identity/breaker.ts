@@ -18,13 +18,13 @@ export interface BreakerOptions {
 }
 
 /**
- * Whether a backend is worth asking (SPEC 7, "A hung directory"). The first call that finds the backend
+ * Whether a backend is worth asking (docs/decisions.md, "A hung directory"). The first call that finds the backend
  * down trips the breaker, having waited at most the backend's own timeout; from then on the chain skips
  * the backend (its users get `temporarily_unavailable`, other backends answer for theirs) instead of
  * making every sign-in wait out the same timeout again. A background probe, one at a time, asks the
  * backend until it answers, and then calls are let through again.
  *
- * Half-open (SPEC 7 "A directory back from an outage"): a call that finds the backend down starts the
+ * Half-open (docs/decisions.md "A directory back from an outage"): a call that finds the backend down starts the
  * probe at once (or joins the one running) and waits for it a moment (`trialWaitMs`): if the backend
  * answers, the breaker closes and the call goes ahead. The first sign-in after a directory returns
  * therefore succeeds instead of waiting for the probe's next turn, while a hung directory costs a

@@ -12,7 +12,7 @@ export interface ChainMember {
 }
 
 export type SignInResult =
-  /** `passwordExpiresAt`: the backend's warning that the password expires soon (SPEC 12). */
+  /** `passwordExpiresAt`: the backend's warning that the password expires soon (docs/identity-backends.md). */
   | { ok: true; user: User; passwordExpiresAt?: number }
   /**
    * `backend`: the backend that owns the account, when one does. `skipped`: backends that were down
@@ -43,7 +43,7 @@ export interface ChainOptions {
   probeTimeoutMs?: number;
   /**
    * Called when a sign-in brings a user a new email from their backend: reset links mailed to the old
-   * address must die with it (SPEC 7 "Reset links and the admin's remedies").
+   * address must die with it (docs/decisions.md "Reset links and the admin's remedies").
    */
   emailChanged?: (userId: string) => Promise<void>;
 }
@@ -126,7 +126,7 @@ export class IdentityChain {
   }
 
   /**
-   * The local record of a backend's (or an upstream's, SPEC 13) user: created on first sign-in,
+   * The local record of a backend's (or an upstream's, docs/upstream-identity-providers.md) user: created on first sign-in,
    * refreshed at each one, keyed by (backend id, external id). A directory's name belongs to the
    * entry that has it now (`freeUsername`); an upstream's users never take a name from each other:
    * with `fallbackUsername`, a user whose name another holds gets that one instead. With `claimedEmail`
@@ -147,7 +147,7 @@ export class IdentityChain {
       username,
       email,
       // An address only claimed (an upstream's) that another account holds verified is kept unverified,
-      // checked at every sign-in: verified emails are unique across accounts (SPEC 7 "Upstream emails").
+      // checked at every sign-in: verified emails are unique across accounts (docs/decisions.md "Upstream emails").
       emailVerified: !(options.claimedEmail && email && (await this.users.holdsVerifiedEmail(email, id))),
       displayName: identity.displayName ?? null,
       groups: identity.groups ?? [],
@@ -226,7 +226,7 @@ export class IdentityChain {
 
 
   /**
-   * The user a typed sign-in name names, for a reset by mail (SPEC 12) of a directory user who has
+   * The user a typed sign-in name names, for a reset by mail (docs/identity-backends.md) of a directory user who has
    * never signed in here: the first backend, in chain order, that can look users up and holds the
    * name owns it, as at sign-in. Undefined when none holds it, when that backend cannot reset
    * passwords, refuses the account, or has no email for it; otherwise the user, given the local record
@@ -265,14 +265,14 @@ export class IdentityChain {
     return undefined;
   }
 
-  /** Whether the user's backend lets them change (`change`) or have reset (`reset`) their password (SPEC 12). */
+  /** Whether the user's backend lets them change (`change`) or have reset (`reset`) their password (docs/identity-backends.md). */
   canWritePassword(user: User, how: 'change' | 'reset'): boolean {
     const backend = this.members.find((m) => m.id === user.backend)?.backend;
     return Boolean(how === 'change' ? backend?.changePassword : backend?.resetPassword);
   }
 
   /**
-   * Writes a password through the user's backend (SPEC 12): `change` as the user with their old
+   * Writes a password through the user's backend (docs/identity-backends.md): `change` as the user with their old
    * password, `reset` with the backend's own rights. Undefined when the backend cannot; throws
    * `BackendUnavailableError` when it is down (nothing is written then).
    */

@@ -39,12 +39,12 @@ export interface PasswordCheck {
   validPassword: boolean;
   /**
    * With a right password: when the password expires (ms since the epoch), if the directory says
-   * (ppolicy's `timeBeforeExpiration`, AD's `msDS-UserPasswordExpiryTimeComputed`). SPEC 12's warning.
+   * (ppolicy's `timeBeforeExpiration`, AD's `msDS-UserPasswordExpiryTimeComputed`). docs/identity-backends.md's warning.
    */
   passwordExpiresAt?: number;
 }
 
-/** Why a directory refused a new password (SPEC 12); each is told to the user in words. */
+/** Why a directory refused a new password (docs/identity-backends.md); each is told to the user in words. */
 export type PasswordRefusal = 'wrong_password' | 'too_short' | 'in_history' | 'too_young' | 'complexity' | 'refused';
 
 /** The answer to a password write. A refusal is an answer; an outage throws `BackendUnavailableError`. */
@@ -66,17 +66,17 @@ export interface IdentityBackend {
    */
   refresh?(known: KnownUser): Promise<Identity | null>;
   /**
-   * Optional (SPEC 12): the user changes their own password, bound as themselves (OpenLDAP Password
+   * Optional (docs/identity-backends.md): the user changes their own password, bound as themselves (OpenLDAP Password
    * Modify; AD `unicodePwd` delete + add). Present only when the backend's `passwordChange` is on.
    */
   changePassword?(known: KnownUser, oldPassword: string, newPassword: string): Promise<PasswordWrite>;
   /**
-   * Optional (SPEC 12): a new password set with the backend's own rights (a reset by mail, an admin's
+   * Optional (docs/identity-backends.md): a new password set with the backend's own rights (a reset by mail, an admin's
    * `setUserPassword`). Present only when the backend's `passwordReset` is on.
    */
   resetPassword?(known: KnownUser, newPassword: string): Promise<PasswordWrite>;
   /**
-   * Optional (SPEC 12): the user a typed sign-in name names, read without a password; null when
+   * Optional (docs/identity-backends.md): the user a typed sign-in name names, read without a password; null when
    * none. How a reset by mail reaches a directory user who has never signed in here (so has no local
    * record yet); used only for a backend that also has `resetPassword`, but a backend without it
    * should still answer, so that the first backend holding a name owns it, as at sign-in. Throws

@@ -137,7 +137,7 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
     },
 
     /**
-     * The RSA keys for SAML (SPEC 14): the one that signs now, and every RS256 key published and not
+     * The RSA keys for SAML (docs/saml-applications.md): the one that signs now, and every RS256 key published and not
      * retired (a key waiting to sign is in the IdP metadata before it signs, as in the JWKS).
      */
     rsa(now = clock.now()): { signing: LoadedKey; published: LoadedKey[] } {

@@ -10,7 +10,7 @@ import { outboundReason } from '../outbound/outbound-error.ts';
 import type { BackchannelQueries, QueuedLogout } from './backchannel-queries.ts';
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
-/** Per delivery (SPEC 11: at most 5 s per client). */
+/** Per delivery (docs/connect-an-application.md: at most 5 s per client). */
 const TIMEOUT_MS = 5000;
 /** Notices a process takes at once. */
 const BATCH = 20;
@@ -24,7 +24,7 @@ export interface LogoutNoticeDeps {
   config: Config;
   audit: AuditLog;
   logger: Logger;
-  /** Addresses never called (SPEC 7 "Outbound fetches"): a receiver there fails at connect time. */
+  /** Addresses never called (docs/decisions.md "Outbound fetches"): a receiver there fails at connect time. */
   outbound: AddressRules;
 }
 

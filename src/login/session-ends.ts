@@ -29,7 +29,7 @@ export interface LogoutNotices {
 }
 
 /**
- * The one way SSO sessions end (SPEC 7, "Sessions end with the credentials"): RP logout, sign out
+ * The one way SSO sessions end (docs/decisions.md, "Sessions end with the credentials"): RP logout, sign out
  * everywhere and every credential change (a password, a factor added or removed, MFA reset, a user
  * disabled or deleted, an administrator's revocation) come here, so no code or token outlives the sign-in it
  * came from, and a back-channel logout has one place to hang off.

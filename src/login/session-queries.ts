@@ -6,7 +6,7 @@ import { json, num, numOrNull } from '../db/rows.ts';
  * RFC 8176 authentication method references, as a session stores them and the id_token's `amr`
  * carries them. Declared with the stored session, the lowest place that needs it.
  */
-/** RFC 8176; `fed`: signed in through an upstream identity provider (SPEC 13). */
+/** RFC 8176; `fed`: signed in through an upstream identity provider (docs/upstream-identity-providers.md). */
 export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa' | 'fed';
 
 export interface SsoSession {

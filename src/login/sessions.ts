@@ -7,7 +7,7 @@ import { clock } from '../clock.ts';
 
 export type { SsoSession } from './session-queries.ts';
 
-/** How recent a proof must be to add a factor without being asked again (SPEC 7, "Adding a factor"). */
+/** How recent a proof must be to add a factor without being asked again (docs/decisions.md, "Adding a factor"). */
 export const PROOF_WINDOW_MS = 5 * 60 * 1000;
 
 /** Whether the session's user proved a factor (the sign-in, or asked again since) within the window. */

@@ -26,7 +26,7 @@ export interface SignInAttempt {
 }
 
 export type SignInOutcome =
-  /** `passwordExpiresAt`: the directory warns that the password expires soon (SPEC 12). */
+  /** `passwordExpiresAt`: the directory warns that the password expires soon (docs/identity-backends.md). */
   | { ok: true; user: User; deviceCookie: string; amr: Amr[]; passwordExpiresAt?: number }
   /** The password was right and the user has a second factor, not given: ask for it (the login page's second step). */
   /** `passwordExpiresAt`: as with `ok`, told after the second factor. */
@@ -34,7 +34,7 @@ export type SignInOutcome =
   | { ok: false; reason: 'throttled'; retryAfter: number }
   | { ok: false; reason: 'unavailable' }
   /** `invalid_code`: a wrong second factor (after a right password, or at the second step). */
-  /** `user`: with a right password the account's state refuses (the change step of SPEC 12 needs who). */
+  /** `user`: with a right password the account's state refuses (the change step of docs/identity-backends.md needs who). */
   | { ok: false; reason: 'invalid_credentials' | AccountRefusal; user?: User }
   /** `codesLocked`: too many wrong codes lately; only a recovery code or a passkey is taken now. */
   | { ok: false; reason: 'invalid_code'; codesLocked?: boolean };
@@ -122,7 +122,7 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
 
 /**
  * Checks a second-factor code for an attempt already counted, and counts a wrong one against the
- * account's long-window code count too (SPEC 7, "Second-factor guessing"). Past that count a TOTP code
+ * account's long-window code count too (docs/decisions.md, "Second-factor guessing"). Past that count a TOTP code
  * is not even checked: only a recovery code (or a passkey) is taken, and the attempt is given back.
  */
 async function checkCode(deps: Deps, user: User, code: string, attempt: Attempt): Promise<Amr[] | SignInOutcome> {
@@ -169,7 +169,7 @@ export const signInService = (deps: Deps) => ({
       }
       if (result.skipped.length > 0) {
         // A backend was down before this answer: the account may be one of its users, whom an outage
-        // never counts against (SPEC 7, "A backend in an outage"), whoever answered afterwards.
+        // never counts against (docs/decisions.md, "A backend in an outage"), whoever answered afterwards.
         deps.metrics.login(result.backend ?? NO_BACKEND, 'failure');
         await attempt.inconclusive();
         await deps.audit.record({ kind: 'login.failure', ...(result.user ? { userId: result.user.id } : {}), ...attempt.event, details: { reason: result.reason, uncounted: result.skipped } });

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { RequestStats } from './request-stats.ts';
 
-/** `latchkey_logins_total`'s `result` (SPEC 6). */
+/** `latchkey_logins_total`'s `result` (docs/operating-latchkey.md). */
 export type LoginResult = 'success' | 'failure' | 'unavailable' | 'throttled';
 
 /**
@@ -14,7 +14,7 @@ export const NO_BACKEND = 'none';
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The metrics of SPEC 6 in one registry of this process. The per-request ones are plain numbers until
+ * The metrics of docs/operating-latchkey.md in one registry of this process. The per-request ones are plain numbers until
  * scraped (request-stats.ts); the rest are prom-client's own.
  */
 export function createMetrics(o: {

@@ -27,12 +27,12 @@ export const PASSKEY_REQUEST_EXPIRED = 'The passkey request expired or was used 
 
 export interface PasskeyUse {
   user: string;
-  /** The authenticator verified the user (PIN, biometrics): a factor in itself (SPEC 8: `mfa`). */
+  /** The authenticator verified the user (PIN, biometrics): a factor in itself (docs/multi-factor-sign-in.md: `mfa`). */
   userVerified: boolean;
 }
 
 /**
- * Passkeys (WebAuthn, SPEC 8) with @simplewebauthn/server. The relying party id is the host of
+ * Passkeys (WebAuthn, docs/multi-factor-sign-in.md) with @simplewebauthn/server. The relying party id is the host of
  * PUBLIC_URL; browsers refuse an IP address as one, so with PUBLIC_URL at an IP address passkeys are
  * off. Each challenge is stored when issued and taken once, before the answer is checked: a synced
  * passkey's signature counter stays 0, so the counter cannot tell a replayed assertion from a new

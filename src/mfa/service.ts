@@ -19,7 +19,7 @@ export interface MfaStatus {
   recoveryCodesLeft: number;
 }
 
-/** Where a user's own change comes from; `keep`: the session making it, which stays (SPEC 7). */
+/** Where a user's own change comes from; `keep`: the session making it, which stays (docs/decisions.md). */
 export interface ChangeOrigin {
   ip?: string;
   requestId?: string;
@@ -43,7 +43,7 @@ export const withMfa = (methods: Amr[]): Amr[] => {
 };
 
 /**
- * The second factors of a user (SPEC 8): TOTP and recovery codes. Secrets are encrypted at rest and
+ * The second factors of a user (docs/multi-factor-sign-in.md): TOTP and recovery codes. Secrets are encrypted at rest and
  * recovery codes kept as keyed hashes; each TOTP code and each recovery code is taken once, by an
  * atomic update, whatever number of requests carry it at the same moment.
  */
@@ -68,7 +68,7 @@ export function mfaService(
   };
   const totpOn = async (userId: string) => (await queries.totp(userId))?.confirmedAt != null;
   const factorCount = queries.factorCount;
-  /** A factor added or removed: the user's other sessions, codes and tokens end with the old set (SPEC 7). */
+  /** A factor added or removed: the user's other sessions, codes and tokens end with the old set (docs/decisions.md). */
   const factorsChanged = (userId: string, c: ChangeOrigin) =>
     deps.sessions.endAllOf(userId, { except: c.keep, actor: { userId, clientId: null, via: 'account', ip: c.ip, requestId: c.requestId } });
 
@@ -90,7 +90,7 @@ export function mfaService(
     },
 
     /**
-     * The recovery codes that go with a user's first factor (SPEC 8): made now if the user has none,
+     * The recovery codes that go with a user's first factor (docs/multi-factor-sign-in.md): made now if the user has none,
      * else undefined (the user has them from an earlier factor).
      */
     async codesForFirstFactor(userId: string): Promise<string[] | undefined> {

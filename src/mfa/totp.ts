@@ -1,6 +1,6 @@
 import { Secret, TOTP } from 'otpauth';
 
-/** RFC 6238 as SPEC 8 fixes it: SHA-1, 6 digits, 30 s steps, one step of drift either way. */
+/** RFC 6238 as docs/multi-factor-sign-in.md fixes it: SHA-1, 6 digits, 30 s steps, one step of drift either way. */
 const PERIOD = 30;
 const settings = { algorithm: 'SHA1', digits: 6, period: PERIOD } as const;
 

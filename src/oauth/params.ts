@@ -28,7 +28,7 @@ export function readParams(req: Request): Params {
       const repeatable = REPEATABLE.has(key);
       for (const value of repeatable && Array.isArray(given) ? given : [given]) {
         if (typeof value !== 'string') throw oauthError('invalid_request', `parameter ${key} is repeated or malformed`);
-        // RFC 6749 §3.1: a parameter sent without a value is treated as omitted (SPEC 7 "Empty
+        // RFC 6749 §3.1: a parameter sent without a value is treated as omitted (docs/decisions.md "Empty
         // parameters"). Dovecot sends `client_id=&client_secret=` beside its Basic credentials.
         if (value === '') continue;
         if (key in out && !repeatable) throw oauthError('invalid_request', `parameter ${key} is repeated`);

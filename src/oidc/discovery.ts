@@ -4,7 +4,7 @@ import { paths } from '../paths.ts';
 import { ASSERTION_ALGS } from '../clients/auth-method.ts';
 
 const CLIENT_METHODS = ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'];
-/** HS256: client_secret_jwt; the others: private_key_jwt (RFC 7523, SPEC 11). */
+/** HS256: client_secret_jwt; the others: private_key_jwt (RFC 7523, docs/connect-an-application.md). */
 const CLIENT_ALGS = ['HS256', ...ASSERTION_ALGS];
 
 /** OpenID Provider / RFC 8414 metadata: built once, it only names what this server really does. */

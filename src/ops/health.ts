@@ -6,7 +6,7 @@ export const healthHandler: RequestHandler = (_req, res) => {
 };
 
 /**
- * SPEC 7: 503 only when the database is down, or refuses writes (a full disk: reads still work, but
+ * docs/decisions.md: 503 only when the database is down, or refuses writes (a full disk: reads still work, but
  * no token can be issued). A directory outage is reported in the body but keeps the node in the load
  * balancer, since the other backends still work.
  */

@@ -8,7 +8,7 @@ import { bearerError } from '../errors/oauth.ts';
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
- * `GET /metrics`, Prometheus text (SPEC 6). With `metrics.token` set, only with that bearer token;
+ * `GET /metrics`, Prometheus text (docs/operating-latchkey.md). With `metrics.token` set, only with that bearer token;
  * compared in constant time. In cluster mode the totals of every worker.
  */
 export function metricsHandler(ctx: AppContext): RequestHandler {

@@ -1,7 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 
 /**
- * Which addresses Latchkey refuses to call (SPEC 7 "Outbound fetches"). Enterprise applications live
+ * Which addresses Latchkey refuses to call (docs/decisions.md "Outbound fetches"). Enterprise applications live
  * on private networks, so private and loopback addresses stay allowed; what is refused always is
  * where nothing legitimate listens but a cloud's metadata service may (169.254.169.254 hands out the
  * machine's credentials) or where a connection lands on this host unannounced (0.0.0.0, `::`).

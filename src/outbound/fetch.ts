@@ -31,7 +31,7 @@ export interface OutboundAnswer {
 const KIB = 1024;
 const size = (bytes: number) => (bytes % KIB === 0 ? `${bytes / KIB} KiB` : `${bytes} bytes`);
 
-/** A failure of node:http as the fixed words of SPEC 7: never its message, which may quote the peer. */
+/** A failure of node:http as the fixed words of docs/decisions.md: never its message, which may quote the peer. */
 function connectFailure(err: NodeJS.ErrnoException): OutboundError {
   if (err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') return new OutboundError('connect', 'unknown host');
   if (err.code === 'ECONNRESET' || err.code === 'EPIPE') return new OutboundError('connect', 'connection reset');
@@ -41,7 +41,7 @@ function connectFailure(err: NodeJS.ErrnoException): OutboundError {
 }
 
 /**
- * The one way Latchkey calls out (client JWKS, back-channel logout, upstream providers; SPEC 7
+ * The one way Latchkey calls out (client JWKS, back-channel logout, upstream providers; docs/decisions.md
  * "Outbound fetches"). Unlike global fetch it: refuses link-local, unspecified and configured
  * networks, for IP literals before connecting and for names as they resolve; never follows a
  * redirect (a 3xx is an answer like any other, to a caller that checks the status); reads at most

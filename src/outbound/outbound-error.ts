@@ -1,7 +1,7 @@
 /**
  * What went wrong with an outbound call, as a fixed short reason ("HTTP 500", "refused address", …).
  * Audit events, logs and error answers show this and nothing else: a server on the internal network
- * must not be able to make Latchkey repeat what it answered (SPEC 7 "Outbound fetches").
+ * must not be able to make Latchkey repeat what it answered (docs/decisions.md "Outbound fetches").
  */
 export type OutboundFailure = 'refused' | 'connect' | 'timeout' | 'too-large' | 'status' | 'bad-answer';
 

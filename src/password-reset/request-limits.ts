@@ -4,7 +4,7 @@ import { addressOf } from '../throttle/address.ts';
 import { flatLadder, type Ladder, type ThrottleQueries } from '../throttle/throttle-queries.ts';
 
 /**
- * Reset requests counted per account and per address (SPEC 12), in the brute-force policy's table so
+ * Reset requests counted per account and per address (docs/password-reset-by-mail.md), in the brute-force policy's table so
  * every process sees the same counts. Each request is counted first and then compared, so requests
  * arriving at once cannot all slip under the limit. Over the limit a request still gets the usual
  * answer; it just sends no mail.

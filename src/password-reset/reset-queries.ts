@@ -7,7 +7,7 @@ export interface ResetLink {
 }
 
 /**
- * The reset links (SPEC 12), by the hash of their token, and the lookup of who a typed name or email
+ * The reset links (docs/password-reset-by-mail.md), by the hash of their token, and the lookup of who a typed name or email
  * means. A link is spent by one atomic update, so two submissions of one link cannot both set a password.
  */
 export const resetQueries = ({ knex: db }: Database) => ({
@@ -38,7 +38,7 @@ export const resetQueries = ({ knex: db }: Database) => ({
   },
 
   /**
-   * Ends every link of the user, used or not (SPEC 7, "Reset links and the admin's remedies"): a
+   * Ends every link of the user, used or not (docs/decisions.md, "Reset links and the admin's remedies"): a
    * password set, an email changed, a user disabled, MFA reset. Deleted rather than marked used, so a
    * link claimed at that moment by a reset whose write then fails is not given back (`unclaim`).
    * Called inside the remedy's own transaction.

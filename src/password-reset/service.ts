@@ -16,7 +16,7 @@ import type { Mailer } from './mailer.ts';
 import { requestLimits } from './request-limits.ts';
 import type { ResetQueries } from './reset-queries.ts';
 
-/** SPEC 12: a reset link is good for 15 minutes. Fixed, not a setting. */
+/** docs/password-reset-by-mail.md: a reset link is good for 15 minutes. Fixed, not a setting. */
 export const RESET_TTL_MS = 15 * 60_000;
 /** Accounts one typed email may reach (an address shared by a few accounts gets a link for each). */
 const MAX_ACCOUNTS = 3;
@@ -74,7 +74,7 @@ export interface PasswordResetDeps {
 }
 
 /**
- * "Forgot your password?" (SPEC 12). A request is answered before anything about the account is
+ * "Forgot your password?" (docs/password-reset-by-mail.md). A request is answered before anything about the account is
  * looked at: the lookup, the throttle, the link and the mail run after the answer, off the request's
  * path, so a known and an unknown account get the same answer in the same time, and a mail server
  * that is down changes nothing the requester sees. Only the token's hash is stored; a link is spent
@@ -222,7 +222,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.
     },
 
     /**
-     * The second step passed with a passkey (SPEC 12): the assertion is checked as at a sign-in's
+     * The second step passed with a passkey (docs/password-reset-by-mail.md): the assertion is checked as at a sign-in's
      * second step (the brute-force policy counts it, its challenge is taken once), and the proof is
      * what the reset form carries on to `complete`. Nothing is claimed or written yet.
      */

@@ -21,7 +21,7 @@ const MIN_BATCH = 50;
 const REST_FACTOR = 4;
 
 /**
- * The retention purge (SPEC 6). It deletes in batches sized to take about `BATCH_TARGET_MS` (never
+ * The retention purge (docs/operating-latchkey.md). It deletes in batches sized to take about `BATCH_TARGET_MS` (never
  * more than `retention.batchSize` rows) and rests between them, so no request waits behind more than one short batch and the hot paths
  * keep most of their throughput while a backlog is cleared.
  */

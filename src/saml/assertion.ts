@@ -11,7 +11,7 @@ import { escapeXml, NS } from './xml.ts';
 
 const encrypt = promisify(xmlenc.encrypt) as (content: string, options: xmlenc.EncryptOptions) => Promise<string>;
 
-/** How long an assertion may be used (SPEC 14). */
+/** How long an assertion may be used (docs/saml-applications.md). */
 export const ASSERTION_TTL_MS = 5 * 60 * 1000;
 
 export const AUTHN_CONTEXT = {
@@ -33,7 +33,7 @@ const instant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 
  * a key derived from the server secret, so it is stable for the pair and two SPs cannot join their
  * users on it. `emailAddress` is the mail (the username when there is none), `unspecified` the username.
  */
-/** The email an SP may be told: only a verified one, since SPs key accounts by it (SPEC 7 "Upstream emails"). */
+/** The email an SP may be told: only a verified one, since SPs key accounts by it (docs/decisions.md "Upstream emails"). */
 const verifiedEmail = (user: User): string | null => (user.emailVerified ? user.email : null);
 
 export function nameIdOf(user: User, sp: Pick<ServiceProvider, 'entityId'>, format: NameIdFormat, pairwiseKey: Buffer): string {
@@ -134,7 +134,7 @@ function responseXml(o: { issuer: string; destination: string; inResponseTo?: st
 }
 
 /**
- * The Response to a sign-on (SPEC 14): the assertion signed (unless the SP takes a signed response
+ * The Response to a sign-on (docs/saml-applications.md): the assertion signed (unless the SP takes a signed response
  * only), then encrypted when the SP asks for it, then the response signed when the SP wants that.
  * Each signature covers the element it sits in, by its ID, and nothing wraps or is added around a
  * signed element afterwards but its envelope.

@@ -2,7 +2,7 @@ import { BINDINGS, NAME_ID_FORMAT_URIS } from './sp-metadata.ts';
 import { escapeXml, NS, pemBody } from './xml.ts';
 
 /**
- * The IdP's metadata (SPEC 14): an EntityDescriptor with one IDPSSODescriptor listing the signing
+ * The IdP's metadata (docs/saml-applications.md): an EntityDescriptor with one IDPSSODescriptor listing the signing
  * certificates (the one that signs now first; a key waiting to sign is listed before it signs), SSO
  * over HTTP-Redirect and HTTP-POST, SLO over HTTP-Redirect, and the NameID formats issued.
  */

@@ -13,7 +13,7 @@ import type { ServiceProviders } from './service-providers.ts';
 import { BINDINGS, NAME_ID_FORMAT_URIS, nameIdFormatOf } from './sp-metadata.ts';
 import { NS, onlyChild, SamlInputError, xsBoolean } from './xml.ts';
 
-/** The IdP's endpoints, under PUBLIC_URL (SPEC 14). */
+/** The IdP's endpoints, under PUBLIC_URL (docs/saml-applications.md). */
 export const SAML_PATHS = { metadata: '/saml/v20/metadata', sso: '/saml/v20/sso', slo: '/saml/v20/slo' } as const;
 
 /** An AuthnRequest that passed every check: what the response needs of it. */
@@ -79,7 +79,7 @@ export const queryOf = (originalUrl: string): string => {
 };
 
 /**
- * The SAML 2.0 identity provider's rules (SPEC 14), shared by the browser endpoints: checking the SP's
+ * The SAML 2.0 identity provider's rules (docs/saml-applications.md), shared by the browser endpoints: checking the SP's
  * messages, each request ID used once, writing the signed responses, and the SPs that took part in a
  * session. The endpoints (src/web/saml/) run the sign-in and send what this returns.
  */

@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { bool, json, num } from '../db/rows.ts';
 
-/** The NameID formats Latchkey issues (SPEC 14), by their short names. */
+/** The NameID formats Latchkey issues (docs/saml-applications.md), by their short names. */
 export const NAME_ID_FORMATS = ['persistent', 'emailAddress', 'unspecified'] as const;
 export type NameIdFormat = (typeof NAME_ID_FORMATS)[number];
 

@@ -8,7 +8,7 @@ import { NAME_ID_FORMATS, type NameIdFormat, type SamlQueries, type ServiceProvi
 import { readSpMetadata } from './sp-metadata.ts';
 import { SamlInputError, toPem } from './xml.ts';
 
-/** The attributes Latchkey can release (SPEC 14); all of them by default. */
+/** The attributes Latchkey can release (docs/saml-applications.md); all of them by default. */
 export const SAML_ATTRIBUTES = ['uid', 'mail', 'displayName', 'groups'] as const;
 
 /** The explicit fields of a registration or an update; `undefined` (or null, for the lists and flags) leaves a field as it is. */
@@ -86,7 +86,7 @@ interface SamlTransaction {
 }
 
 /**
- * SAML service providers (SPEC 14), the sibling of OAuth clients: registered from their metadata
+ * SAML service providers (docs/saml-applications.md), the sibling of OAuth clients: registered from their metadata
  * and/or explicit fields, changed and deleted by an administrator, every change audited with it.
  */
 export const serviceProviders = (queries: SamlQueries, deps: { transaction: Transaction<SamlTransaction> }) => ({

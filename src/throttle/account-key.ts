@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 /**
  * The account a typed name means, as directories compare names: LDAP's caseIgnoreMatch ignores case
  * and leading, trailing and repeated inner spaces, and AD does the same. `" alice"`, `"ALICE"` and
- * `"alice"` are one account for the brute-force count, whichever backend holds it (SPEC 7). Other
+ * `"alice"` are one account for the brute-force count, whichever backend holds it (docs/decisions.md). Other
  * names of one directory entry (a UPN beside the sAMAccountName, a filter that also matches `mail`)
  * are counted apart: the count is taken before any backend is asked who the name belongs to.
  */

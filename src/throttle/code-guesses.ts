@@ -3,7 +3,7 @@ import { clock } from '../clock.ts';
 import { flatLadder, type ThrottleQueries } from './throttle-queries.ts';
 
 /**
- * Wrong second-factor codes per account over a long window (SPEC 7, "Second-factor guessing"): only
+ * Wrong second-factor codes per account over a long window (docs/decisions.md, "Second-factor guessing"): only
  * someone who knows the password reaches the code step, so the short brute-force window would let them
  * guess six-digit codes slowly forever. A right password or code clears nothing here; past
  * `codeMaxFailures` within `codeWindow` the code step takes only a recovery code or a passkey.

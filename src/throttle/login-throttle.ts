@@ -7,7 +7,7 @@ import { clock } from '../clock.ts';
 type Policy = Config['throttle'];
 
 /**
- * Where an attempt comes from, which decides the count that can delay it (SPEC 7, "Guessers cannot
+ * Where an attempt comes from, which decides the count that can delay it (docs/decisions.md, "Guessers cannot
  * lock an owner out"): a browser holding a device cookie of the account counts on its own; a browser
  * without one shares the account's count with every failure from anywhere (OWASP's untrusted
  * devices); a confidential client, authenticated by its secret, has its own count per account; a
@@ -31,7 +31,7 @@ export interface Release {
 const LEASE_MS = 60_000;
 
 /**
- * Brute-force throttling (SPEC 7), kept in the database so every process sees the same counts.
+ * Brute-force throttling (docs/decisions.md), kept in the database so every process sees the same counts.
  *
  * Only failures count. An attempt takes a slot on each key that gates it *before* the password is
  * checked (one atomic upsert per key, throttle-queries.ts): failures plus attempts in flight stay

@@ -4,7 +4,7 @@ import { addressOf } from './address.ts';
 import { flatLadder, type ThrottleQueries } from './throttle-queries.ts';
 
 /**
- * Round trips to upstream identity providers started per address (SPEC 13): each start writes a row
+ * Round trips to upstream identity providers started per address (docs/upstream-identity-providers.md): each start writes a row
  * and may read the upstream's metadata, so a loop of `?idp=` requests from one network is cut off
  * at `upstreamMaxStarts` within `addressWindow`, for `addressBlock`. Every start counts (it is not a
  * failure that a success would forgive); the limit is set well above what people behind one NAT do.

@@ -11,7 +11,7 @@ export type BearerRefusal =
   /** The token's user was deleted (a row the cascade has not reached, or a user id without a user). */
   | 'user_gone'
   | 'user_disabled'
-  /** Its client's `oauthEnabled` is off (SPEC 2.4 `app_unsupport_oauth`): it may not use these endpoints at all. */
+  /** Its client's `oauthEnabled` is off (docs/endpoints.md `app_unsupport_oauth`): it may not use these endpoints at all. */
   | 'oauth_disabled';
 
 /** The one answer about a presented access token, opaque or JWT, that every endpoint shapes its own way. */
@@ -24,7 +24,7 @@ export type Bearer = { ok: true; grant: AccessGrant } | { ok: false; refusal: Be
  */
 export function judgeBearer(grant: AccessGrant | undefined, now: number): Bearer {
   if (!grant) return { ok: false, refusal: 'unknown' };
-  // A refusal of a token that was issued names its client, whose error codes the answer uses (SPEC 11).
+  // A refusal of a token that was issued names its client, whose error codes the answer uses (docs/connect-an-application.md).
   const { clientId } = grant;
   if (grant.expiresAt <= now) return { ok: false, refusal: 'expired', clientId };
   if (grant.userId !== null && !grant.user) return { ok: false, refusal: 'user_gone', clientId };

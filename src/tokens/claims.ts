@@ -8,7 +8,7 @@ export interface ClaimsUser {
   groups: string[];
 }
 
-/** The standard OIDC claims the scopes allow (SPEC 2.3), shared by userinfo and the id_token. */
+/** The standard OIDC claims the scopes allow (docs/endpoints.md), shared by userinfo and the id_token. */
 export function scopedClaims(user: ClaimsUser, scopes: string[]): Record<string, unknown> {
   const claims: Record<string, unknown> = { sub: user.id };
   if (scopes.includes('profile')) {
@@ -18,7 +18,7 @@ export function scopedClaims(user: ClaimsUser, scopes: string[]): Record<string,
   if (scopes.includes('email') && user.email) {
     claims.email = user.email;
     // Addresses from the administrator or the directory are verified; an upstream's that another
-    // account held first is not (SPEC 7 "Upstream emails"): a client must not take it as that account's.
+    // account held first is not (docs/decisions.md "Upstream emails"): a client must not take it as that account's.
     claims.email_verified = user.emailVerified;
   }
   if (scopes.includes('groups')) claims.groups = user.groups;

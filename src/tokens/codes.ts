@@ -24,7 +24,7 @@ export const CODE_HASH: unique symbol = Symbol('code hash');
 
 /**
  * A code looked up for its exchange, not spent yet. `signInEnded`: the code was refused since (its
- * user's credentials changed) or its session is gone (SPEC 7): the exchange must answer `invalid_grant`.
+ * user's credentials changed) or its session is gone (docs/decisions.md): the exchange must answer `invalid_grant`.
  */
 export interface FoundCode extends Omit<CodeRow, 'codeHash'> {
   signInEnded: boolean;

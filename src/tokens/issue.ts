@@ -70,7 +70,7 @@ function lineage(from: TokenRequest['from']): { spend?: Spend; codeHash: string 
 /**
  * Issues tokens; spends what they are issued for in the same transaction. When that was already
  * spent, everything issued from it is revoked, after the winner's tokens were committed, so none
- * survive (SPEC 7). Each outcome is audited here, once.
+ * survive (docs/decisions.md). Each outcome is audited here, once.
  */
 export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys) =>
   async function issue(req: TokenRequest, trail: AuditTrail): Promise<IssuedTokens | IssueRefusal> {

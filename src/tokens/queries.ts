@@ -20,7 +20,7 @@ export interface CodeRow {
   /** RFC 8707: the resources the authorization request named (space-separated); the token request may name only these. */
   resource: string | null;
   expiresAt: number;
-  /** Refused before it was redeemed: the user's credentials changed, or its session ended (SPEC 7). */
+  /** Refused before it was redeemed: the user's credentials changed, or its session ended (docs/decisions.md). */
   revokedAt: number | null;
   /** When the code's SSO session expires; null when that session is gone. */
   sessionExpiresAt: number | null;
@@ -258,7 +258,7 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
     /**
      * Inserts new tokens; with `spend`, in one transaction with spending what they are issued for (a
      * code, or the refresh token they replace). The spend comes first and takes the row's lock, so a
-     * concurrent replay waits until these tokens are committed and then revokes them (SPEC 7). False,
+     * concurrent replay waits until these tokens are committed and then revokes them (docs/decisions.md). False,
      * with nothing written, when the code or token was already spent: a replay.
      */
     async insertTokens(access: NewAccessToken, refresh: NewRefreshToken | undefined, spend: Spend | undefined, now: number): Promise<boolean> {
@@ -283,7 +283,7 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
     },
 
     /**
-     * Refuses the unredeemed codes of a user, a session or a client (SPEC 7: sessions end with the
+     * Refuses the unredeemed codes of a user, a session or a client (docs/decisions.md: sessions end with the
      * credentials); the exchange of one answers `invalid_grant`. How many it refused.
      */
     async refuseCodes(where: { user_id?: string; session_id?: string; client_id?: string }, now: number): Promise<number> {

@@ -114,7 +114,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
 
   /**
    * An administrator's revocation: every token of a user, of a client, or of both; audited. The codes
-   * not yet redeemed go with them; a user's alone also ends their SSO sessions (SPEC 7), so nothing
+   * not yet redeemed go with them; a user's alone also ends their SSO sessions (docs/decisions.md), so nothing
    * signed in before can fetch new tokens.
    */
   async revokeFor(filter: { userId?: string | null; clientId?: string | null }, actor: Actor): Promise<number> {

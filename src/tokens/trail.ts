@@ -8,7 +8,7 @@ import type { TokenIssueAudit } from '../audit/token-issues.ts';
  */
 export interface AuditTrail {
   audit: Pick<AuditLog, 'record'>;
-  /** `token.issued`: client_credentials summed per client and minute (SPEC 7 "Audit volume"). */
+  /** `token.issued`: client_credentials summed per client and minute (docs/decisions.md "Audit volume"). */
   issues: Pick<TokenIssueAudit, 'issued'>;
   ip?: string;
   requestId?: string;

@@ -2,7 +2,7 @@ import { InputError } from '../errors/service.ts';
 import type { PasswordRefusal, PasswordWrite } from '../identity/contract.ts';
 
 /**
- * Words for a directory's refusal of a new password (SPEC 12): the one source of them, used by the
+ * Words for a directory's refusal of a new password (docs/identity-backends.md): the one source of them, used by the
  * backends (plugins/ldap) and for a refusal whose backend gave no words of its own.
  */
 export const REFUSAL_WORDS: Readonly<Record<PasswordRefusal, string>> = {

@@ -76,14 +76,14 @@ interface UserTransaction {
   audit: Pick<AuditLog, 'change'>;
 }
 
-/** The identity chain's password writes, for users of a directory whose backend allows a reset (SPEC 12). */
+/** The identity chain's password writes, for users of a directory whose backend allows a reset (docs/identity-backends.md). */
 export type DirectoryPasswords = Pick<IdentityChain, 'canWritePassword' | 'writePassword'>;
 
 export const userService = (queries: UserQueries, deps: { transaction: Transaction<UserTransaction>; localBackend: string; directory?: DirectoryPasswords }) => {
   const { localBackend, transaction, directory } = deps;
 
   /**
-   * A directory user's new password, written with the backend's own rights (SPEC 12: `passwordReset: true`).
+   * A directory user's new password, written with the backend's own rights (docs/identity-backends.md: `passwordReset: true`).
    * A policy refusal is an `InputError` in the directory's words, and nothing is written; an outage
    * throws `BackendUnavailableError` (nothing is written then either).
    */
@@ -158,7 +158,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       const disabling = next.disabled && !user.disabled;
       if (disabling) await tx.sessions.endAllOf(id, { actor });
       // A reset link mailed to the old address, or outstanding when the user was disabled, dies with
-      // the change: re-enabling the user later does not bring it back (SPEC 7).
+      // the change: re-enabling the user later does not bring it back (docs/decisions.md).
       if (disabling || next.email !== user.email) await tx.queries.resets.discardAllOf(id);
       await tx.audit.change('user.update', actor, { userId: id });
       return next;
@@ -167,7 +167,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
 
   /**
    * A new password for a database user; every session, code and token the user holds stops working
-   * (SPEC 7), but `keep`: the session that changed it, at /account. Every reset link of the user dies
+   * (docs/decisions.md), but `keep`: the session that changed it, at /account. Every reset link of the user dies
    * with it, the one a reset by mail used included: one reset is enough, older mails stop working.
    */
   async setPassword(id: string, password: string, actor: Actor, keep?: string): Promise<void> {
@@ -208,7 +208,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
   },
 
   /**
-   * SPEC 1: when no admin exists, create one. Returns the generated password when none was given,
+   * docs/configuration.md: when no admin exists, create one. Returns the generated password when none was given,
    * for the caller to print once; it is never logged or stored in plain text.
    */
   async ensureAdmin(username: string, password?: string): Promise<{ created: boolean; generatedPassword?: string }> {

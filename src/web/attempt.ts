@@ -7,6 +7,6 @@ export const attemptOf = (req: Request, clientId: string) => ({
   ip: req.ip ?? 'unknown',
   clientId,
   requestId: req.id,
-  // Keeps this browser counted on its own by the brute-force policy (SPEC 7).
+  // Keeps this browser counted on its own by the brute-force policy (docs/decisions.md).
   deviceCookie: readCookie(req, DEVICE_COOKIE),
 });

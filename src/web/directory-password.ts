@@ -20,7 +20,7 @@ const refusalWords: Record<PasswordRefusal, string> = {
 const MAX_PASSWORD = 1024;
 
 /**
- * A user changes their directory password, bound as themselves (SPEC 12): at the account page, or at
+ * A user changes their directory password, bound as themselves (docs/identity-backends.md): at the account page, or at
  * sign-in when the directory says it expired or must change. The directory's policy decides; its
  * refusal is told in the backend's words and nothing is changed; an outage is a 503 and nothing is
  * written. Each change, refusal and failure is an audit event.

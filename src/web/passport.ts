@@ -10,7 +10,7 @@ import { setSoFar, type SignInSoFar } from './strategies/so-far.ts';
  * The browser's ways of signing in, one passport strategy each (strategies/), on their own Passport
  * instance: no global state, no passport session (the SSO session is ours). Every strategy ends in the
  * counted sign-in sequence (login/sign-in.ts) and answers with its outcome. An upstream identity
- * provider's strategy (openid-client/passport for OIDC, SPEC 13) is the upstream's own, run here too.
+ * provider's strategy (openid-client/passport for OIDC, docs/upstream-identity-providers.md) is the upstream's own, run here too.
  */
 export function signInStrategies(signIn: SignInService) {
   const passport = new Passport();
@@ -69,7 +69,7 @@ function runStrategy(strategy: Strategy, req: Request, options: unknown): Promis
 /** Passport strategies keep a round trip's state in `req.session`; ours is a stored row (web/sign-in/upstream.ts). */
 const withSession = (req: Request, session: Record<string, unknown>) => Object.assign(req, { session }) as Request & { session: Record<string, unknown> };
 
-/** An upstream's strategy, both legs (SPEC 13). */
+/** An upstream's strategy, both legs (docs/upstream-identity-providers.md). */
 export const upstreamStrategy = {
   /** The first leg: where to send the browser, and the state the callback needs. Throws on a fault. */
   async begin(upstream: Upstream, req: Request, ask: UpstreamAsk): Promise<{ location: string; state: StrategyState }> {

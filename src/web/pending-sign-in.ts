@@ -20,11 +20,11 @@ export interface Pending {
   amr: Amr[];
   clientId: string;
   /**
-   * The old password of a sign-in that must change it (SPEC 12): the directory write is bound as the
+   * The old password of a sign-in that must change it (docs/identity-backends.md): the directory write is bound as the
    * user. Sealed encrypted under a key derived from this browser's cookie, which the page never holds.
    */
   oldPassword?: string;
-  /** The directory's warning with the right password (SPEC 12), told after the second factor. */
+  /** The directory's warning with the right password (docs/identity-backends.md), told after the second factor. */
   passwordExpiresAt?: number;
 }
 
@@ -55,7 +55,7 @@ export function openPending(key: Buffer, sealed: string | undefined): Pending | 
 }
 
 /**
- * A sign-in whose password was right and whose second factor is still to come (SPEC 7, "The pending
+ * A sign-in whose password was right and whose second factor is still to come (docs/decisions.md, "The pending
  * sign-in"): the user, the factors so far and the client, sealed into the second step's form for five
  * minutes. It is bound to the browser that typed the password (a cookie set with the second step's
  * page), so the form's fields are worth nothing elsewhere, and it is used once: each attempt takes

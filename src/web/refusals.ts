@@ -6,7 +6,7 @@ import type { SignInOutcome } from '../login/sign-in.ts';
 export interface Refusal {
   status: number;
   message: string;
-  /** Seconds, sent as `Retry-After` (SPEC 7: the login page shows the token endpoint's words). */
+  /** Seconds, sent as `Retry-After` (docs/decisions.md: the login page shows the token endpoint's words). */
   retryAfter?: number;
 }
 
@@ -23,7 +23,7 @@ export const wrongAnswer = {
   password: 'Invalid username or password.',
   code: 'That code is not right. Try the current one, or a recovery code.',
   passkey: 'The passkey was not accepted.',
-  /** Asked again before a change at the account page (SPEC 8). */
+  /** Asked again before a change at the account page (docs/multi-factor-sign-in.md). */
   proofCode: 'That code is not right.',
   proofPassword: 'That password is not right.',
 } as const;
@@ -37,7 +37,7 @@ export type Asked = keyof typeof wrongAnswer;
 export function refusalOf(outcome: Extract<SignInOutcome, { ok: false }>, asked: Asked): Refusal {
   switch (outcome.reason) {
     case 'throttled':
-      // SPEC 7: the login page shows the token endpoint's very words.
+      // docs/decisions.md: the login page shows the token endpoint's very words.
       return { status: 429, message: throttled(outcome.retryAfter).message, retryAfter: outcome.retryAfter };
     case 'unavailable':
       return { status: 503, message: 'The directory is unreachable right now. Please try again shortly.' };

@@ -8,7 +8,7 @@ import type { SignedIn } from './current-session.ts';
 
 /**
  * A finished sign-in: a new SSO session in its cookie, and the device cookie that keeps this browser
- * counted on its own by the brute-force policy (SPEC 7); a sign-in at an upstream (SPEC 13) typed no
+ * counted on its own by the brute-force policy (docs/decisions.md); a sign-in at an upstream (docs/upstream-identity-providers.md) typed no
  * password here and has none.
  */
 export async function startSession(ctx: AppContext, res: Response, user: User, amr: Amr[], deviceCookie?: string): Promise<SignedIn> {

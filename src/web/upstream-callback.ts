@@ -8,7 +8,7 @@ import { upstreamSteps } from './sign-in/upstream.ts';
 /** The callback shows no form: only its error page or a redirect back to the original request. */
 const nowhere: Place = { action: '/account', fields: {}, clientName: 'Latchkey', continueLabel: 'Continue' };
 
-/** `GET /login/upstream/<id>/callback` (SPEC 13): an upstream identity provider sends the browser back here. */
+/** `GET /login/upstream/<id>/callback` (docs/upstream-identity-providers.md): an upstream identity provider sends the browser back here. */
 export function upstreamCallbackHandler(ctx: AppContext): RequestHandler<{ id: string }> {
   const steps = upstreamSteps(ctx);
   return async (req, res) => {

@@ -28,6 +28,6 @@ describe('Active Directory (Samba 4.17 domain controller)', () => {
     bindRefusalTests(kind);
     outageTests(kind);
   }
-  // SPEC 12's writes; the database side of the change step runs on both databases in the slapd suite.
+  // docs/identity-backends.md's writes; the database side of the change step runs on both databases in the slapd suite.
   passwordTests('sqlite');
 });

@@ -17,7 +17,7 @@ const elapsed = async <T>(fn: () => Promise<T>): Promise<[T, number]> => {
 /**
  * The DC goes down while Latchkey holds pooled connections to it, then comes back. Both ways AD offers
  * TLS must notice the closed connections at once: the outage is a prompt 503 (never a failed login),
- * and the first sign-in after the DC is back (once the background probe has found it answering, SPEC 7
+ * and the first sign-in after the DC is back (once the background probe has found it answering, docs/decisions.md
  * "A hung directory") succeeds without first timing out on a dead connection.
  * `AD_TIMINGS=1` prints the measured times.
  */

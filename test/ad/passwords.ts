@@ -49,7 +49,7 @@ async function adUser(sam: string, password: string, rules: { minAge?: number; m
 }
 
 /**
- * SPEC 12 against Active Directory (Samba): `unicodePwd` delete + add bound as the user over LDAPS;
+ * docs/identity-backends.md against Active Directory (Samba): `unicodePwd` delete + add bound as the user over LDAPS;
  * complexity, history and minimum age refused in words; `pwdLastSet = 0` (773) and an expired password
  * (532) changed at sign-in; resets (`unicodePwd` replaced by the service account, given the Reset
  * Password right as the README says) from the admin API and by mail; the expiry warning from

@@ -12,7 +12,7 @@ interface Event {
 }
 
 /**
- * Every admin mutation's audit event names what it changed (SPEC 7's last row): the client for a
+ * Every admin mutation's audit event names what it changed (docs/decisions.md's last row): the client for a
  * client change, the user for a user change, both for a revocation scoped to both. `client.register`
  * once named nobody; this is the test that would have caught it.
  */

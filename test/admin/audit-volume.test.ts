@@ -13,7 +13,7 @@ interface Row {
 }
 
 /**
- * SPEC 7 "Audit volume": events about users and admin changes are kept one by one; client_credentials
+ * docs/decisions.md "Audit volume": events about users and admin changes are kept one by one; client_credentials
  * token issues are kept as one event per client and minute with their count, unless
  * `audit.everyToken: true` keeps one per token.
  */

@@ -10,7 +10,7 @@ interface Registered {
 }
 
 /**
- * SPEC 7 "Resource servers": a client with the role `introspect` may introspect any client's tokens
+ * docs/decisions.md "Resource servers": a client with the role `introspect` may introspect any client's tokens
  * and nothing else; the admin API refuses it. The role is given through the admin API.
  */
 describe.each(databaseKinds)('the introspect role on %s', (kind) => {

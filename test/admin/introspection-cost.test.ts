@@ -4,7 +4,7 @@ import { adminCliToken, graphqlPost } from '../helpers/admin-api.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * SPEC 7 "GraphQL cost": introspection fields are priced like any other. A big nested introspection
+ * docs/decisions.md "GraphQL cost": introspection fields are priced like any other. A big nested introspection
  * query (it used to turn 63 KB into a 10.5 MB answer) is refused before it runs; what GraphQL tools
  * send to learn the schema still works.
  */

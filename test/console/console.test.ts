@@ -6,7 +6,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { buildConsoleIfStale, checkSection, expectOnlyOwnOrigin, launch, signIn, tokenStatus, watchedContext, type Width } from './harness.ts';
 
 /**
- * SPEC 9: the admin console at /admin, in Debian's Chromium at desktop and phone width, against a real
+ * docs/admin-console.md: the admin console at /admin, in Debian's Chromium at desktop and phone width, against a real
  * server. Each width walks every section: signs in through the login page, registers a client and
  * uses its secret, searches, rotates, deletes; creates a user and disables and enables them; finds
  * those changes in the audit trail; looks at the backends and keys. Every section is checked for

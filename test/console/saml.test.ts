@@ -3,7 +3,7 @@ import { keyAndCertificate } from '../helpers/saml-sp.ts';
 import { ADMIN_PASSWORD } from '../helpers/server.ts';
 import { consoleSuite, checkSection, expectOnlyOwnOrigin, signIn, watchedContext } from './harness.ts';
 
-/** SPEC 14 in the console: the IdP's values to enter at an application, and SAML SPs registered from metadata, edited, deleted. */
+/** docs/saml-applications.md in the console: the IdP's values to enter at an application, and SAML SPs registered from metadata, edited, deleted. */
 const suite = consoleSuite();
 
 const ENTITY = 'https://wiki.example.com/saml/metadata';

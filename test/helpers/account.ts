@@ -24,7 +24,7 @@ export const recoveryCodesOf = (html: string): string[] =>
   [...(/<div id="recovery-codes">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').matchAll(/<code>([^<]+)<\/code>/g)].map((m) => m[1]!);
 
 /**
- * A browser at the account page (SPEC 8): signs in there, posts the page's forms with their CSRF
+ * A browser at the account page (docs/multi-factor-sign-in.md): signs in there, posts the page's forms with their CSRF
  * token, and, through the same SSO cookie, takes codes from /oauth/v20/authorize without a login page.
  */
 export class AccountBrowser extends Browser {

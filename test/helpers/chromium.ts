@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium, headless, as every browser test drives it (`CHROMIUM_PATH` to override). */
 export const launchChromium = (): Promise<Browser> =>
@@ -17,4 +17,18 @@ export async function startClientApp(): Promise<{ callback: string; close(): voi
   const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<h1>client app</h1>'));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { callback: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`, close: () => server.close() };
+}
+
+/**
+ * A page of `context` with a platform authenticator (Chrome's virtual one, over CDP) that has a
+ * resident key and verifies the user: what a passkey-capable laptop offers.
+ */
+export async function pageWithPasskeys(context: BrowserContext): Promise<Page> {
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  return page;
 }

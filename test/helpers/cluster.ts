@@ -5,7 +5,7 @@ import { parsePrometheus, type MetricFamily } from './metrics.ts';
 import { freePort } from './ports.ts';
 import { ADMIN_PASSWORD } from './server.ts';
 
-/** Latchkey in cluster mode (SPEC 6): the primary started as `npm start` starts it, and its workers. */
+/** Latchkey in cluster mode (docs/operating-latchkey.md): the primary started as `npm start` starts it, and its workers. */
 export interface LatchkeyCluster {
   url: string;
   /** The primary's pid. */

@@ -83,10 +83,10 @@ export interface SlapdOptions {
   ppolicy?: boolean;
   /**
    * With `ppolicy`: more attributes of the default policy (`pwdMinLength`, `pwdInHistory`, `pwdMaxAge`,
-   * `pwdMustChange`, `pwdExpireWarning`, `pwdGraceAuthNLimit`...), for the password lifecycle (SPEC 12).
+   * `pwdMustChange`, `pwdExpireWarning`, `pwdGraceAuthNLimit`...), for the password lifecycle (docs/identity-backends.md).
    */
   policy?: Record<string, string>;
-  /** The service account may write passwords (a reset, SPEC 12); by default only their owner may. */
+  /** The service account may write passwords (a reset, docs/identity-backends.md); by default only their owner may. */
   serviceWritesPasswords?: boolean;
 }
 

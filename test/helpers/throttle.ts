@@ -3,7 +3,7 @@ import { Browser } from './flow.ts';
 import { basic, postForm } from './http.ts';
 import type { TestServer } from './server.ts';
 
-/** Helpers for the brute-force tests (SPEC 7): guesses, their answers, browsers and a second process. */
+/** Helpers for the brute-force tests (docs/decisions.md): guesses, their answers, browsers and a second process. */
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

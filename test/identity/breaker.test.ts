@@ -3,7 +3,7 @@ import pino from 'pino';
 import { Breaker } from '../../src/identity/breaker.ts';
 import { eventually } from '../helpers/eventually.ts';
 
-/** The per-backend breaker of the identity chain (SPEC 7, "A hung directory"), on its own. */
+/** The per-backend breaker of the identity chain (docs/decisions.md, "A hung directory"), on its own. */
 describe('backend breaker', () => {
   const make = (probe: () => Promise<boolean>, probeTimeoutMs = 1000) =>
     new Breaker({ id: 'corp', probe, intervalMs: 20, probeTimeoutMs, logger: pino({ level: 'silent' }) });

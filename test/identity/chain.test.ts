@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const plugin = fileURLToPath(new URL('../fixtures/static-plugin/index.ts', import.meta.url));
 
-/** The backend chain of SPEC 4 with a plugin loaded from outside `plugins/`, in front of the database. */
+/** The backend chain of docs/identity-backends.md with a plugin loaded from outside `plugins/`, in front of the database. */
 describe.each(databaseKinds)('identity backend chain on %s', (kind) => {
   let up: TestServer;
   let down: TestServer;

@@ -29,7 +29,7 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
   };
 
   const readiness = async (server: TestServer) => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp;
-  /** Once the directory answers again, the background probe lets its users back in (SPEC 7). */
+  /** Once the directory answers again, the background probe lets its users back in (docs/decisions.md). */
   const backUp = (server: TestServer) => eventually('alice signs in again', async () => (await signIn(server)).status === 200);
 
   beforeAll(async () => {

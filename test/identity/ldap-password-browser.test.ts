@@ -7,7 +7,7 @@ import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
 
-/** SPEC 12's change step as a user meets it in Chromium: a password that must change, at the account page's sign-in. */
+/** docs/identity-backends.md's change step as a user meets it in Chromium: a password that must change, at the account page's sign-in. */
 describe('a directory password that must change, in Chromium', () => {
   let slapd: Slapd;
   let server: TestServer;

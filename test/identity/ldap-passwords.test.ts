@@ -26,7 +26,7 @@ const POLICY = {
 const generalizedTime = (ms: number) => new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z';
 
 /**
- * SPEC 12 against OpenLDAP with ppolicy: a directory user changes their password at the account page
+ * docs/identity-backends.md against OpenLDAP with ppolicy: a directory user changes their password at the account page
  * and at a sign-in the directory refuses as expired or must-change; the policy's refusals are told in
  * words; a password about to expire is told after signing in. Every write is checked by binding to the
  * directory directly.
@@ -361,7 +361,7 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
   });
 });
 
-/** The service account's reset (SPEC 12's forgotten password and `setUserPassword`), at the plugin. */
+/** The service account's reset (docs/identity-backends.md's forgotten password and `setUserPassword`), at the plugin. */
 describe('the LDAP backend\'s resetPassword (OpenLDAP)', () => {
   let slapd: Slapd;
   beforeAll(async () => {

@@ -9,7 +9,7 @@ import { freshAddress, linkIn, MailServer, ResetBrowser } from '../password-rese
 const SAME_ANSWER = 'If an account exists for what you typed';
 
 /**
- * SPEC 12, "Forgotten password", for a directory user who has never signed in through Latchkey (so
+ * docs/password-reset-by-mail.md, "Forgotten password", for a directory user who has never signed in through Latchkey (so
  * has no local record): an enterprise's users forget their directory password before their first
  * sign-in as often as after it. A real slapd with ppolicy, a real SMTP receiver.
  */

@@ -10,7 +10,7 @@ import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers
 
 type Tokens = { access_token: string; refresh_token?: string; id_token?: string };
 
-/** The LDAP backend against a real slapd (SPEC 4): claims, groups, AD settings, TLS, refresh. */
+/** The LDAP backend against a real slapd (docs/identity-backends.md): claims, groups, AD settings, TLS, refresh. */
 describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
   let slapd: Slapd;
   const servers: TestServer[] = [];
@@ -147,7 +147,7 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     } finally {
       await slapd.start();
     }
-    // The directory is skipped until the background probe finds it answering again (SPEC 7).
+    // The directory is skipped until the background probe finds it answering again (docs/decisions.md).
     await eventually('the directory is up again', async () => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp === 'up');
     // Not spent by the failed attempt.
     const third = await tokens(await refresh(second.refresh_token!));

@@ -10,10 +10,10 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The example backend of the README's "Writing a backend", exactly as printed there. */
 function readmeExample(): string {
-  const readme = readFileSync(`${root}README.md`, 'utf8');
-  const section = readme.slice(readme.indexOf('### Writing a backend'));
+  const readme = readFileSync(`${root}docs/identity-backends.md`, 'utf8');
+  const section = readme.slice(readme.indexOf('## Writing a backend'));
   const block = /```ts\n([\s\S]*?)```/.exec(section);
-  if (!block) throw new Error('README: no ts block under "Writing a backend"');
+  if (!block) throw new Error('docs/identity-backends.md: no ts block under "Writing a backend"');
   return block[1]!;
 }
 

@@ -5,7 +5,7 @@ import { basic, CookieJar, get, hiddenFields, postForm } from '../helpers/http.t
 import { codeAt } from '../helpers/totp.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** The account page's forms (SPEC 8): each asks again before a change, and each is CSRF-protected. */
+/** The account page's forms (docs/multi-factor-sign-in.md): each asks again before a change, and each is CSRF-protected. */
 describe.each(databaseKinds)('the account page on %s', (kind) => {
   let server: TestServer;
   let client: { clientId: string; clientSecret: string | null };

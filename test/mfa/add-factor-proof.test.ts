@@ -6,11 +6,11 @@ import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { codeAt } from '../helpers/totp.ts';
 
-/** Longer than the five minutes a proof counts for (SPEC 7, "Adding a factor"). */
+/** Longer than the five minutes a proof counts for (docs/decisions.md, "Adding a factor"). */
 const SIX_MINUTES = 6 * 60_000;
 
 /**
- * SPEC 7, "Adding a factor": enrolling TOTP and registering a passkey ask for the password or a
+ * docs/decisions.md, "Adding a factor": enrolling TOTP and registering a passkey ask for the password or a
  * current factor again, unless the session proved one in the last five minutes (issue 20, finding
  * 3). PUBLIC_URL is at `localhost` so passkeys are on.
  */

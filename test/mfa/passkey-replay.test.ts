@@ -9,7 +9,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { SoftAuthenticator } from '../helpers/soft-authenticator.ts';
 
 /**
- * SPEC 7, "Passkeys", over real HTTP with a software passkey whose counter stays 0 (as a synced
+ * docs/decisions.md, "Passkeys", over real HTTP with a software passkey whose counter stays 0 (as a synced
  * passkey's does): each challenge is used once, a passkey signs in alone only with user
  * verification, and a credential registered twice is the user's mistake (400), not a server error.
  * PUBLIC_URL is at `localhost` (passkeys are off at an IP address); requests go to 127.0.0.1.

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { decodeJwt } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, startClientApp } from '../helpers/chromium.ts';
+import { launchChromium, pageWithPasskeys, startClientApp } from '../helpers/chromium.ts';
 import { exchangeCode } from '../helpers/flow.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -28,12 +28,7 @@ describe('passkeys in Chromium', () => {
     callback = appServer.callback;
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-    page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
+    page = await pageWithPasskeys(context);
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.ts';
+import { launchChromium, pageWithPasskeys } from '../helpers/chromium.ts';
 import { people, personDn } from '../fixtures/ldap/directory.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
 
 /**
- * A directory user's passkey (SPEC 8: factors live on the local record, for every backend). A passkey
+ * A directory user's passkey (docs/multi-factor-sign-in.md: factors live on the local record, for every backend). A passkey
  * alone never sends the directory a password, so the sign-in asks the directory whether the account
  * is still there and enabled: a user disabled in the directory cannot sign in with a passkey.
  */
@@ -26,12 +26,7 @@ describe('a directory user with a passkey, in Chromium', () => {
     base = `http://localhost:${port}`;
     browser = await launchChromium();
     context = await browser.newContext();
-    page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
+    page = await pageWithPasskeys(context);
   });
   afterAll(async () => {
     await browser?.close();

@@ -10,7 +10,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
 
 /**
- * `mfa.required` for a directory user (SPEC 8): the factors live on the user's local record, so an
+ * `mfa.required` for a directory user (docs/multi-factor-sign-in.md): the factors live on the user's local record, so an
  * LDAP user enrols at the first sign-in like anyone, and from then on signs in with the code.
  */
 describe.each(databaseKinds)('mfa.required with an LDAP user on %s', (kind) => {

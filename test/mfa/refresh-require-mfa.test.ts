@@ -9,7 +9,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { codeAt } from '../helpers/totp.ts';
 
 /**
- * SPEC 7, "Refresh and the account's state": a client that now has `requireMfa` refuses a refresh of
+ * docs/decisions.md, "Refresh and the account's state": a client that now has `requireMfa` refuses a refresh of
  * a token whose sign-in had no second factor (issue 20, item 11); one that had it goes on.
  */
 describe.each(databaseKinds)('the refresh grant after requireMfa is set on %s', (kind) => {

@@ -153,7 +153,7 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
   test('a password-only session asks only for the second factor at a client that needs one', async () => {
     const browser = new Browser(server);
     // carol signs in at an ordinary client (no factor yet), then enrols at the account page in that
-    // browser: the enrolment ends her other sessions (SPEC 7), not the one that made it.
+    // browser: the enrolment ends her other sessions (docs/decisions.md), not the one that made it.
     const first = await browser.signIn({ client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's' }, 'carol', 'carol-password-1');
     expect(first.status).toBe(303);
     const { secret } = await enrolAtAccountPage(server, 'carol', 'carol-password-1', browser.jar);

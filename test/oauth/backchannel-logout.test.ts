@@ -232,9 +232,9 @@ describe('the README\'s back-channel logout endpoint, as printed there', () => {
   const ended: Array<[string, string]> = [];
 
   beforeAll(async () => {
-    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('### Single logout')));
-    if (!block) throw new Error('README: no ts block under "Single logout"');
+    const readme = readFileSync(fileURLToPath(new URL('../../docs/connect-an-application.md', import.meta.url)), 'utf8');
+    const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Single logout')));
+    if (!block) throw new Error('docs/connect-an-application.md: no ts block under "Single logout"');
     writeFileSync(file, block[1]!);
     const { backchannelLogout } = (await import(file)) as { backchannelLogout: (i: string, c: string, end: (sid: string, sub: string) => Promise<void>) => express.Router };
     server = await startTestServer('sqlite', FAST);

@@ -25,7 +25,7 @@ interface Outcome {
   error?: string;
 }
 
-/** SPEC 11, browser apps: Chromium's own CORS check, from the app's origin and from another. */
+/** docs/connect-an-application.md, browser apps: Chromium's own CORS check, from the app's origin and from another. */
 describe('CORS in Chromium', () => {
   let server: TestServer;
   let browser: Browser;

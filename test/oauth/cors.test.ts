@@ -6,7 +6,7 @@ import { Browser, obtainCode } from '../helpers/flow.ts';
 import { basic, get, locationQuery, postForm } from '../helpers/http.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** SPEC 11, browser apps: CORS on a client's endpoints for that client's web origins only. */
+/** docs/connect-an-application.md, browser apps: CORS on a client's endpoints for that client's web origins only. */
 describe.each(databaseKinds)('CORS for browser apps on %s', (kind) => {
   let server: TestServer;
   let spa: { clientId: string; clientSecret: string | null; redirectUri: string };

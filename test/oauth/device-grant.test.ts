@@ -24,8 +24,8 @@ interface Started {
 
 /** The README's "Command-line tools" requests: `curl -s -d k=v … URL`, in order. */
 function readmeRequests(): Array<{ url: string; fields: Record<string, string> }> {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const section = readme.slice(readme.indexOf('### Command-line tools'), readme.indexOf('## Identity backends'));
+  const readme = readFileSync(new URL('../../docs/connect-an-application.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Command-line tools'));
   return [...section.matchAll(/^curl -s (.*)$/gm)].map(([, args]) => {
     const words = [...args!.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
     const fields: Record<string, string> = {};

@@ -8,7 +8,7 @@ const rawPost = (url: string, body: string, headers: Record<string, string>) =>
   fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
 
 /**
- * SPEC 7 "Empty parameters" (RFC 6749 §3.1): a parameter sent without a value is treated as
+ * docs/decisions.md "Empty parameters" (RFC 6749 §3.1): a parameter sent without a value is treated as
  * omitted, at every endpoint. Dovecot's `passdb oauth2` introspects with exactly the request below.
  */
 describe('empty parameters are omitted parameters', () => {

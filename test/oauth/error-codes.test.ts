@@ -6,7 +6,7 @@ import { basic, get, postForm } from '../helpers/http.ts';
 import { advanceClock } from '../helpers/clock.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** SPEC 11: a client registered for RFC 6749 codes reads them; a MaxKey client keeps the document's. */
+/** docs/connect-an-application.md: a client registered for RFC 6749 codes reads them; a MaxKey client keeps the document's. */
 describe.each(databaseKinds)('client error codes on %s', (kind) => {
   let server: TestServer;
   let tokenUrl: string;

@@ -16,8 +16,8 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 
 /** The README's "Clients without secrets" example, imports left off, as a function of its inputs. */
 function readmeExample(): (oidcModule: unknown, importJWK: unknown, PRIVATE_JWK: JWK, ISSUER: string, CLIENT_ID: string) => Promise<string> {
-  const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-  const block = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('### Clients without secrets')))![1]!;
+  const readme = readFileSync(fileURLToPath(new URL('../../docs/connect-an-application.md', import.meta.url)), 'utf8');
+  const block = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Clients without secrets')))![1]!;
   const body = block.split('\n').filter((l) => !l.startsWith('import ')).join('\n');
   const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor;
   return new AsyncFunction('oidc', 'importJWK', 'PRIVATE_JWK', 'ISSUER', 'CLIENT_ID', `${body}\nreturn access_token;`);

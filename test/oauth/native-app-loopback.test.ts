@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 /**
  * A native CLI as git-credential-oauth runs it: listen on a free loopback port, send the browser to
  * authorize with `redirect_uri=http://127.0.0.1:<port>`, take the code the browser brings back, and
- * exchange it with PKCE. RFC 8252 §7.3 and SPEC 7 "Loopback redirect URIs (native apps)".
+ * exchange it with PKCE. RFC 8252 §7.3 and docs/decisions.md "Loopback redirect URIs (native apps)".
  */
 async function loopbackListener(host: '127.0.0.1' | '::1'): Promise<{ server: Server; port: number; next: Promise<URL> }> {
   let arrived!: (url: URL) => void;

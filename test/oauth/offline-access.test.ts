@@ -5,7 +5,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 interface Tokens { scope: string; refresh_token?: string; error?: string }
 
-/** SPEC 11, "Scopes stock clients send": offline_access, as openid-client and Auth0's SDKs send it. */
+/** docs/connect-an-application.md, "Scopes stock clients send": offline_access, as openid-client and Auth0's SDKs send it. */
 describe('offline_access', () => {
   let server: TestServer;
 

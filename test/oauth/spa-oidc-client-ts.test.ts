@@ -90,7 +90,7 @@ async function spaServer(appJs: string, authority: string): Promise<Spa> {
   return { origin: `http://127.0.0.1:${port}`, config, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
-/** SPEC 11, browser apps: a stock oidc-client-ts SPA signs in, refreshes and signs out from another origin. */
+/** docs/connect-an-application.md, browser apps: a stock oidc-client-ts SPA signs in, refreshes and signs out from another origin. */
 describe('an oidc-client-ts SPA in Chromium', () => {
   let server: TestServer;
   let browser: Browser;

@@ -8,7 +8,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
  * Whether an access token is good is decided once, by the token service: `/me`, userinfo,
  * introspection and the admin API give the same answer about one token, each in its own shape, when
  * its client's `oauthEnabled` is turned off after issue, when its user is disabled, and when its
- * client is deleted (SPEC 2.4 `app_unsupport_oauth`: such a client may not use these endpoints at all).
+ * client is deleted (docs/endpoints.md `app_unsupport_oauth`: such a client may not use these endpoints at all).
  */
 
 /** What each endpoint said about a token, reduced to "accepted" or the refusal in its own words. */
@@ -32,7 +32,7 @@ const refused = (bearerError: string): Verdicts => ({
 describe.each(databaseKinds)('me, userinfo, introspection and /graphql agree on a token, on %s', (kind) => {
   let server: TestServer;
   let adminToken: string;
-  /** A resource server that may introspect every client's tokens (SPEC 7 "Resource servers"). */
+  /** A resource server that may introspect every client's tokens (docs/decisions.md "Resource servers"). */
   let resourceServer: { clientId: string; clientSecret: string | null };
 
   beforeAll(async () => {
@@ -42,7 +42,7 @@ describe.each(databaseKinds)('me, userinfo, introspection and /graphql agree on 
   });
   afterAll(() => server?.stop());
 
-  /** An application registered for the admin API (SPEC 3), and an admin user's token from it. */
+  /** An application registered for the admin API (docs/admin-api.md), and an admin user's token from it. */
   async function adminAppToken(username: string, accessTokenFormat: 'opaque' | 'jwt' = 'opaque'): Promise<{ clientId: string; userId: string; token: string }> {
     const userId = await server.user(username, `${username}-password-1`, { roles: ['admin'], email: `${username}@example.org` });
     const app = await server.client({ grantTypes: ['password'], scopes: ['openid', 'profile', 'email', 'admin'], accessTokenFormat });
@@ -105,7 +105,7 @@ describe.each(databaseKinds)('me, userinfo, introspection and /graphql agree on 
   test('(b) its user disabled through the admin API: refused by all four', async () => {
     const { userId, token } = await adminAppToken('cleo');
     await admin('mutation($id: ID!) { updateUser(id: $id, input: { disabled: true }) { disabled } }', { id: userId });
-    // Disabling revokes the user's tokens at once (SPEC 7 "Sessions end with the credentials").
+    // Disabling revokes the user's tokens at once (docs/decisions.md "Sessions end with the credentials").
     expect(await verdicts(token)).toEqual(refused('invalid_access_token'));
   });
 

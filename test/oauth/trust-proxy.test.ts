@@ -3,7 +3,7 @@ import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * Behind a reverse proxy (SPEC 2.5): `X-Forwarded-*` is believed only when TRUST_PROXY says so. The
+ * Behind a reverse proxy (docs/endpoints.md): `X-Forwarded-*` is believed only when TRUST_PROXY says so. The
  * address matters for the per-address brute-force block and the audit trail; the issuer is always
  * PUBLIC_URL, whatever Host or X-Forwarded-Host a request carries.
  */

@@ -12,7 +12,7 @@ type Key = { kid: string; algorithm: string; activatesAt: string; retiredAt: str
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Signing keys (RS256 and ES256), rotation without downtime, and JWT access tokens (SPEC 2.5). */
+/** Signing keys (RS256 and ES256), rotation without downtime, and JWT access tokens (docs/endpoints.md). */
 describe.each(databaseKinds)('signing keys and token formats on %s', (kind) => {
   let server: TestServer;
   let adminToken: string;

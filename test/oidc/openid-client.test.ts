@@ -5,7 +5,7 @@ import { Browser } from '../helpers/flow.ts';
 import { basic, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** A stock client library configured from discovery alone (SPEC 2.5). */
+/** A stock client library configured from discovery alone (docs/endpoints.md). */
 describe.each(databaseKinds)('openid-client against discovery on %s', (kind) => {
   let server: TestServer;
   let userId: string;

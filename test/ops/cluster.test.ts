@@ -17,7 +17,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { answer as throttleAnswer, expectRefused, expectThrottled, sleep, tally } from '../helpers/throttle.ts';
 
 /**
- * Cluster mode (SPEC 6, issue 12): `WORKERS=2` runs two worker processes on one port, and every
+ * Cluster mode (docs/operating-latchkey.md, issue 12): `WORKERS=2` runs two worker processes on one port, and every
  * guarantee of the contract holds across them as it does across hosts on one PostgreSQL: single-use
  * codes, refresh reuse detection, revocation and administrators' changes seen at once by every worker,
  * the brute-force policy counted across workers, `/metrics` totals over every worker; a worker that dies
@@ -150,7 +150,7 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     return { problems, winner: winners.length === 1 ? winners[0] : undefined };
   }
 
-  /** Once the race is over, the winner's tokens are dead on every worker: the replay revoked them (SPEC 7). */
+  /** Once the race is over, the winner's tokens are dead on every worker: the replay revoked them (docs/decisions.md). */
   async function winnerRevoked(round: string, app: App, winner: Answer): Promise<string[]> {
     const problems: string[] = [];
     const statuses = await meEverywhere(winner.body.access_token!);

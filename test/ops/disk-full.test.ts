@@ -4,7 +4,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { mountSmallDisk, type SmallDisk } from '../helpers/small-disk.ts';
 
 /**
- * SPEC 7 "Disk full (SQLite)": answered like an outage. The SQLite file is on a small tmpfs that the
+ * docs/decisions.md "Disk full (SQLite)": answered like an outage. The SQLite file is on a small tmpfs that the
  * test fills under the running server: what writes answers 503 `temporarily_unavailable`, the log
  * has one line when it starts and one when it ends (reads keep working meanwhile, and used to end and
  * restart the outage at every request), /readyz is 503 while writes fail, and freeing the space

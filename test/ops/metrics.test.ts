@@ -9,7 +9,7 @@ import { passwordGrant } from '../helpers/throttle.ts';
 const TOKEN = 'metrics-token-for-the-tests-0123';
 
 /**
- * `/metrics` (SPEC 6) on a server with two identity backends: the database, and a directory whose
+ * `/metrics` (docs/operating-latchkey.md) on a server with two identity backends: the database, and a directory whose
  * address answers nothing (a closed port), so that one backend is up and one down.
  */
 describe('GET /metrics', () => {
@@ -54,7 +54,7 @@ describe('GET /metrics', () => {
     expect(parsePrometheus(await right.text()).length).toBeGreaterThan(10);
   });
 
-  test('has the families of SPEC 6 with their types, and the default process and Node.js metrics', async () => {
+  test('has the families of docs/operating-latchkey.md with their types, and the default process and Node.js metrics', async () => {
     await get(`${server.url}/healthz`);
     const families = await scrapeNow();
     const typeOf = (name: string) => families.find((f) => f.name === name)?.type;

@@ -14,7 +14,7 @@ const ROWS = 15_000;
 const CONNECTIONS = 8;
 
 /**
- * SPEC 6: the purge never stalls requests. On SQLite the purge runs in the server's own process and
+ * docs/operating-latchkey.md: the purge never stalls requests. On SQLite the purge runs in the server's own process and
  * holds the event loop while a batch runs, so this is where it could: `/me`'s p99 while a backlog is
  * purged stays under twice its p99 without one (plus a floor for a shared machine's noise). The server is its own process (as `npm start` runs
  * it), so the load's timing is not the server's.

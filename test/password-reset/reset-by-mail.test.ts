@@ -11,7 +11,7 @@ import { DirectoryState, freshAddress, linkIn, MailServer, ResetBrowser, resetPl
 
 const SAME_ANSWER = 'If an account exists for what you typed';
 
-/** SPEC 12, "Forgotten password": reset links by mail, for database users and directories that allow it. */
+/** docs/password-reset-by-mail.md, "Forgotten password": reset links by mail, for database users and directories that allow it. */
 describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
   let server: TestServer;
   let smtp: MailServer;

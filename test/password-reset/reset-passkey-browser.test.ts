@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/chromium.ts';
+import { launchChromium, pageWithPasskeys } from '../helpers/chromium.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { linkIn, MailServer } from './harness.ts';
 
 /**
- * SPEC 12 with SPEC 8: the reset page's passkey button in Debian's Chromium with a virtual
+ * docs/password-reset-by-mail.md with docs/multi-factor-sign-in.md: the reset page's passkey button in Debian's Chromium with a virtual
  * authenticator, through the page's own script (`/assets/passkey.js`) under the strict CSP: the
  * passkey passes the second step, then the new password is set.
  */
@@ -31,12 +31,7 @@ describe('a passkey at the reset page, in Chromium', () => {
     await server.user('lena', 'lena-password-1', { email: 'lena@example.com' });
     browser = await launchChromium();
     context = await browser.newContext();
-    page = await context.newPage();
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
+    page = await pageWithPasskeys(context);
   });
   afterAll(async () => {
     await browser?.close();

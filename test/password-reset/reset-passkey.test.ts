@@ -10,10 +10,10 @@ import { SoftAuthenticator } from '../helpers/soft-authenticator.ts';
 import { freshAddress, linkIn, MailServer, ResetBrowser, type Answer } from './harness.ts';
 
 /**
- * SPEC 12, "Forgotten password": "A user with a second factor must pass it before the new password
- * is set", and a passkey is such a factor (SPEC 8). The reset page offers the user's passkey beside
+ * docs/password-reset-by-mail.md, "Forgotten password": "A user with a second factor must pass it before the new password
+ * is set", and a passkey is such a factor (docs/multi-factor-sign-in.md). The reset page offers the user's passkey beside
  * the code; its challenge is stored server-side and used once, as at a sign-in's second step
- * (SPEC 7, "Passkeys"). PUBLIC_URL is at `localhost` (passkeys are off at an IP address).
+ * (docs/decisions.md, "Passkeys"). PUBLIC_URL is at `localhost` (passkeys are off at an IP address).
  */
 describe.each(databaseKinds)('a passkey as the second step of a reset by mail on %s', (kind) => {
   let server: TestServer;

@@ -8,7 +8,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { freshAddress, linkIn, MailServer, ResetBrowser } from './harness.ts';
 
 /**
- * SPEC 7, "Reset links and the admin's remedies": a mailed reset link dies when the user's email
+ * docs/decisions.md, "Reset links and the admin's remedies": a mailed reset link dies when the user's email
  * changes, an admin sets the password, the user is disabled (re-enabling does not revive it), MFA is
  * reset, or another link is used. Each remedy goes through the admin API, as the console sends it.
  */

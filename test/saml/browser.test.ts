@@ -6,7 +6,7 @@ import { startMellon, type Mellon } from '../helpers/mellon.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * SPEC 14 in a real headless Chromium: from an Apache mod_auth_mellon application to Latchkey's login
+ * docs/saml-applications.md in a real headless Chromium: from an Apache mod_auth_mellon application to Latchkey's login
  * page and back with the SAML Response the page posts by itself, as a person sees it.
  */
 describe('SAML sign-in in Chromium through Apache mod_auth_mellon', () => {

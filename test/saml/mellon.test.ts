@@ -16,7 +16,7 @@ const REGISTER = `mutation Register($xml: String!) {
 }`;
 
 /**
- * SPEC 14 against a service provider as operators run one: Apache httpd with mod_auth_mellon
+ * docs/saml-applications.md against a service provider as operators run one: Apache httpd with mod_auth_mellon
  * (Debian's packages), registered from its own metadata, signing in and out through Latchkey.
  */
 describe.each(databaseKinds)('Apache mod_auth_mellon through Latchkey on %s', (kind) => {

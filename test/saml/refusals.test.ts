@@ -11,7 +11,7 @@ const ACS = 'https://crm.example.com/saml/acs';
 const SLO = 'https://crm.example.com/saml/slo';
 
 /**
- * SPEC 14 "Errors": every bad AuthnRequest gets a 400 page in the browser, is sent nowhere (no
+ * docs/saml-applications.md "Errors": every bad AuthnRequest gets a 400 page in the browser, is sent nowhere (no
  * redirect, no form to any URL it named), and costs one log line. Requests are written by hand
  * here, as an attacker would, and signed with the SP's key where the case needs a valid signature.
  */

@@ -50,7 +50,7 @@ function posted(page: Hop): { action: string; xml: string } {
 
 const asksPassword = (page: Hop) => page.status === 200 && /name="password"/.test(page.html);
 
-/** SPEC 7 "XML booleans (SAML)" and "SP metadata and AuthnRequests", with what Shibboleth SP 3 sends. */
+/** docs/decisions.md "XML booleans (SAML)" and "SP metadata and AuthnRequests", with what Shibboleth SP 3 sends. */
 describe('a Shibboleth SP against the SAML IdP', () => {
   let server: TestServer;
   let sp: { key: string; cert: string };

@@ -6,7 +6,7 @@ import { basic, locationQuery } from '../helpers/http.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * SPEC 3: a user's token is for the admin API only when it was issued for it (to admin-cli,
+ * docs/admin-api.md: a user's token is for the admin API only when it was issued for it (to admin-cli,
  * admin-console, or a client registered with the scope `admin`) and its scope holds `admin`. An
  * application a user signs in to never holds that user's admin rights.
  */

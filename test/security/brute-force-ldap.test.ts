@@ -9,7 +9,7 @@ import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers
 import { answer, codeRequest, expectRefused, expectThrottled, expectThrottledPage, passwordGrant } from '../helpers/throttle.ts';
 
 /**
- * "The user is the account, not the typed string … for every backend" (SPEC 7), against a real slapd.
+ * "The user is the account, not the typed string … for every backend" (docs/decisions.md), against a real slapd.
  * The directory itself ignores case and leading/trailing spaces in `uid`, so every padded spelling is
  * a way to alice's entry: each must share alice's count, and once she waits, no guess under any
  * spelling may reach the directory. What reaches it is read off the wire by a relay in front of slapd.

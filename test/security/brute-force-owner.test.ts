@@ -8,7 +8,7 @@ import { freezeClock, resetClock } from '../helpers/clock.ts';
 import { answer, browserWith, codeRequest, expectRefused, expectThrottled, passwordGrant, tally, type PasswordClient } from '../helpers/throttle.ts';
 
 /**
- * The brute-force policy seen from the account's owner (SPEC 7, "Right passwords under concurrency",
+ * The brute-force policy seen from the account's owner (docs/decisions.md, "Right passwords under concurrency",
  * "Guessers cannot lock an owner out", "A backend in an outage"): only failures count, so right
  * passwords arriving together are never refused; guessers elsewhere never make the owner's right
  * password fail; and a cap on the account's total still bounds what everyone together may check.

@@ -19,7 +19,7 @@ import {
 import { advanceClock, freezeClock, resetClock } from '../helpers/clock.ts';
 
 /**
- * Brute-force throttling (SPEC 7, "Brute-force throttling" and "Brute force: how it is counted"):
+ * Brute-force throttling (docs/decisions.md, "Brute-force throttling" and "Brute force: how it is counted"):
  * attempts are counted before the password is checked and atomically across processes; the user is
  * the account, not the typed string; failures older than the window stop counting; a browser holding
  * a device cookie of the user is not locked out by an attacker; keys are not usernames in plain text;

@@ -9,7 +9,7 @@ import { answer, codeRequest, expectRefused, passwordGrant } from '../helpers/th
 import { codeAt } from '../helpers/totp.ts';
 
 /**
- * Second-factor guessing (SPEC 7): wrong TOTP or recovery codes count per account over 24 hours, a
+ * Second-factor guessing (docs/decisions.md): wrong TOTP or recovery codes count per account over 24 hours, a
  * right password does not reset them, and past ten the code step takes only a recovery code (or a
  * passkey), telling the operator. And a right password never re-arms the account's delay against
  * the code step that follows it.

@@ -5,7 +5,7 @@ import type { CodeFlowClient } from '../helpers/flow.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * SPEC 7: "a code whose session has ended is `invalid_grant`". A code issued just before the user
+ * docs/decisions.md: "a code whose session has ended is `invalid_grant`". A code issued just before the user
  * signs out, and redeemed afterwards, gets no tokens (issue 20, finding 5).
  */
 describe.each(databaseKinds)('a code outlives no session on %s', (kind) => {

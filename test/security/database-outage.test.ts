@@ -4,7 +4,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { startThrowawayPostgres, type ThrowawayPostgres } from '../helpers/throwaway-postgres.ts';
 
 /**
- * SPEC 7 "The database unreachable": while the database is down, JSON endpoints answer 503
+ * docs/decisions.md "The database unreachable": while the database is down, JSON endpoints answer 503
  * `temporarily_unavailable`, pages answer an HTML error page with 503, the log holds one line per outage
  * rather than a stack trace per request, and /readyz is 503. When the database is back, the same
  * server answers again: no restart. The database is a PostgreSQL server of the test's own, really
@@ -38,7 +38,7 @@ describe('the database stops under a running Latchkey, then comes back', () => {
 
   const auth = () => ({ authorization: basic(app.clientId, app.clientSecret!) });
 
-  /** The JSON endpoints of SPEC 2, as a client and a resource server call them. */
+  /** The JSON endpoints of docs/endpoints.md, as a client and a resource server call them. */
   const jsonEndpoints: Record<string, () => Promise<Response>> = {
     'token (password grant)': () =>
       postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'olivia', password: 'olivia-password-1', scope: 'openid' }, auth()),

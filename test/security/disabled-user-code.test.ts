@@ -5,7 +5,7 @@ import { Browser, exchangeCode, obtainCode } from '../helpers/flow.ts';
 import { postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** SPEC 7: a user disabled after a code was issued gets nothing for it at the code exchange. */
+/** docs/decisions.md: a user disabled after a code was issued gets nothing for it at the code exchange. */
 describe.each(databaseKinds)('a code whose user was disabled since on %s', (kind) => {
   let server: TestServer;
 

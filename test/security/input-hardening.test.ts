@@ -9,7 +9,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 const NUL = '\u0000';
 
 /**
- * SPEC 7 and 5: input a database or a decoder cannot take is the client's error, answered in the
+ * docs/decisions.md and 5: input a database or a decoder cannot take is the client's error, answered in the
  * endpoint's own shape (OAuth JSON, an authorize error page or redirect, a GraphQL BAD_USER_INPUT),
  * never a 500; and the GraphQL cost limit cannot be talked down.
  */

@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 const LOGOUT = '/connect/v10/logout';
 
 /**
- * SPEC 7: RP-initiated logout without an `id_token_hint` asks first (a CSRF-protected form), so a
+ * docs/decisions.md: RP-initiated logout without an `id_token_hint` asks first (a CSRF-protected form), so a
  * page that merely links to the logout URL cannot end anyone's session; with a valid hint it ends at
  * once. Every authorization response carries `iss` (RFC 9207), announced in discovery.
  */

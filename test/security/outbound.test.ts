@@ -16,7 +16,7 @@ import { freePort } from '../helpers/ports.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * SPEC 7 "Outbound fetches": what Latchkey calls on a client's or an upstream's word (a jwksUri, a
+ * docs/decisions.md "Outbound fetches": what Latchkey calls on a client's or an upstream's word (a jwksUri, a
  * backchannelLogoutUri, an upstream's metadata) cannot be turned against the server or its network:
  * link-local and unspecified addresses are refused at registration and at connect time, config
  * `outbound.denyNetworks` adds more, redirects are not followed, answers are capped and timed, a
@@ -97,7 +97,27 @@ async function keyPair() {
 const REGISTER = 'mutation($i: RegisterClientInput!) { registerClient(input: $i) { client { clientId jwksUri backchannelLogoutUri roles } } }';
 const UPDATE = 'mutation($c: ID!, $i: UpdateClientInput!) { updateClient(clientId: $c, input: $i) { clientId roles } }';
 
-describe('outbound fetches (SPEC 7)', () => {
+
+/**
+ * A user signs in to a client whose back-channel logout URI is `uri`, then logs out: the details of
+ * the audit event that records the final failed delivery (waited for).
+ */
+async function logoutFailingAt(server: TestServer, username: string, uri: string): Promise<{ app: { clientId: string }; failed: Record<string, unknown> }> {
+  await server.user(username, `${username}-password-1`);
+  const app = await server.client({ scopes: ['openid'], backchannelLogoutUri: uri, redirectUris: ['http://localhost:3000/cb'] });
+  const browser = new Browser(server);
+  const { code } = await obtainCode(browser, app, username, `${username}-password-1`, { scope: 'openid' });
+  const { id_token } = (await (await exchangeCode(server, app, code!)).json()) as { id_token: string };
+  await get(server.url + LOGOUT, { id_token_hint: id_token }, { cookie: browser.jar.header() });
+  let failed: { details: string } | undefined;
+  await eventually('the final failure is audited', async () => {
+    failed = await server.sql('audit_events').where({ kind: 'logout.backchannel_failed', client_id: app.clientId }).first();
+    return !!failed;
+  });
+  return { app, failed: JSON.parse(failed!.details) as Record<string, unknown> };
+}
+
+describe('outbound fetches (docs/decisions.md)', () => {
   let server: TestServer;
   let stub: Stub;
   let key: Awaited<ReturnType<typeof keyPair>>;
@@ -212,18 +232,8 @@ describe('outbound fetches (SPEC 7)', () => {
   });
 
   test('a failed back-channel delivery to a server answering 500 with a body is audited with the status only', async () => {
-    await server.user('ines', 'ines-password-1');
-    const app = await server.client({ scopes: ['openid'], backchannelLogoutUri: `${stub.url}/backchannel-500`, redirectUris: ['http://localhost:3000/cb'] });
-    const browser = new Browser(server);
-    const { code } = await obtainCode(browser, app, 'ines', 'ines-password-1', { scope: 'openid' });
-    const { id_token } = (await (await exchangeCode(server, app, code!)).json()) as { id_token: string };
-    await get(server.url + LOGOUT, { id_token_hint: id_token }, { cookie: browser.jar.header() });
-    let failed: { details: string } | undefined;
-    await eventually('the final failure is audited', async () => {
-      failed = await server.sql('audit_events').where({ kind: 'logout.backchannel_failed', client_id: app.clientId }).first();
-      return !!failed;
-    });
-    expect(JSON.parse(failed!.details)).toMatchObject({ error: 'HTTP 500', attempts: 3 });
+    const { app, failed } = await logoutFailingAt(server, 'ines', `${stub.url}/backchannel-500`);
+    expect(failed).toMatchObject({ error: 'HTTP 500', attempts: 3 });
     const all = await server.sql('audit_events').where({ client_id: app.clientId });
     expect(JSON.stringify(all)).not.toContain(SECRET_TEXT);
     expect(server.logs.join('\n')).not.toContain(SECRET_TEXT);
@@ -259,7 +269,7 @@ describe('outbound fetches (SPEC 7)', () => {
   });
 });
 
-describe('outbound.denyNetworks (SPEC 7)', () => {
+describe('outbound.denyNetworks (docs/decisions.md)', () => {
   let server: TestServer;
   let receiver: Receiver;
   let stub: Stub;
@@ -288,20 +298,9 @@ describe('outbound.denyNetworks (SPEC 7)', () => {
   });
 
   test('a host name resolving into a denied network fails the back-channel delivery at connect time, audited with a fixed reason', async () => {
-    await server.user('jon', 'jon-password-1');
     // `localhost` passes registration (no address in the URL) and resolves to 127.0.0.1 when called.
-    const uri = `http://localhost:${receiver.port}/backchannel-logout`;
-    const app = await server.client({ scopes: ['openid'], backchannelLogoutUri: uri, redirectUris: ['http://localhost:3000/cb'] });
-    const browser = new Browser(server);
-    const { code } = await obtainCode(browser, app, 'jon', 'jon-password-1', { scope: 'openid' });
-    const { id_token } = (await (await exchangeCode(server, app, code!)).json()) as { id_token: string };
-    await get(server.url + LOGOUT, { id_token_hint: id_token }, { cookie: browser.jar.header() });
-    let failed: { details: string } | undefined;
-    await eventually('the final failure is audited', async () => {
-      failed = await server.sql('audit_events').where({ kind: 'logout.backchannel_failed', client_id: app.clientId }).first();
-      return !!failed;
-    });
-    expect(JSON.parse(failed!.details)).toMatchObject({ error: 'refused address' });
+    const { failed } = await logoutFailingAt(server, 'jon', `http://localhost:${receiver.port}/backchannel-logout`);
+    expect(failed).toMatchObject({ error: 'refused address' });
     expect(receiver.hits).toBe(0);
   });
 

@@ -9,7 +9,7 @@ import { codeAt } from '../helpers/totp.ts';
 const EXPIRED = 'The sign-in form expired. Please sign in again.';
 
 /**
- * SPEC 7, "The pending sign-in": the state between a right password and the second step is bound to
+ * docs/decisions.md, "The pending sign-in": the state between a right password and the second step is bound to
  * the browser that typed the password, and used once (issue 20, finding 4).
  */
 describe.each(databaseKinds)('the pending sign-in on %s', (kind) => {

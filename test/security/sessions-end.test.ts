@@ -12,7 +12,7 @@ import { SoftAuthenticator } from '../helpers/soft-authenticator.ts';
 import { codeAt } from '../helpers/totp.ts';
 
 /**
- * SPEC 7, "Sessions end with the credentials": a new password (own or an administrator's), a factor
+ * docs/decisions.md, "Sessions end with the credentials": a new password (own or an administrator's), a factor
  * added or removed, `resetUserMfa`, a disabled user and `revokeTokens` end every other SSO session of
  * the user, revoke their tokens and refuse every code issued before; the session that made the change
  * stays. PUBLIC_URL is at `localhost` so passkeys are on.

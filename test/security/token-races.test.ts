@@ -7,7 +7,7 @@ import { spawnLatchkey, type LatchkeyProcess } from '../helpers/latchkey-process
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /**
- * SPEC 5 and 7 "Atomic writes": a code is single-use and its replay revokes what it issued (RFC 6749
+ * docs/security.md and 7 "Atomic writes": a code is single-use and its replay revokes what it issued (RFC 6749
  * §4.1.2); a refresh token is spent once and its reuse revokes the family; spending a refresh token
  * and issuing its successor are one transaction. Checked under real concurrency: on PostgreSQL the
  * concurrent requests are split between this process and a second Latchkey process on the same

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { ConfigError, loadConfig } from '../../src/config/load.ts';
 
 describe('configuration', () => {
-  test('defaults match SPEC 1', () => {
+  test('defaults match docs/configuration.md', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', publicUrl: 'http://localhost:8080', databaseUrl: 'sqlite:./data/latchkey.db' });
     expect(config.identity.backends).toEqual([{ id: 'local', plugin: 'database', config: {} }]);
@@ -28,7 +28,7 @@ describe('configuration', () => {
     expect(() => loadConfig({}, { logout: { backchannelClaimLease: 1000 } })).toThrow(/logout\.backchannelClaimLease: must be at least 6000/);
   });
 
-  test('unknown keys are refused at every level, each named with where it stands (SPEC 7 "Unknown configuration keys")', () => {
+  test('unknown keys are refused at every level, each named with where it stands (docs/decisions.md "Unknown configuration keys")', () => {
     expect(() => loadConfig({}, { prot: 8080 })).toThrow(/prot: unknown key at the top level/);
     expect(() => loadConfig({}, { throttle: { userFreeFailure: 3 } })).toThrow(/throttle\.userFreeFailure: unknown key in throttle/);
     // Beside `plugin:`, where a misplaced block once started the server and did nothing.

@@ -7,7 +7,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { Hops, locationOf } from './hops.ts';
 
 /**
- * SPEC 13's refusals against a misbehaving upstream: down at start (Latchkey starts anyway, and signs
+ * docs/upstream-identity-providers.md's refusals against a misbehaving upstream: down at start (Latchkey starts anyway, and signs
  * in through it once it is up), HTML instead of metadata, no answer at all, an error at the token
  * endpoint, an id_token with the wrong nonce, audience or signature; then the per-address throttle
  * of failed callbacks. Each is a page naming the upstream (503 unreachable, 400 otherwise), an audit

@@ -7,7 +7,7 @@ import { startOidcUpstream, type OidcUpstream } from '../helpers/oidc-upstream.t
 import { freePort } from '../helpers/ports.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** SPEC 13 in a real Chromium: the login page's "Sign in with <name>", the upstream's own login, back to the app. */
+/** docs/upstream-identity-providers.md in a real Chromium: the login page's "Sign in with <name>", the upstream's own login, back to the app. */
 describe('signing in through an upstream in Chromium', () => {
   let server: TestServer;
   let upstream: OidcUpstream;

@@ -10,7 +10,7 @@ import { startSamlSp } from '../helpers/saml-sp.ts';
 import { Hops, locationOf, signInAtUpstream } from './hops.ts';
 
 /**
- * SPEC 13 against node-oidc-provider: "Sign in with <name>" on the login page, `idp=`, the local user
+ * docs/upstream-identity-providers.md against node-oidc-provider: "Sign in with <name>" on the login page, `idp=`, the local user
  * keyed by (upstream, sub), adminGroups, allowedDomains, Latchkey's MFA and consent after the
  * upstream, `amr` with `fed`, and the callback's refusals (replayed, forged, no code, an error answer).
  */
@@ -333,7 +333,7 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     expect(xml).toContain('<saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified</saml:AuthnContextClassRef>');
   });
 
-  test("an upstream user with a local user's email: kept unverified, never email_verified, an email NameID or mail (SPEC 7 \"Upstream emails\")", async () => {
+  test("an upstream user with a local user's email: kept unverified, never email_verified, an email NameID or mail (docs/decisions.md \"Upstream emails\")", async () => {
     await server.user('alice', 'alice-password-1', { email: 'alice@example.com' });
     upstream.accounts.set('u-mallory', { sub: 'u-mallory', preferred_username: 'mallory', email: 'Alice@Example.com', email_verified: true });
     // OIDC: the address is there, but not as verified.

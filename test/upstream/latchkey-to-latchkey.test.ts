@@ -9,7 +9,7 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 import { Hops, locationOf } from './hops.ts';
 
 /**
- * Latchkey federating to Latchkey (SPEC 13): a second Latchkey process, started as `npm start` starts
+ * Latchkey federating to Latchkey (docs/upstream-identity-providers.md): a second Latchkey process, started as `npm start` starts
  * it, on a database of its own, is the upstream of the first. Its users sign in with their password
  * there, and come back as users of the upstream here, with Latchkey's own tokens.
  */

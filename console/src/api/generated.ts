@@ -75,7 +75,7 @@ export type GrantType =
   /** RFC 8628 device authorization grant (command-line tools, TVs); public clients may use it. */
   | 'DEVICE_CODE';
 
-/** Which error codes a client reads (SPEC 11). See the README's table of the mappings. */
+/** Which error codes a client reads (docs/connect-an-application.md). Its table maps each code. */
 export type ErrorCodes =
   /** The interface document's codes (`invalid_code`, `access_token_exprise`, ...), as MaxKey answers. The default. */
   | 'MAXKEY'

@@ -1,4 +1,4 @@
-/** The identity backends in the order they are tried, then the upstream providers (SPEC 13), and whether each answers now. */
+/** The identity backends in the order they are tried, then the upstream providers (docs/upstream-identity-providers.md), and whether each answers now. */
 import { request } from '../api/graphql.ts';
 import { IdentityBackendsQuery } from '../api/generated.ts';
 import { ErrorNote, Loading, useLoad } from '../ui/kit.tsx';

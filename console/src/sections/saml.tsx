@@ -1,4 +1,4 @@
-/** SAML applications (SPEC 14): the IdP's values to enter at an SP, the registered SPs, register, edit, delete. */
+/** SAML applications (docs/saml-applications.md): the IdP's values to enter at an SP, the registered SPs, register, edit, delete. */
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { DeleteSamlServiceProviderMutation, SamlServiceProvidersQuery, type SamlSpFieldsFragment } from '../api/generated.ts';

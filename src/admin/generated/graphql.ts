@@ -329,7 +329,7 @@ export enum GrantType {
   DeviceCode = 'urn:ietf:params:oauth:grant-type:device_code'
 }
 
-/** Which error codes a client reads (SPEC 11). See the README's table of the mappings. */
+/** Which error codes a client reads (docs/connect-an-application.md). Its table maps each code. */
 export enum ErrorCodes {
   /** The interface document's codes (`invalid_code`, `access_token_exprise`, ...), as MaxKey answers. The default. */
   Maxkey = 'maxkey',
@@ -567,7 +567,7 @@ export type UserMfa = {
   recoveryCodesLeft: Scalars['Int']['output'];
 };
 
-/** An identity backend of the chain, or an upstream identity provider (SPEC 13). */
+/** An identity backend of the chain, or an upstream identity provider (docs/upstream-identity-providers.md). */
 export type IdentityBackend = {
   __typename?: 'IdentityBackend';
   /** The configured id (an upstream's is its users' `User.backend`). */

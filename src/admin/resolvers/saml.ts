@@ -5,7 +5,7 @@ import type { Resolvers } from '../generated/graphql.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** SAML service providers (SPEC 14): every rule and audit event is the service's; the resolvers only translate. */
+/** SAML service providers (docs/saml-applications.md): every rule and audit event is the service's; the resolvers only translate. */
 export const samlResolvers: Resolvers = {
   Query: {
     samlServiceProviders: (_p, _a, { app }) => app.samlProviders.list(),

@@ -1,5 +1,5 @@
 /**
- * The upstream identity provider contract (SPEC 13): what a kind of upstream implements. An upstream
+ * The upstream identity provider contract (docs/upstream-identity-providers.md): what a kind of upstream implements. An upstream
  * signs the user in somewhere else and hands back who they are; Latchkey's own policy (throttling,
  * second factor, consent, the SSO session) runs afterwards, whatever the kind. An upstream is declared
  * like an identity backend: a typed factory with its zod config, so that a SAML or a plain OAuth 2.0
@@ -68,7 +68,7 @@ export interface UpstreamContext {
   logger: Logger;
   /** `PUBLIC_URL/login/upstream/<id>/callback`: the redirect URI registered at the upstream. */
   callbackUrl: string;
-  /** Addresses never called (SPEC 7 "Outbound fetches"): every call to the upstream obeys them. */
+  /** Addresses never called (docs/decisions.md "Outbound fetches"): every call to the upstream obeys them. */
   outbound: AddressRules;
 }
 

@@ -11,7 +11,7 @@ import { upstreamBase } from './policy.ts';
 
 const claimName = z.string().min(1);
 
-/** Metadata and key sets are small documents (SPEC 7 caps them at 64 KiB); token and userinfo answers may carry many groups. */
+/** Metadata and key sets are small documents (docs/decisions.md caps them at 64 KiB); token and userinfo answers may carry many groups. */
 const SMALL_ANSWER = 64 * 1024;
 const LARGE_ANSWER = 1024 * 1024;
 
@@ -97,7 +97,7 @@ const ERROR_CODES = new Set([
   'login_required', 'account_selection_required', 'consent_required', 'invalid_request_uri', 'invalid_request_object',
   'request_not_supported', 'request_uri_not_supported', 'registration_not_supported',
 ]);
-/** A known code as itself; anything else an upstream wrote there is not repeated (SPEC 7: no echo). */
+/** A known code as itself; anything else an upstream wrote there is not repeated (docs/decisions.md: no echo). */
 const errorCode = (code: unknown): string => (typeof code === 'string' && ERROR_CODES.has(code) ? code : 'an unknown error code');
 
 /** Faults that mean "cannot reach the upstream" (503), by openid-client's codes; anything else is a bad answer (400). */
@@ -120,7 +120,7 @@ function explain(err: unknown): UpstreamFault {
   if (err instanceof UpstreamUnavailableError) return { unavailable: true, reason: err.reason };
   if (err instanceof oidc.AuthorizationResponseError) return { unavailable: false, reason: `the upstream answered ${errorCode(err.error)}` };
   if (err instanceof oidc.ResponseBodyError) return { unavailable: false, reason: `the upstream refused the code: ${errorCode(err.error)}` };
-  // Our own outbound rules and limits, in their fixed words (SPEC 7): never what the upstream sent.
+  // Our own outbound rules and limits, in their fixed words (docs/decisions.md): never what the upstream sent.
   const outbound = findOutboundError(err);
   if (outbound) {
     if (outbound.failure === 'timeout') return { unavailable: true, reason: 'the upstream did not answer in time' };
@@ -129,7 +129,7 @@ function explain(err: unknown): UpstreamFault {
   const code = (err as { code?: string }).code ?? '';
   if (unreachable[code]) return { unavailable: true, reason: unreachable[code] };
   if (fetchFailed(err)) return { unavailable: true, reason: 'the upstream cannot be reached' };
-  // A body that is not the JSON it claims to be: the parser's message quotes the body (SPEC 7: never echo it).
+  // A body that is not the JSON it claims to be: the parser's message quotes the body (docs/decisions.md: never echo it).
   if (code === 'OAUTH_PARSE_ERROR' || err instanceof SyntaxError || (err as { cause?: unknown }).cause instanceof SyntaxError) {
     return { unavailable: false, reason: 'the upstream answered with a body that is not valid JSON' };
   }
@@ -178,7 +178,7 @@ export default defineUpstreamPlugin({
       ctx.logger.warn({ upstream: c.id, issuer: c.issuer }, 'upstream issuer is plain http: use https in production');
     }
 
-    // Every call goes through the outbound rules (SPEC 7): no redirect followed, answers capped.
+    // Every call goes through the outbound rules (docs/decisions.md): no redirect followed, answers capped.
     const small = asFetch(ctx.outbound, { maxBytes: SMALL_ANSWER, timeoutMs: c.timeoutMs });
     const large = asFetch(ctx.outbound, { maxBytes: LARGE_ANSWER, timeoutMs: c.timeoutMs });
 

@@ -3,7 +3,7 @@ import { sourceId } from '../../config/schema.ts';
 
 /**
  * The keys every kind of upstream shares: who it is, and what Latchkey decides about its users
- * (SPEC 13). A kind's schema extends this one.
+ * (docs/upstream-identity-providers.md). A kind's schema extends this one.
  */
 export const upstreamBase = z.object({
   id: sourceId,

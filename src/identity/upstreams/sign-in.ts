@@ -41,7 +41,7 @@ export type UpstreamOutcome = { ok: true; user: User; amr: Amr[] } | { ok: false
 const domainOf = (email: string | null | undefined): string | undefined => email?.split('@').pop()?.toLowerCase();
 
 /**
- * What Latchkey does with an upstream's answer (SPEC 13): its own policy on the user (allowed email
+ * What Latchkey does with an upstream's answer (docs/upstream-identity-providers.md): its own policy on the user (allowed email
  * domains, admin groups, a disabled local record), the local record keyed by (upstream id, `sub`),
  * the factors the session starts with, and the audit trail. A failure of any kind is one log line,
  * one audit event and, unless the upstream was merely unreachable, one failure counted against the

@@ -34,7 +34,7 @@ export interface AuthorizeRequest {
   maxAge?: number;
   /** RFC 8707: the resources the tokens are for (space-separated), bound to the code. */
   resource?: string;
-  /** A configured upstream identity provider to sign in at, skipping the login page (SPEC 13). */
+  /** A configured upstream identity provider to sign in at, skipping the login page (docs/upstream-identity-providers.md). */
   idp?: string;
   /** The request's own parameters, to carry through the login and consent forms. */
   carried: Record<string, string>;
@@ -62,7 +62,7 @@ const knownResponseTypes = new Set(['token', 'id_token', 'none']);
 const pkceValue = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /**
- * Validates the whole authorize request before any page is shown (SPEC 7): nobody signs in only to
+ * Validates the whole authorize request before any page is shown (docs/decisions.md): nobody signs in only to
  * be told the request was bad. Until client and redirect URI are verified, errors are OAuthErrors
  * (shown on a page); afterwards RedirectErrors.
  */
@@ -84,7 +84,7 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
     throw new RedirectError(oauthError('invalid_request', `response_mode ${modeParam} is not supported; use query or form_post`), redirectUri, state);
   }
   const responseMode: ResponseMode = modeParam;
-  // From here the client is known: its errors are in the codes it reads (SPEC 11).
+  // From here the client is known: its errors are in the codes it reads (docs/connect-an-application.md).
   const fail = (error: OAuthError['error'], description: string) =>
     new RedirectError(forClient(oauthError(error, description), client.errorCodes, 'authorize') as OAuthError, redirectUri, state, responseMode);
 

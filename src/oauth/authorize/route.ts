@@ -13,7 +13,7 @@ import { sendAuthorizationResponse } from './respond.ts';
 /** The browser sign-in this request asks for (web/sign-in/steps.ts). */
 const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow => ({
   clientId: request.client.clientId,
-  // SPEC 8: a client (or server) that needs a second factor.
+  // docs/multi-factor-sign-in.md: a client (or server) that needs a second factor.
   needsMfa: ctx.config.mfa.required || request.client.requireMfa,
   prompt: request.prompt,
   maxAge: request.maxAge,
@@ -21,7 +21,7 @@ const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow 
   // Back here after an upstream's callback, whose sign-in counts as fresh for it (web/sign-in/fresh.ts).
   resume: `${req.baseUrl + req.path}?${new URLSearchParams(request.carried)}`,
   requireConsent: request.client.requireConsent,
-  // The admin scope is never granted to a user without the admin role (SPEC 3).
+  // The admin scope is never granted to a user without the admin role (docs/admin-api.md).
   scopesFor: (user) => grantableScopes(request.scopes, user),
 });
 

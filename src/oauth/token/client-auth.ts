@@ -24,9 +24,9 @@ function decodeBasic(header: string): { id: string; secret: string } {
 }
 
 /**
- * Client authentication, the first step of every token request (SPEC 7): `client_id` +
+ * Client authentication, the first step of every token request (docs/decisions.md): `client_id` +
  * `client_secret` parameters or HTTP Basic, never both, or a signed client assertion (RFC 7523);
- * each client only the way it is registered for (SPEC 11). Public clients present no secret.
+ * each client only the way it is registered for (docs/connect-an-application.md). Public clients present no secret.
  * `named` sees the named client before its credentials are checked, so that an error is answered
  * with that client's CORS headers (the browser app can then read why it failed).
  */

@@ -22,7 +22,7 @@ const grants: Record<GrantType, Grant> = {
 };
 
 /**
- * `/oauth/v20/token`. Shared steps for every grant, in SPEC 7's order: authenticate the client,
+ * `/oauth/v20/token`. Shared steps for every grant, in docs/decisions.md's order: authenticate the client,
  * check the grant type and that the client may use it, run the grant, then have the token service
  * issue (tokens, id_token, audit) and answer. A grant fills in only its own part and cannot skip a
  * shared step.

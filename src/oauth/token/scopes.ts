@@ -3,7 +3,7 @@ import type { User } from '../../users/queries.ts';
 import { oauthError } from '../../errors/oauth.ts';
 
 /**
- * SPEC 3: the scope that carries a user's admin rights to the admin API. Only the built-in admin
+ * docs/admin-api.md: the scope that carries a user's admin rights to the admin API. Only the built-in admin
  * clients and clients registered with this scope can hold it, so an application a user signs in to
  * never holds that user's admin rights.
  */
@@ -15,7 +15,7 @@ export const OFFLINE_ACCESS = 'offline_access';
 
 const mayRefresh = (client: Pick<Client, 'grantTypes'>) => client.grantTypes.includes('refresh_token');
 
-/** What a client may ask for: its registered scopes, and offline_access whenever it may refresh (SPEC 11). */
+/** What a client may ask for: its registered scopes, and offline_access whenever it may refresh (docs/connect-an-application.md). */
 export const scopesAllowed = (client: Pick<Client, 'grantTypes' | 'scopes'>): string[] =>
   mayRefresh(client) && !client.scopes.includes(OFFLINE_ACCESS) ? [...client.scopes, OFFLINE_ACCESS] : client.scopes;
 

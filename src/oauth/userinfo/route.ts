@@ -6,7 +6,7 @@ import type { BearerRefusal } from '../../tokens/service.ts';
 import { sendJson } from '../../http/send-json.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
 
-/** The token from `Authorization: Bearer`, `access_token` or `token` (SPEC 2.3); exactly one of them. */
+/** The token from `Authorization: Bearer`, `access_token` or `token` (docs/endpoints.md); exactly one of them. */
 function presentedToken(req: Request): string {
   const found: string[] = [];
   const header = req.headers.authorization;
@@ -15,7 +15,7 @@ function presentedToken(req: Request): string {
     if (!source) continue;
     for (const name of ['access_token', 'token']) {
       const v = (source as Record<string, unknown>)[name];
-      // An empty value is an omitted parameter (RFC 6749 §3.1, SPEC 7 "Empty parameters").
+      // An empty value is an omitted parameter (RFC 6749 §3.1, docs/decisions.md "Empty parameters").
       if (v === undefined || v === '') continue;
       if (typeof v !== 'string') throw bearerError('invalid_request', `${name} is repeated`);
       found.push(v);
@@ -32,7 +32,7 @@ interface TokenUser {
   user: ClaimsUser;
 }
 
-/** Each refusal of the token service, as these two endpoints have always said it (SPEC 2.4). */
+/** Each refusal of the token service, as these two endpoints have always said it (docs/endpoints.md). */
 const refusals: Record<BearerRefusal, [OAuthErrorCode, string]> = {
   unknown: ['invalid_access_token', 'the access token is invalid or revoked'],
   expired: ['access_token_exprise', 'the access token has expired'],

@@ -20,12 +20,12 @@ export interface AccountForm {
 export type AccountAction = (posted: AccountForm) => Promise<AccountAnswer>;
 
 const actorOf = ({ req, signedIn }: AccountForm): Actor => ({ userId: signedIn.user.id, clientId: null, via: 'account', ip: req.ip, requestId: req.id });
-/** A change of the factors ends the user's other sessions (SPEC 7); the one that made it stays. */
+/** A change of the factors ends the user's other sessions (docs/decisions.md); the one that made it stays. */
 const changeOf = ({ req, signedIn }: AccountForm) => ({ ip: req.ip, requestId: req.id, keep: signedIn.session.id });
 
 /**
  * The account page's actions, one each, by the form's `_action`. Removing a factor, new recovery codes
- * and a new password ask for the password or a current code again (SPEC 8); adding a passkey needs
+ * and a new password ask for the password or a current code again (docs/multi-factor-sign-in.md); adding a passkey needs
  * such a proof within five minutes.
  */
 export function accountActions(ctx: AppContext): Map<string, AccountAction> {
@@ -75,7 +75,7 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
   };
 
   /**
-   * SPEC 12: a directory user's new password, written bound as them with the current one (which is
+   * docs/identity-backends.md: a directory user's new password, written bound as them with the current one (which is
    * the proof); the directory's refusal in words, nothing changed; the other sessions end after it.
    */
   const changeDirectoryPassword: AccountAction = async (posted) => {
@@ -84,7 +84,7 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     if (!form.password || !newPassword) return { show: 'account', status: 400, error: 'Type your current password and a new one.' };
     if (newPassword !== form.new_password_again) return { show: 'account', status: 400, error: 'The two new passwords are not the same. Your password is unchanged.' };
     // The current password is checked as a sign-in first: counted and throttled by the brute-force
-    // policy (SPEC 7), which the directory's bind alone would not be.
+    // policy (docs/decisions.md), which the directory's bind alone would not be.
     const refused = await currentPasswordRefused(req, signedIn, form.password);
     if (refused) return { show: 'account', status: refused.status, error: refused.message };
     const changed = await changeInDirectory(ctx, req, signedIn.user, { oldPassword: form.password, newPassword, via: 'account' });

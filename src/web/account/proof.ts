@@ -10,9 +10,9 @@ import { attemptOf } from '../attempt.ts';
 export const NO_CLIENT = '';
 
 /**
- * The password, or a current code, asked again before a change (SPEC 8), counted by the brute-force
+ * The password, or a current code, asked again before a change (docs/multi-factor-sign-in.md), counted by the brute-force
  * policy like any sign-in. A right one is a proof: the session may add a factor for the next five
- * minutes (SPEC 7, "Adding a factor"). Answers with the words of a refusal, or `undefined`.
+ * minutes (docs/decisions.md, "Adding a factor"). Answers with the words of a refusal, or `undefined`.
  */
 export function identityProof(ctx: AppContext) {
   async function check(req: Request, user: User, form: Record<string, string>): Promise<string | undefined> {

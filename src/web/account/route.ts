@@ -15,10 +15,10 @@ import { accountViews } from './view.ts';
 const accountFlow: Flow = { clientId: NO_CLIENT, needsMfa: false, prompt: new Set(), requireConsent: false, scopesFor: () => [], resume: '/account' };
 
 /**
- * `/account` and `/account/mfa/totp` (SPEC 8): the signed-in user's own page. Without a session, the
+ * `/account` and `/account/mfa/totp` (docs/multi-factor-sign-in.md): the signed-in user's own page. Without a session, the
  * account page signs the user in itself (the sign-in's own steps: password, then the second step),
  * then shows the account. Every form carries a CSRF token; each signed-in action is its own function
- * (actions.ts), and every change of the factors or the password ends the user's other sessions (SPEC 7).
+ * (actions.ts), and every change of the factors or the password ends the user's other sessions (docs/decisions.md).
  */
 export function accountHandlers(ctx: AppContext): { account: RequestHandler; totp: RequestHandler } {
   const { answers } = signInSteps(ctx);

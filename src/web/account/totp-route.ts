@@ -15,7 +15,7 @@ import { accountViews } from './view.ts';
 const ACTION = '/account/mfa/totp';
 
 /**
- * `/account/mfa/totp`: TOTP enrolment from the account page. SPEC 7: no secret is made or shown for a
+ * `/account/mfa/totp`: TOTP enrolment from the account page. docs/decisions.md: no secret is made or shown for a
  * session that has not proved a factor for five minutes; it is asked for one first (`prove`).
  */
 export function totpHandler(ctx: AppContext): RequestHandler {

@@ -6,7 +6,7 @@ export interface AccountView {
   username: string;
   /** Whether the password can be changed here (database users). */
   ownPassword: boolean;
-  /** Whether the password can be changed in the user's directory (SPEC 12: the backend's `passwordChange`). */
+  /** Whether the password can be changed in the user's directory (docs/identity-backends.md: the backend's `passwordChange`). */
   directoryPassword?: boolean;
   mfa: MfaStatus;
   /** False with PUBLIC_URL at an IP address: browsers refuse one as the relying party. */
@@ -22,7 +22,7 @@ export interface AccountView {
 const form = (csrfToken: string, action: string, body: string, label: string, secondary = false) =>
   `<form method="post" action="/account">${hidden({ _action: action, csrf_token: csrfToken })}${body}<button type="submit"${secondary ? ' class="secondary"' : ''}>${escapeHtml(label)}</button></form>`;
 
-/** Asked again before a factor goes or the password changes (SPEC 8): the password, or a current code. */
+/** Asked again before a factor goes or the password changes (docs/multi-factor-sign-in.md): the password, or a current code. */
 const confirmFields = (id: string) => `<label for="${id}-password">Your password</label>
 <input id="${id}-password" name="password" type="password" autocomplete="current-password">
 <label for="${id}-code">or a code from your authenticator app</label>
@@ -41,7 +41,7 @@ export function accountPage(v: AccountView): string {
 ${form(v.csrfToken, 'remove_passkey', `<input type="hidden" name="credential_id" value="${escapeHtml(k.id)}">${confirmFields(`passkey-${i}`)}`, `Remove ${k.name}`, true)}</li>`,
     )
     .join('');
-  // SPEC 7: a session that has not proved a factor for five minutes confirms before the ceremony, not after it.
+  // docs/decisions.md: a session that has not proved a factor for five minutes confirms before the ceremony, not after it.
   const addPasskey = v.mayAddFactor
     ? `${passkeyForm({ action: '/account', fields: {}, csrfToken: v.csrfToken }, { purpose: 'register', action: 'add_passkey', label: 'Add a passkey', options: '/passkey/options', nameField: true })}${passkeyScriptTag}`
     : `<p>To add a passkey, confirm it is you first.</p>${form(v.csrfToken, 'prove', confirmFields('prove'), 'Confirm', true)}`;
@@ -84,7 +84,7 @@ ${form(v.csrfToken, 'sign_out_everywhere', '', 'Sign out everywhere', true)}</se
 }
 
 /**
- * Asked before a factor is added by a session that has not proved one for five minutes (SPEC 7):
+ * Asked before a factor is added by a session that has not proved one for five minutes (docs/decisions.md):
  * the password, or a code when the user has a factor already. Nothing of the new factor is made
  * before this is answered.
  */

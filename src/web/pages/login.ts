@@ -11,7 +11,7 @@ export interface FormPage {
 
 /**
  * The login form; `extra`: more ways to sign in below it (the passkey button); `forgotPassword`: the
- * "Forgot your password?" link (SPEC 12), when resets by mail are on.
+ * "Forgot your password?" link (docs/identity-backends.md), when resets by mail are on.
  */
 export function loginPage(p: FormPage & { username?: string; extra?: string; forgotPassword?: string }): string {
   return layout(
@@ -53,7 +53,7 @@ ${hidden({ ...p.request, _action: 'consent', csrf_token: p.csrfToken })}
   );
 }
 
-/** The login page's "Sign in with <name>" buttons, one per upstream identity provider (SPEC 13). */
+/** The login page's "Sign in with <name>" buttons, one per upstream identity provider (docs/upstream-identity-providers.md). */
 export function upstreamButtons(t: { action: string; fields: Record<string, string>; csrfToken: string }, upstreams: Array<{ id: string; name: string }>): string {
   return upstreams
     .map(
@@ -63,7 +63,7 @@ export function upstreamButtons(t: { action: string; fields: Record<string, stri
     .join('');
 }
 
-/** An upstream identity provider's sign-in that failed (SPEC 13): the page names the upstream, never a stack. */
+/** An upstream identity provider's sign-in that failed (docs/upstream-identity-providers.md): the page names the upstream, never a stack. */
 export function upstreamErrorPage(upstream: string, message: string): string {
   return layout(
     'Sign-in error',

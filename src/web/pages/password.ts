@@ -1,7 +1,7 @@
 import { errorBox, escapeHtml, hidden, layout } from './layout.ts';
 import type { FormPage } from './login.ts';
 
-/** SPEC 12: the directory asks for a new password after a right one; asked twice, never the old one again. */
+/** docs/identity-backends.md: the directory asks for a new password after a right one; asked twice, never the old one again. */
 export function changePasswordPage(p: FormPage & { username: string; pending: string; notice: string }): string {
   return layout(
     'Choose a new password',
@@ -18,7 +18,7 @@ ${hidden({ ...p.request, _action: 'change_password', csrf_token: p.csrfToken, pe
   );
 }
 
-/** SPEC 12: the password expires soon; told once, after signing in. */
+/** docs/identity-backends.md: the password expires soon; told once, after signing in. */
 export function passwordExpiringPage(p: Omit<FormPage, 'error'> & { expiresAt: number; mayChange: boolean }): string {
   const days = Math.max(0, Math.ceil((p.expiresAt - Date.now()) / 86_400_000));
   const when = new Date(p.expiresAt).toISOString().slice(0, 10);

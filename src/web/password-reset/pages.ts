@@ -19,7 +19,7 @@ ${hidden({ csrf_token: p.csrfToken })}
   );
 }
 
-/** The one answer to every request, whether or not the account exists (SPEC 12). */
+/** The one answer to every request, whether or not the account exists (docs/password-reset-by-mail.md). */
 export function sentPage(): string {
   return layout(
     'Check your mail',

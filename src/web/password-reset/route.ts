@@ -11,7 +11,7 @@ import { donePage, forgotPage, linkProblemPage, resetPage, sentPage } from './pa
 const field = (form: Record<string, unknown>, name: string): string => (typeof form[name] === 'string' ? (form[name] as string) : '');
 
 /**
- * `/password/forgot` and `/password/reset` (SPEC 12). Every answer is `no-store`; the reset page,
+ * `/password/forgot` and `/password/reset` (docs/password-reset-by-mail.md). Every answer is `no-store`; the reset page,
  * whose address holds the link's token, also sends no Referer anywhere and posts the token in the
  * form body, never in a URL. Nothing logs request URLs (src/http/), so the token reaches no log.
  */

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { sendPageError } from '../../http/page-errors.ts';
 
-/** `GET /saml/v20/metadata` (SPEC 14): the IdP's EntityDescriptor, for SPs to import. */
+/** `GET /saml/v20/metadata` (docs/saml-applications.md): the IdP's EntityDescriptor, for SPs to import. */
 export function samlMetadataHandler(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     try {

@@ -6,7 +6,7 @@ import { OAuthError } from '../../errors/oauth.ts';
 import { errorPage } from '../pages/error.ts';
 
 /**
- * How the SAML endpoints answer a message they refuse (SPEC 14 "Errors"): a 400 page in this browser
+ * How the SAML endpoints answer a message they refuse (docs/saml-applications.md "Errors"): a 400 page in this browser
  * and one log line; nothing is sent to any URL the message named. Anything else is the pages' usual
  * error (a 503 page in an outage, `server_error` logged with the request id).
  */

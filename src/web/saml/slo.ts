@@ -26,7 +26,7 @@ interface Chain {
 }
 
 /**
- * `/saml/v20/slo` (SPEC 14), HTTP-Redirect. An SP's LogoutRequest ends this browser's SSO session
+ * `/saml/v20/slo` (docs/saml-applications.md), HTTP-Redirect. An SP's LogoutRequest ends this browser's SSO session
  * through session-ends.ts (which queues back-channel logout for the session's OIDC clients), then the
  * session's other SAML SPs are told one after another by front-channel LogoutRequests (a redirect
  * chain, its state in a short-lived sealed cookie; each SP's LogoutResponse comes back here), and at

@@ -23,7 +23,7 @@ interface Carried {
 }
 
 /**
- * `/saml/v20/sso` (SPEC 14): an AuthnRequest by HTTP-Redirect (GET) or HTTP-POST, or `?sp=<entityId>`
+ * `/saml/v20/sso` (docs/saml-applications.md): an AuthnRequest by HTTP-Redirect (GET) or HTTP-POST, or `?sp=<entityId>`
  * for IdP-initiated sign-on; then the same sign-in steps as OAuth (login page, second factor,
  * enrolment, the SSO session), whose forms post back here with the checked request sealed; then the
  * signed Response by the HTTP-POST binding to the request's (registered) ACS URL.
@@ -73,7 +73,7 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
         prompt,
         requireConsent: false,
         scopesFor: () => [],
-        // Back here after an upstream provider's round trip (SPEC 13), with the checked request.
+        // Back here after an upstream provider's round trip (docs/upstream-identity-providers.md), with the checked request.
         resume: carriedHere,
       });
       if (step.show === 'refused') return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.noPassive(request), RelayState: relayState });

@@ -24,7 +24,7 @@ const newPasswordWanted = {
 } as const;
 
 /**
- * The answers to the sign-in forms (SPEC 8), wherever they are shown: the password, the second step's
+ * The answers to the sign-in forms (docs/multi-factor-sign-in.md), wherever they are shown: the password, the second step's
  * code, a passkey. A right password of a user with a factor gives a pending sign-in bound to this
  * browser, used once (pending-sign-in.ts); a wrong code gets a new one in what is left of its time.
  */
@@ -32,12 +32,12 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   const upstream = upstreamSteps(ctx);
   const pending = pendingSignIns(ctx.csrfKey, secureCookies(ctx.config), ctx.sessions);
   const freshness = freshSignIns(ctx);
-  // Expired, forged, or another browser's: the sign-in starts again (SPEC 7).
+  // Expired, forged, or another browser's: the sign-in starts again (docs/decisions.md).
   const signInAgain: PageStep = { show: 'login', status: 403, error: expiredForm.signInAgain };
 
   /**
    * Where a counted password sign-in goes next: signed in (told first when the password expires soon,
-   * SPEC 12), the second step, the change-password step, or the login page again with the refusal.
+   * docs/identity-backends.md), the second step, the change-password step, or the login page again with the refusal.
    */
   async function afterPassword(req: Request, res: Response, outcome: SignInOutcome, flow: Flow, username: string, typed: string): Promise<PageStep | SignedInNow> {
     if (outcome.ok) {
@@ -49,7 +49,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
       return askForCode(ctx, outcome.user, { pending: started });
     }
     const refusal = refusalOf(outcome, 'password');
-    // Only a right password gets here with its user (SPEC 12): a wrong one never reaches the step.
+    // Only a right password gets here with its user (docs/identity-backends.md): a wrong one never reaches the step.
     if ((outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') && 'user' in outcome && outcome.user && ctx.identity.canWritePassword(outcome.user, 'change')) {
       const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId, oldPassword: typed });
       return { show: 'change_password', status: 200, notice: newPasswordWanted[outcome.reason], username: outcome.user.username, pending: started };
@@ -58,7 +58,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   }
 
   /**
-   * SPEC 12: told once, right after the sign-in (after the second factor when there is one); its
+   * docs/identity-backends.md: told once, right after the sign-in (after the second factor when there is one); its
    * "Continue" goes on with the request, as fresh as the sign-in it follows (fresh.ts).
    */
   function expiring(res: Response, signedIn: SignedIn, flow: Flow, expiresAt: number | undefined): PageStep | undefined {
@@ -75,7 +75,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   }
 
   /**
-   * The new password of a sign-in the directory refused as expired or must-change (SPEC 12): written
+   * The new password of a sign-in the directory refused as expired or must-change (docs/identity-backends.md): written
    * bound as the user with the old password the pending sign-in holds, then the sign-in goes on (the
    * second factor, consent, the code).
    */
@@ -97,7 +97,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     if (newPassword !== form.new_password_again) return ask(400, 'The two new passwords are not the same.');
     const changed = await changeDirectoryPassword(ctx, req, user, { oldPassword: taken.oldPassword!, newPassword, via: 'sign_in' });
     if (!changed.ok) return changed.wrongPassword ? signInAgain : ask(changed.status, changed.message);
-    // A new password ends every session and token of the old one, as at the account page (SPEC 7).
+    // A new password ends every session and token of the old one, as at the account page (docs/decisions.md).
     await ctx.sessions.endAllOf(user.id, { actor: { userId: user.id, clientId: flow.clientId || null, via: 'account', ip: req.ip, requestId: req.id } });
     // Then the sign-in ends as any other, with the new password: counted (a success settles the
     // failure the expired attempt counted), the login metric, the device cookie, the second factor.
@@ -105,7 +105,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     return afterPassword(req, res, outcome, flow, user.username, newPassword);
   }
 
-  /** A sign-in finished by its second factor: the expiry notice the password brought (SPEC 12), if any, first. */
+  /** A sign-in finished by its second factor: the expiry notice the password brought (docs/identity-backends.md), if any, first. */
   const started = (res: Response, signedIn: SignedIn, flow: Flow, taken: Pending | undefined): PageStep | SignedInNow =>
     expiring(res, signedIn, flow, taken?.passwordExpiresAt) ?? { signedIn, fresh: true };
 
@@ -114,7 +114,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     // The CSRF check comes first, so a forged post cannot use a pending sign-in up.
     if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return signInAgain;
     const taken = form.pending ? await pending.take(req, form.pending, flow.clientId) : undefined;
-    // A pending change of password (SPEC 12) is no second step: the directory wants the new one first.
+    // A pending change of password (docs/identity-backends.md) is no second step: the directory wants the new one first.
     if (form.pending && (!taken || taken.oldPassword !== undefined)) return signInAgain;
     const user = taken ? await ctx.users.find(taken.userId) : current?.user;
     if (!user || user.disabled) return signInAgain;
@@ -143,7 +143,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   }
 
   return {
-    /** An upstream identity provider's callback (SPEC 13), and the authorize request's `idp`. */
+    /** An upstream identity provider's callback (docs/upstream-identity-providers.md), and the authorize request's `idp`. */
     upstream,
 
     /** The answer to a posted sign-in form (`_action` login, mfa, passkey or upstream); `undefined` for any other form. */

@@ -6,7 +6,7 @@ import { expiredForm } from '../refusals.ts';
 import type { Flow, Step } from './step.ts';
 
 /**
- * Consent, for a client with `requireConsent` (SPEC 2.1, 7): asked once per user and scope set; a
+ * Consent, for a client with `requireConsent` (docs/endpoints.md, 7): asked once per user and scope set; a
  * request for a subset of what was granted asks nothing, `prompt=consent` asks again.
  */
 export function consentStep(ctx: AppContext) {

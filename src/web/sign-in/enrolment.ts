@@ -9,9 +9,9 @@ import { expiredForm } from '../refusals.ts';
 import { askForCode, type Flow, type PageStep, type Step } from './step.ts';
 
 /**
- * The policy of SPEC 8 on a signed-in browser: a client that needs a second factor (or `mfa.required`)
+ * The policy of docs/multi-factor-sign-in.md on a signed-in browser: a client that needs a second factor (or `mfa.required`)
  * and a session that has not used one. A user with a factor is asked for it (the session is raised,
- * not replaced); a user without one enrols TOTP, which needs a proof within five minutes (SPEC 7,
+ * not replaced); a user without one enrols TOTP, which needs a proof within five minutes (docs/decisions.md,
  * "Adding a factor"): an older session signs in again first.
  */
 export function enrolmentSteps(ctx: AppContext) {
@@ -36,7 +36,7 @@ export function enrolmentSteps(ctx: AppContext) {
 
     /**
      * The enrolment's answer: a right first code turns TOTP on, raises the session, ends the user's
-     * other sessions (SPEC 7), and shows the recovery codes once.
+     * other sessions (docs/decisions.md), and shows the recovery codes once.
      */
     async enrol(req: Request, form: Record<string, string>, signedIn: SignedIn): Promise<PageStep> {
       const { user, session } = signedIn;

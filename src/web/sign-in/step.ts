@@ -7,17 +7,17 @@ import type { Refusal } from '../refusals.ts';
 export interface Flow {
   /** '' at the account page. */
   clientId: string;
-  /** The client's `requireMfa`, or `mfa.required` (SPEC 8). */
+  /** The client's `requireMfa`, or `mfa.required` (docs/multi-factor-sign-in.md). */
   needsMfa: boolean;
   prompt: Set<string>;
   /** Seconds: an older session signs in again (OIDC `max_age`). */
   maxAge?: number;
-  /** The authorize request's `idp`: sign in at that upstream straight away, without the login page (SPEC 13). */
+  /** The authorize request's `idp`: sign in at that upstream straight away, without the login page (docs/upstream-identity-providers.md). */
   idp?: string;
   /** The original request as a URL of this server, continued after a sign-in at an upstream. */
   resume: string;
   requireConsent: boolean;
-  /** The scopes this user may be granted (the admin scope only to an admin, SPEC 3). */
+  /** The scopes this user may be granted (the admin scope only to an admin, docs/admin-api.md). */
   scopesFor(user: User): string[];
 }
 
@@ -28,16 +28,16 @@ export interface Flow {
  */
 export type Step =
   | { show: 'login'; status: number; error?: string; username?: string; retryAfter?: number }
-  /** The directory asks for a new password after a right one (SPEC 12); `pending` holds the old one, sealed. */
+  /** The directory asks for a new password after a right one (docs/identity-backends.md); `pending` holds the old one, sealed. */
   | { show: 'change_password'; status: number; notice: string; error?: string; username: string; pending: string }
-  /** Signed in; the password expires soon (SPEC 12): change it now (`mayChange`: the user's backend lets them), or continue. */
+  /** Signed in; the password expires soon (docs/identity-backends.md): change it now (`mayChange`: the user's backend lets them), or continue. */
   | { show: 'password_expiring'; status: 200; expiresAt: number; mayChange: boolean }
   /** The code (or passkey) after a password (`pending`), or on a session that needs more. */
   | { show: 'second_factor'; status: number; user: User; passkey: boolean; pending?: string; error?: string; retryAfter?: number }
   | { show: 'enrol'; status: number; enrolment: { secret: string; uri: string }; error?: string }
   | { show: 'recovery_codes'; codes: string[] }
   | { show: 'consent'; status: number; user: User; scopes: string[]; error?: string }
-  /** Away to an upstream identity provider (SPEC 13), or back from one to the original request. */
+  /** Away to an upstream identity provider (docs/upstream-identity-providers.md), or back from one to the original request. */
   | { show: 'redirect'; location: string }
   /** An upstream's sign-in failed: 503 when it was unreachable, 400 otherwise, 429 while throttled. */
   | { show: 'upstream_error'; status: number; upstream: string; message: string; retryAfter?: number }

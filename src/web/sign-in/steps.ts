@@ -12,8 +12,8 @@ import type { Flow, SignedInNow, Step } from './step.ts';
 export type { Flow, Step } from './step.ts';
 
 /**
- * The browser sign-in, one step after another: password or an upstream identity provider (SPEC 13)
- * (→ a new password when the directory asks, SPEC 12) → second factor → enrolment → consent → continue. Each request answers the form it brings,
+ * The browser sign-in, one step after another: password or an upstream identity provider (docs/upstream-identity-providers.md)
+ * (→ a new password when the directory asks, docs/identity-backends.md) → second factor → enrolment → consent → continue. Each request answers the form it brings,
  * then finds the first step still missing; it says what to show, the route shows it.
  */
 export function signInSteps(ctx: AppContext) {
@@ -42,7 +42,7 @@ export function signInSteps(ctx: AppContext) {
       const tooOld = signedIn && flow.maxAge !== undefined && clock.now() - signedIn.session.authTime > flow.maxAge * 1000;
       if (!signedIn || (!fresh && (flow.prompt.has('login') || tooOld))) {
         if (flow.prompt.has('none')) return { show: 'refused', error: 'login_required', description: 'the user is not signed in' };
-        // `idp` (SPEC 13): no chooser, straight to that upstream.
+        // `idp` (docs/upstream-identity-providers.md): no chooser, straight to that upstream.
         return (await answers.upstream.direct(req, res, flow)) ?? { show: 'login', status: 200 };
       }
       const step = (await enrolment.demand(flow, signedIn)) ?? (await consent(req, posted, flow, signedIn));

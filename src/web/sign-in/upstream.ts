@@ -15,7 +15,7 @@ import type { Flow, PageStep } from './step.ts';
 export const UPSTREAM_COOKIE = 'lk_upstream';
 
 /**
- * Signing in at an upstream identity provider (SPEC 13), a step of the browser sign-in: the login
+ * Signing in at an upstream identity provider (docs/upstream-identity-providers.md), a step of the browser sign-in: the login
  * page's "Sign in with <name>" (or the authorize request's `idp`) sends the browser to the upstream
  * with the round trip stored and bound to this browser; the callback takes it (once), lets the
  * upstream's strategy check the answer, applies Latchkey's policy, starts the SSO session exactly

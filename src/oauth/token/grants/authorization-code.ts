@@ -46,10 +46,10 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   } else if (verifier) {
     throw await refuse('invalid_code', 'code_verifier given for a code issued without code_challenge');
   }
-  // SPEC 7: sessions end with the credentials; a code of an ended session, or from before the
+  // docs/decisions.md: sessions end with the credentials; a code of an ended session, or from before the
   // user's credentials changed, gets nothing.
   if (row.signInEnded) throw await refuse('invalid_grant', 'the sign-in this code was issued for has ended');
-  // SPEC 7: a user disabled (or deleted) since the code was issued gets nothing for it. The user
+  // docs/decisions.md: a user disabled (or deleted) since the code was issued gets nothing for it. The user
   // was read with the code (one round trip, not two).
   const { user } = row;
   if (!user || user.disabled) throw await refuse('invalid_grant', 'the user is disabled or no longer exists');

@@ -25,7 +25,7 @@ export const deviceCodeGrant: Grant = async (ctx, _req, p, client) => {
       throw oauthError('slow_down', 'polling too fast: wait 5 seconds longer between requests');
   }
   const { row } = poll;
-  // SPEC 7: sessions end with the credentials; an approval given in a session ended since gets nothing.
+  // docs/decisions.md: sessions end with the credentials; an approval given in a session ended since gets nothing.
   if (row.sessionId && !(await ctx.sessions.live(row.sessionId))) throw oauthError('invalid_grant', 'the sign-in that approved this request has ended');
   const user = row.userId ? await ctx.users.find(row.userId) : undefined;
   if (!user || user.disabled) throw oauthError('invalid_grant', 'the user is disabled or no longer exists');

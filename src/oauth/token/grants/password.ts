@@ -15,8 +15,8 @@ const refused: Record<AccountRefusal, string> = {
 };
 
 /**
- * The end user's username and password, checked by the identity backend chain (SPEC 4), and the
- * second factor in `otp` for a user who has one (SPEC 8).
+ * The end user's username and password, checked by the identity backend chain (docs/identity-backends.md), and the
+ * second factor in `otp` for a user who has one (docs/multi-factor-sign-in.md).
  */
 export const passwordGrant: Grant = async (ctx, req, p, client) => {
   const username = p.username;

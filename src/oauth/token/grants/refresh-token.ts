@@ -8,7 +8,7 @@ import { grantableScopes, requestedScopes } from '../scopes.ts';
 
 /**
  * Rotation with reuse detection: each refresh token works once; a second use revokes the family.
- * The token is spent with the issue of its successor, in one transaction (SPEC 7). A token whose
+ * The token is spent with the issue of its successor, in one transaction (docs/decisions.md). A token whose
  * sign-in had no second factor is not refreshed for a client that needs one now. Before that, the
  * user is re-read from their backend (a directory user removed or disabled there gets no new
  * tokens); if that backend is down the answer is `temporarily_unavailable` and the token stays usable.
@@ -27,7 +27,7 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   // RFC 8707: a refresh token stays with the resources it was issued for.
   const other = outsideGrant(row.resource, resources);
   if (other.length > 0) throw oauthError('invalid_target', `resource not among those the refresh token was issued for: ${other.join(' ')}`);
-  // SPEC 7: a client that needs a second factor now (or the server, `mfa.required`) refreshes no token
+  // docs/decisions.md: a client that needs a second factor now (or the server, `mfa.required`) refreshes no token
   // whose sign-in had none. The token is left as it is: signing in again with the factor is the way on.
   if ((ctx.config.mfa.required || client.requireMfa) && !row.amr?.includes('mfa')) {
     throw oauthError('invalid_grant', 'this application now needs a second factor: sign in again');
