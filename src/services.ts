@@ -135,7 +135,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
     audit,
     tokens: tokenService(queries.tokens, deps.config, deps.keys, { transaction }),
     clients: clientService(queries.clients, { transaction, secretKey: deps.secrets.clientSecrets, outbound: deps.outbound }),
-    users: userService(queries.users, { transaction, localBackend: deps.localBackend, directory: deps.directory }),
+    users: userService(queries.users, { transaction, localBackend: deps.localBackend, directory: deps.directory, upstreams: deps.config.identity.upstreams.map((u) => u.id) }),
     sessions,
     consents: consentStore(queries.consents),
     mfa: mfaService(queries.mfa, {
@@ -192,7 +192,7 @@ export async function createContext(config: Config, database: Database, logger: 
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, logger }) });
   }
   const resets = resetQueries(database);
-  const identity = new IdentityChain(members, userQueries(database), logger, { emailChanged: resets.discardAllOf });
+  const identity = new IdentityChain(members, userQueries(database), logger, { emailChanged: resets.discardAllOf, upstreams: config.identity.upstreams.map((u) => u.id) });
   let notices: LogoutNoticeWorker | undefined;
   // Every call out (client keys, back-channel logout, upstreams) and every registered URL obeys these.
   const outbound = addressRules(config.outbound.denyNetworks);

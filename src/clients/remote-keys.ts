@@ -2,6 +2,7 @@ import { createRemoteJWKSet, customFetch, errors, type JWTVerifyGetKey } from 'j
 import { clock } from '../clock.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
 import { asFetch } from '../outbound/as-fetch.ts';
+import { findOutboundError } from '../outbound/outbound-error.ts';
 
 /** A key set is a few keys: docs/decisions.md caps the answer, so a jwksUri cannot make the server read 600 MiB. */
 const JWKS_MAX_BYTES = 64 * 1024;
@@ -9,6 +10,13 @@ const JWKS_MAX_BYTES = 64 * 1024;
 const JWKS_TIMEOUT_MS = 2000;
 /** After a failed fetch the client's assertions are refused this long without another fetch (docs/decisions.md). */
 const FAILED_FETCH_PAUSE_MS = 30_000;
+
+/** The key set could not be read: no answer in time, not a key set, an error status, or our outbound rules. */
+const fetchFailed = (err: unknown): boolean =>
+  err instanceof errors.JWKSTimeout ||
+  err instanceof errors.JWKSInvalid ||
+  findOutboundError(err) !== undefined ||
+  (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC');
 
 /** The client's jwksUri could not be read lately: refused without fetching. */
 export class KeyFetchPaused extends Error {
@@ -54,8 +62,9 @@ export function remoteKeySets(rules: AddressRules) {
         try {
           return await set(header, token);
         } catch (err) {
-          // No key for that kid in a set that was read: the assertion's fault, not the fetch's.
-          if (!(err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys)) {
+          // Only a failed fetch pauses the client: a kid with no key, or a key that cannot be used, is
+          // the assertion's fault, and must not let anyone lock the client out for 30 s.
+          if (fetchFailed(err)) {
             if (failedAt.size > 10_000) failedAt.clear();
             failedAt.set(clientId, clock.now());
           }

@@ -46,6 +46,8 @@ export interface ChainOptions {
    * address must die with it (docs/decisions.md "Reset links and the admin's remedies").
    */
   emailChanged?: (userId: string) => Promise<void>;
+  /** The upstreams' ids: their users lose a verified email that a backend's user is given (docs/decisions.md "Upstream emails"). */
+  upstreams?: readonly string[];
 }
 
 /**
@@ -125,6 +127,11 @@ export class IdentityChain {
     return { ok: false, reason: 'invalid_credentials', skipped: [] };
   }
 
+  /** A backend's user now holds their email verified: no upstream account keeps it verified too. */
+  private async giveEmail(user: User, options: { claimedEmail?: boolean }): Promise<void> {
+    if (user.email && !options.claimedEmail) await this.users.demoteClaimedEmail(user.email, user.id, this.options.upstreams ?? []);
+  }
+
   /**
    * The local record of a backend's (or an upstream's, docs/upstream-identity-providers.md) user: created on first sign-in,
    * refreshed at each one, keyed by (backend id, external id). A directory's name belongs to the
@@ -164,7 +171,10 @@ export class IdentityChain {
       if (existing.username !== fields.username && fallback === undefined) await this.freeUsername(backendId, identity);
       const user = { ...existing, ...fields, updatedAt: now };
       await this.users.update(user);
-      if (existing.email !== user.email) await this.options.emailChanged?.(user.id);
+      if (existing.email !== user.email) {
+        await this.options.emailChanged?.(user.id);
+        await this.giveEmail(user, options);
+      }
       return user;
     }
     if (fallback === undefined) await this.freeUsername(backendId, identity);
@@ -179,6 +189,7 @@ export class IdentityChain {
     };
     try {
       await this.users.insert(user);
+      await this.giveEmail(user, options);
     } catch (err) {
       // Two first sign-ins at once: the other one created the record.
       const raced = await this.users.findByExternalId(backendId, identity.externalId);

@@ -97,6 +97,14 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
     const row = await db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).andWhere('email_verified', true).andWhereNot('id', exceptId).first('id');
     return row !== undefined;
   },
+  /**
+   * `email` becomes a verified address of `exceptId`: the upstream accounts (`upstreams`, their
+   * backends) that held it verified keep it unverified from now on (docs/decisions.md "Upstream emails").
+   */
+  async demoteClaimedEmail(email: string, exceptId: string, upstreams: readonly string[]): Promise<void> {
+    if (upstreams.length === 0) return;
+    await db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).whereIn('backend', [...upstreams]).andWhere('email_verified', true).andWhereNot('id', exceptId).update({ email_verified: false });
+  },
   async insert(user: User): Promise<void> {
     await db('users').insert(toRow(user));
   },

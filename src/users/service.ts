@@ -79,8 +79,9 @@ interface UserTransaction {
 /** The identity chain's password writes, for users of a directory whose backend allows a reset (docs/identity-backends.md). */
 export type DirectoryPasswords = Pick<IdentityChain, 'canWritePassword' | 'writePassword'>;
 
-export const userService = (queries: UserQueries, deps: { transaction: Transaction<UserTransaction>; localBackend: string; directory?: DirectoryPasswords }) => {
+export const userService = (queries: UserQueries, deps: { transaction: Transaction<UserTransaction>; localBackend: string; directory?: DirectoryPasswords; upstreams?: readonly string[] }) => {
   const { localBackend, transaction, directory } = deps;
+  const upstreams = deps.upstreams ?? [];
 
   /**
    * A directory user's new password, written with the backend's own rights (docs/identity-backends.md: `passwordReset: true`).
@@ -127,6 +128,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
     return transaction(async (tx) => {
       if (await tx.queries.users.findByUsername(localBackend, username)) throw new InputError('username', `${username} is taken`);
       await tx.queries.users.insert(user);
+      if (user.email) await tx.queries.users.demoteClaimedEmail(user.email, id, upstreams);
       await tx.audit.change('user.create', actor, { userId: id });
       return user;
     });
@@ -160,6 +162,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
       // A reset link mailed to the old address, or outstanding when the user was disabled, dies with
       // the change: re-enabling the user later does not bring it back (docs/decisions.md).
       if (disabling || next.email !== user.email) await tx.queries.resets.discardAllOf(id);
+      if (next.email && next.email !== user.email) await tx.queries.users.demoteClaimedEmail(next.email, id, upstreams);
       await tx.audit.change('user.update', actor, { userId: id });
       return next;
     });

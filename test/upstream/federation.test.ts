@@ -358,6 +358,15 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     expect(xml.toLowerCase()).not.toContain('alice@example.com');
   });
 
+  test('an upstream user who held an address first loses its verification when a local account is given it', async () => {
+    upstream.accounts.set('u-early', { sub: 'u-early', preferred_username: 'early', email: 'early@example.com', email_verified: true });
+    const early = await signedInUser('Partner IdP', 'u-early');
+    const verified = async () => (await server.sql('users').where({ id: early.id }).first('email_verified')).email_verified;
+    expect(Boolean(await verified())).toBe(true);
+    await server.user('early-local', 'early-local-password-1', { email: 'EARLY@example.com' });
+    expect(Boolean(await verified())).toBe(false);
+  });
+
   test('the start of upstream sign-ins is throttled per address', async () => {
     const origin = { ip: '203.0.113.9', requestId: 'r-starts' };
     const partner = server.ctx.upstreams.find('partner')!;
