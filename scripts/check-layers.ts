@@ -4,22 +4,27 @@
  *
  *   1 foundation   src/errors/, src/config/, src/crypto/, src/outbound/, src/clock.ts, src/paths.ts,
  *                  src/root.ts, src/metrics/{registry,request-stats}.ts, src/cluster/messages.ts
- *   2 database     src/db/ (connect, the fast statements and group commit, the gate, the `Transaction` type)
- *   3 queries      every `*queries.ts` module: the only SQL besides src/db/
- *   4 services     the rest of each capability's folder (audit, clients, users, tokens, login, mfa,
+ *   2 model        every `src/<capability>/model.ts`: the domain types (User, Client, SsoSession, …), no SQL
+ *   3 database     src/db/ (connect, the fast statements and group commit, the gate, the `Transaction` type)
+ *   4 queries      every `*queries.ts` module: the only SQL besides src/db/
+ *   5 services     the rest of each capability's folder (audit, clients, users, tokens, login, mfa,
  *                  throttle, keys, retention, identity, saml) and plugins/
- *   5 root         src/services.ts (the one composition root) and src/context.ts (the AppContext it builds)
- *   6 http         src/web/, src/oauth/, src/oidc/, src/admin/, src/admin-console/, src/ops/, src/http/,
+ *   6 root         src/services.ts (the one composition root) and src/context.ts (the AppContext it builds)
+ *   7 http         src/web/, src/oauth/, src/oidc/, src/admin/, src/admin-console/, src/ops/, src/http/,
  *                  src/metrics/http.ts, src/cluster/worker-metrics.ts, src/app.ts
- *   7 entry        src/server.ts, src/main.ts, src/cli/, src/cluster/primary.ts
+ *   8 entry        src/server.ts, src/main.ts, src/cli/, src/cluster/primary.ts
  *
  * A module may import (types included) from its own layer or a lower one. The check fails, naming
  * file and line, when
  *  - an import runs back up the layers;
  *  - modules import each other in a circle (types included: a circle of types is still one design);
  *  - SQL is built or run outside a queries module or src/db/;
- *  - a route, resolver or page (the http layer) imports a queries module: it goes through a service
- *    (types excepted: they are the data's shape);
+ *  - a route, resolver or page (the http layer) imports a queries module: it goes through a service;
+ *  - a module takes a domain type from a queries module: types live in model modules, and a queries
+ *    module lends only its own `…Queries` type (to the services it is handed to);
+ *  - the http layer records an audit event: the service that finishes an act writes its event;
+ *  - src/web/ imports src/oauth/: the protocol endpoints use the browser pages, never the reverse;
+ *  - a plugin imports anything of the server but the plugin kit (src/identity/plugin-kit.ts);
  *  - a module below the http layer imports express (types included).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -36,6 +41,7 @@ function files(dir: string): string[] {
 }
 
 const queriesModule = (f: string) => /(^|[/-])queries\.ts$/.test(f);
+const modelModule = (f: string) => /^src\/[a-z-]+\/model\.ts$/.test(f);
 
 /** The layers, bottom first; a module's layer is the one whose test it passes (services excludes queries modules). */
 const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
@@ -47,9 +53,10 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
       /^src\/metrics\/(registry|request-stats)\.ts$/.test(f) ||
       f === 'src/cluster/messages.ts',
   },
+  { name: 'model', holds: modelModule },
   { name: 'database', holds: (f) => f.startsWith('src/db/') },
   { name: 'queries', holds: queriesModule },
-  { name: 'services', holds: (f) => !queriesModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) || f.startsWith('plugins/')) },
+  { name: 'services', holds: (f) => !queriesModule(f) && !modelModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) || f.startsWith('plugins/')) },
   { name: 'root', holds: (f) => f === 'src/services.ts' || f === 'src/context.ts' },
   {
     name: 'http',
@@ -75,6 +82,12 @@ const valueImport = /^import\s+(?!type\b)[^;]*from\s+'([^']+)'/;
 /** Every `import … from`, `export … from` and `import('…')` of a relative module, with its line. */
 const importPattern = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g;
 
+/** `import {…} from '…'` and `export {…} from '…'` of a relative module, with the names. */
+const namedImport = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s+'(\.[^']+)'/g;
+/** An audit event recorded directly (`ctx.audit.record(…)`, `audit.record(…)`). */
+const auditCall = /\baudit\.record\s*\(/;
+const KIT = 'src/identity/plugin-kit.ts';
+
 interface Edge {
   to: string;
   line: number;
@@ -97,7 +110,23 @@ for (const path of [...files(join(root, 'src')), ...files(join(root, 'plugins'))
     if (imported && LAYERS[layerOf(file)]?.name === 'http' && queriesModule(imported)) {
       note(`${file}:${i + 1}: the HTTP layer imports a queries module (${imported}); go through a service`);
     }
+    if (LAYERS[layerOf(file)]?.name === 'http' && auditCall.test(code)) {
+      note(`${file}:${i + 1}: the HTTP layer records an audit event; the service that finishes the act writes it`);
+    }
   });
+  for (const match of text.matchAll(namedImport)) {
+    const [, names, spec] = match;
+    const line = text.slice(0, match.index).split('\n').length;
+    const target = normalize(join(dirname(file), spec!));
+    if (queriesModule(target) && !queriesModule(file) && !isDb(file) && file !== 'src/services.ts') {
+      const borrowed = names!.split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!).filter((n) => n && !n.endsWith('Queries'));
+      if (borrowed.length > 0) note(`${file}:${line}: takes ${borrowed.join(', ')} from a queries module (${target}); types live in model modules`);
+    }
+    if (file.startsWith('src/web/') && target.startsWith('src/oauth/')) note(`${file}:${line}: web imports oauth (${target}); the arrow runs oauth → web`);
+    if (file.startsWith('plugins/') && !target.startsWith(file.split('/').slice(0, 2).join('/') + '/') && target !== KIT) {
+      note(`${file}:${line}: a plugin imports ${target}; plugins use only the plugin kit (${KIT})`);
+    }
+  }
   const edges: Edge[] = [];
   for (const match of text.matchAll(importPattern)) {
     const spec = (match[1] ?? match[2])!;

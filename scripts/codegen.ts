@@ -22,9 +22,9 @@ const output = await codegen({
     useTypeImports: true,
     contextType: '../context.ts#AdminContext',
     mappers: {
-      Client: '../../clients/queries.ts#Client',
-      User: '../../users/queries.ts#User',
-      SamlServiceProvider: '../../saml/saml-queries.ts#ServiceProvider',
+      Client: '../../clients/model.ts#Client',
+      User: '../../users/model.ts#User',
+      SamlServiceProvider: '../../saml/model.ts#ServiceProvider',
     },
     enumValues: ENUM_VALUES,
     mapperTypeSuffix: 'Model',

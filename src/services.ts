@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { auditQueries } from './audit/queries.ts';
 import { auditLog, type AuditLog } from './audit/record.ts';
 import { tokenIssueAudit } from './audit/token-issues.ts';
-import { clientQueries, GRANT_TYPES } from './clients/queries.ts';
+import { clientQueries } from './clients/queries.ts';
+import { GRANT_TYPES } from './clients/model.ts';
 import { remoteKeySets } from './clients/remote-keys.ts';
 import { clientService, type ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
@@ -24,7 +25,8 @@ import { signInService } from './login/sign-in.ts';
 import { deviceCodes } from './tokens/device-codes.ts';
 import { deviceQueries } from './tokens/device-queries.ts';
 import { createMetrics } from './metrics/registry.ts';
-import { PURGED_TABLES, purgeQueries } from './retention/purge-queries.ts';
+import { purgeQueries } from './retention/purge-queries.ts';
+import { PURGED_TABLES } from './retention/model.ts';
 import { retention } from './retention/purge.ts';
 import { codeGuesses } from './throttle/code-guesses.ts';
 import { upstreamStarts } from './throttle/upstream-starts.ts';
@@ -188,11 +190,13 @@ export async function createContext(config: Config, database: Database, logger: 
   };
   // The chain comes first: a directory user's new password (setPassword) is written through it.
   const members = [];
+  const localRecords = userQueries(database);
   for (const entry of config.identity.backends) {
-    members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, logger }) });
+    const localUsers = { find: (username: string) => localRecords.findByUsername(entry.id, username), ping: localRecords.ping };
+    members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, localUsers, logger }) });
   }
   const resets = resetQueries(database);
-  const identity = new IdentityChain(members, userQueries(database), logger, { emailChanged: resets.discardAllOf, upstreams: config.identity.upstreams.map((u) => u.id) });
+  const identity = new IdentityChain(members, localRecords, logger, { emailChanged: resets.discardAllOf, upstreams: config.identity.upstreams.map((u) => u.id) });
   let notices: LogoutNoticeWorker | undefined;
   // Every call out (client keys, back-channel logout, upstreams) and every registered URL obeys these.
   const outbound = addressRules(config.outbound.denyNetworks);

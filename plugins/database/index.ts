@@ -1,17 +1,15 @@
 import { z } from 'zod';
-import { verifyPassword } from '../../src/crypto/passwords.ts';
-import { defineIdentityPlugin, type IdentityBackend } from '../../src/identity/contract.ts';
-import { userQueries } from '../../src/users/queries.ts';
+import { defineIdentityPlugin, verifyPassword, type IdentityBackend } from '../../src/identity/plugin-kit.ts';
 
 /** The built-in backend: users in Latchkey's own `users` table, argon2id hashes. */
 export default defineIdentityPlugin({
   id: 'database',
   configSchema: z.object({}).strict(),
   create(_config, ctx): IdentityBackend {
-    const users = userQueries(ctx.db);
+    const users = ctx.localUsers;
     return {
       async checkPassword(username, password) {
-        const user = await users.findByUsername(ctx.id, username);
+        const user = await users.find(username);
         // verifyPassword runs a decoy hash for unknown users: same timing for both answers.
         const validPassword = await verifyPassword(user?.passwordHash ?? null, password);
         if (!user) return { validPassword: false };

@@ -1,5 +1,5 @@
 import { ResultCodeError, type Entry } from 'ldapts';
-import type { AccountRefusal } from '../../src/identity/contract.ts';
+import type { AccountRefusal } from '../../src/identity/plugin-kit.ts';
 import { first, isDisabled, isExpired } from './attributes.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Entry } from 'ldapts';
-import type { AccountRefusal } from '../../src/identity/contract.ts';
+import type { AccountRefusal } from '../../src/identity/plugin-kit.ts';
 
 type Value = Entry[string];
 

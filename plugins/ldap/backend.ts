@@ -1,6 +1,6 @@
 import { InvalidCredentialsError, type Entry } from 'ldapts';
 import type { Logger } from 'pino';
-import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type KnownUser, type PasswordCheck, type PasswordWrite } from '../../src/identity/contract.ts';
+import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type KnownUser, type PasswordCheck, type PasswordWrite } from '../../src/identity/plugin-kit.ts';
 import { ACCOUNT_STATE_ATTRIBUTES, accountState, isInactivatedAccount } from './account-state.ts';
 import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, passwordExpiry, strings } from './attributes.ts';
 import { directoryTypeOf, servicePassword, type LdapConfig } from './config.ts';

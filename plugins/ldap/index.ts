@@ -1,4 +1,4 @@
-import { defineIdentityPlugin } from '../../src/identity/contract.ts';
+import { defineIdentityPlugin } from '../../src/identity/plugin-kit.ts';
 import { LdapBackend } from './backend.ts';
 import { ldapConfig } from './config.ts';
 

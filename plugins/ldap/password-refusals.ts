@@ -1,5 +1,4 @@
-import type { PasswordRefusal, PasswordWrite } from '../../src/identity/contract.ts';
-import { REFUSAL_WORDS } from '../../src/users/password-refusals.ts';
+import { REFUSAL_WORDS, type PasswordRefusal, type PasswordWrite } from '../../src/identity/plugin-kit.ts';
 import type { PolicyError } from './password-policy.ts';
 
 export const refused = (refusal: PasswordRefusal, message: string): PasswordWrite => ({ ok: false, refusal, message });

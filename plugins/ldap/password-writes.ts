@@ -1,5 +1,5 @@
 import { Attribute, Change, InvalidCredentialsError } from 'ldapts';
-import type { PasswordWrite } from '../../src/identity/contract.ts';
+import type { PasswordWrite } from '../../src/identity/plugin-kit.ts';
 import { adBindRefusal } from './attributes.ts';
 import { PASSWORD_MODIFY_OID, PasswordPolicyControl, passwordModifyValue } from './password-policy.ts';
 import { adRefusal, openLdapRefusal, refused, WRONG_PASSWORD } from './password-refusals.ts';

@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, ResultCodeError, type Change, type Control, type SearchOptions, type SearchResult } from 'ldapts';
 import type { Logger } from 'pino';
-import { BackendUnavailableError } from '../../src/identity/contract.ts';
+import { BackendUnavailableError } from '../../src/identity/plugin-kit.ts';
 import type { ServerList } from './servers.ts';
 
 /** The operations a pooled connection offers; each refuses to run on a connection that dropped. */

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { GraphQLError } from 'graphql';
 import type { AppContext } from '../context.ts';
-import { ADMIN_CLIENTS, ADMIN_SCOPE } from '../oauth/token/scopes.ts';
+import { ADMIN_CLIENTS, ADMIN_SCOPE } from '../clients/scopes.ts';
 import type { BearerRefusal } from '../tokens/service.ts';
 
 /** Who is calling the admin API: an admin user, or a client (service account) with the admin role. */

@@ -2,53 +2,8 @@ import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { num } from '../db/rows.ts';
-
-export type AuditKind =
-  | 'login.success'
-  | 'login.failure'
-  | 'login.throttled'
-  | 'token.issued'
-  | 'token.revoked'
-  | 'token.reuse_detected'
-  | 'code.replayed'
-  | 'consent.granted'
-  | 'consent.denied'
-  | 'device.code_refused'
-  | 'logout'
-  | 'admin.change'
-  | 'mfa.totp_enrolled'
-  | 'mfa.totp_removed'
-  | 'mfa.passkey_added'
-  | 'mfa.passkey_removed'
-  | 'mfa.recovery_code_used'
-  | 'mfa.recovery_codes_renewed'
-  | 'mfa.failure'
-  | 'mfa.guessing'
-  | 'account.password_changed'
-  /** docs/identity-backends.md: the directory's policy refused a new password, or the directory failed during the write. */
-  | 'account.password_change_refused'
-  | 'account.password_change_failed'
-  | 'account.signed_out_everywhere'
-  | 'logout.backchannel_delivered'
-  | 'logout.backchannel_failed'
-  | 'password_reset.requested'
-  | 'password_reset.mail_failed'
-  | 'password_reset.done'
-  | 'password_reset.failed'
-  /** docs/saml-applications.md: a SAML assertion sent to a service provider, and a SAML single logout. */
-  | 'saml.assertion_issued'
-  | 'saml.logout';
-
-export interface AuditEvent {
-  kind: AuditKind;
-  userId?: string | null;
-  clientId?: string | null;
-  actorUserId?: string | null;
-  actorClientId?: string | null;
-  ip?: string | null;
-  requestId?: string | null;
-  details?: Record<string, unknown>;
-}
+import { type AuditEvent } from './model.ts';
+import { type AuditKind } from './model.ts';
 
 /** A recorded event as the admin API shows it. */
 export interface StoredAuditEvent {

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DatabaseOutage } from '../db/outage.ts';
-import type { AuditEvent, AuditQueries } from './queries.ts';
+import type { AuditQueries } from './queries.ts';
+import type { AuditEvent } from './model.ts';
 import { clock } from '../clock.ts';
 
-export type { AuditEvent } from './queries.ts';
 
 /** Who made an admin change: a user through an admin token, a service account, the CLI or the server itself. */
 export interface Actor {

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { clock } from '../clock.ts';
 import { isDatabaseUnavailable, type DatabaseOutage } from '../db/outage.ts';
-import type { AuditEvent, AuditQueries } from './queries.ts';
+import type { AuditQueries } from './queries.ts';
+import type { AuditEvent } from './model.ts';
 import type { AuditLog } from './record.ts';
 
 const MINUTE_MS = 60_000;

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { AUTH_METHODS, type AuthMethod, type GrantType } from '../clients/queries.ts';
+import { AUTH_METHODS, type AuthMethod, type GrantType } from '../clients/model.ts';
 import { CLI_ACTOR } from '../audit/record.ts';
 import { loadConfig } from '../config/load.ts';
 import type { AppContext } from '../context.ts';

@@ -1,6 +1,6 @@
 import { createLocalJWKSet, type JSONWebKeySet } from 'jose';
 import { InputError } from '../errors/service.ts';
-import type { AuthMethod, Client } from './queries.ts';
+import type { AuthMethod, Client } from './model.ts';
 
 /** Algorithms a `private_key_jwt` assertion may be signed with (docs/connect-an-application.md); `client_secret_jwt`: HS256. */
 export const ASSERTION_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;

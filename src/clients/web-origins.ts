@@ -1,5 +1,5 @@
 import { InputError } from '../errors/service.ts';
-import type { Client } from './queries.ts';
+import type { Client } from './model.ts';
 
 /**
  * A browser app's origin (docs/connect-an-application.md, CORS): `scheme://host[:port]`, http or https, written exactly as

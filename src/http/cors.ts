@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import type { Client } from '../clients/queries.ts';
+import type { Client } from '../clients/model.ts';
 import { webOriginsOf } from '../clients/web-origins.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { User, UserQueries } from '../users/queries.ts';
+import type { UserQueries } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
 import { Breaker } from './breaker.ts';
 import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type PasswordWrite } from './contract.ts';
 import { clock } from '../clock.ts';

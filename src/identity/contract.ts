@@ -92,11 +92,35 @@ export interface IdentityBackend {
   close?(): Promise<void>;
 }
 
+/** A user record of Latchkey's own `users` table, as a backend that keeps its users there reads it. */
+export interface LocalUser {
+  id: string;
+  externalId: string;
+  username: string;
+  email: string | null;
+  displayName: string | null;
+  /** argon2id (PHC string); null for a user without a local password. */
+  passwordHash: string | null;
+  roles: string[];
+  groups: string[];
+  disabled: boolean;
+}
+
+/** The records of Latchkey's own `users` table that belong to this backend (its id). */
+export interface LocalUsers {
+  /** The record whose username is `username` (compared without case); undefined when there is none. */
+  find(username: string): Promise<LocalUser | undefined>;
+  /** Throws when the database cannot answer (a backend's `health`). */
+  ping(): Promise<unknown>;
+}
+
 export interface PluginContext {
   /** The backend's configured id (`identity.backends[].id`). */
   id: string;
   logger: Logger;
-  /** Latchkey's own database (knex and the prepared statements), for a backend that keeps users there. */
+  /** This backend's records in Latchkey's own `users` table (the built-in `database` backend keeps its users there). */
+  localUsers: LocalUsers;
+  /** Latchkey's own database (knex and the prepared statements), for a backend that keeps tables of its own. */
   db: Database;
 }
 

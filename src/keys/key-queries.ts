@@ -1,16 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { num, numOrNull } from '../db/rows.ts';
-
-/** A stored key: its private half still sealed under LATCHKEY_SECRET. */
-export interface StoredKey {
-  kid: string;
-  alg: string;
-  publicJwk: string;
-  privateJwkEnc: string;
-  createdAt: number;
-  activatesAt: number;
-  retiredAt: number | null;
-}
+import { type StoredKey } from './model.ts';
 
 export const keyQueries = ({ knex: db }: Database) => ({
   /** Keys still published: not retired, or retired after `retiredAfter`; in the order they sign. */

@@ -3,7 +3,8 @@ import { compactVerify, createLocalJWKSet, exportJWK, generateKeyPair, importJWK
 import { decrypt, encrypt } from '../crypto/secrets.ts';
 import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/record.ts';
 import type { Transaction } from '../db/transaction.ts';
-import type { KeyQueries, StoredKey } from './key-queries.ts';
+import type { KeyQueries } from './key-queries.ts';
+import type { StoredKey } from './model.ts';
 import { clock } from '../clock.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256'] as const;

@@ -1,16 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { num } from '../db/rows.ts';
-
-/** A logout notice waiting in the queue (Back-Channel Logout 1.0). */
-export interface QueuedLogout {
-  id: string;
-  clientId: string;
-  userId: string;
-  /** The session's `sid` as its id_tokens carried it. */
-  sid: string;
-  /** Deliveries tried so far. */
-  attempts: number;
-}
+import { type QueuedLogout } from './model.ts';
 
 /** Who to tell: a session that ends and a client with a back-channel URI that got a code or token in it. */
 export interface LogoutTarget {

@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { AuditLog } from '../audit/record.ts';
-import type { Client } from '../clients/queries.ts';
+import type { Client } from '../clients/model.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
 import { outboundFetch } from '../outbound/fetch.ts';
 import { outboundReason } from '../outbound/outbound-error.ts';
-import type { BackchannelQueries, QueuedLogout } from './backchannel-queries.ts';
+import type { BackchannelQueries } from './backchannel-queries.ts';
+import type { QueuedLogout } from './model.ts';
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 /** Per delivery (docs/connect-an-application.md: at most 5 s per client). */

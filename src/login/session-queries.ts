@@ -1,25 +1,12 @@
 import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { json, num, numOrNull } from '../db/rows.ts';
+import { type Amr, type SsoSession } from './model.ts';
 
 /**
  * RFC 8176 authentication method references, as a session stores them and the id_token's `amr`
  * carries them. Declared with the stored session, the lowest place that needs it.
  */
-/** RFC 8176; `fed`: signed in through an upstream identity provider (docs/upstream-identity-providers.md). */
-export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa' | 'fed';
-
-export interface SsoSession {
-  /** The stored id: a hash of the cookie value, so a database read gives no usable cookie. */
-  id: string;
-  userId: string;
-  authTime: number;
-  /** The factors the sign-in used (RFC 8176); sessions from before they were kept used a password. */
-  amr: Amr[];
-  /** When the user last proved a factor again in this session; null: not since `authTime`. */
-  provedAt: number | null;
-  expiresAt: number;
-}
 
 const sql = {
   insert: statement('insert into sso_sessions (id_hash, user_id, auth_time, amr, expires_at, created_at) values (?, ?, ?, ?, ?, ?)'),

@@ -1,11 +1,11 @@
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { TokenQueries } from '../tokens/queries.ts';
-import type { Amr, SessionQueries, SsoSession } from './session-queries.ts';
+import type { SessionQueries } from './session-queries.ts';
+import type { Amr, SsoSession } from './model.ts';
 import { sessionEnds, type LogoutNotices } from './session-ends.ts';
 import type { Transaction } from '../db/transaction.ts';
 import { clock } from '../clock.ts';
 
-export type { SsoSession } from './session-queries.ts';
 
 /** How recent a proof must be to add a factor without being asked again (docs/decisions.md, "Adding a factor"). */
 export const PROOF_WINDOW_MS = 5 * 60 * 1000;

@@ -2,12 +2,13 @@ import type { AuditLog } from '../audit/record.ts';
 import type { IdentityChain } from '../identity/chain.ts';
 import { BackendUnavailableError, type AccountRefusal } from '../identity/contract.ts';
 import { NO_BACKEND, type Metrics } from '../metrics/registry.ts';
-import { withMfa, type Amr, type MfaService } from '../mfa/service.ts';
+import { withMfa, type MfaService } from '../mfa/service.ts';
+import type { Amr } from './model.ts';
 import { accountKey } from '../throttle/account-key.ts';
 import { deviceFor, issueDeviceCookie } from '../throttle/device-cookie.ts';
 import type { CodeGuesses } from '../throttle/code-guesses.ts';
 import type { Lane, LoginThrottle } from '../throttle/login-throttle.ts';
-import type { User } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
 
 export interface SignInAttempt {
   username: string;

@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { json, num } from '../db/rows.ts';
+import { type StoredChallenge, type StoredPasskey } from './model.ts';
 
 /**
  * The counts, prepared once (the factor count is asked at every password sign-in); passkeys are
@@ -15,26 +16,6 @@ export interface StoredTotp {
   secretEnc: string;
   confirmedAt: number | null;
   lastStep: number;
-}
-
-export interface StoredPasskey {
-  credentialId: string;
-  userId: string;
-  publicKey: string;
-  counter: number;
-  transports: string[];
-  name: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-}
-
-/** A WebAuthn ceremony's challenge, kept until it is used once or expires. */
-export interface StoredChallenge {
-  challenge: string;
-  purpose: 'register' | 'login';
-  /** The user registering, or the user expected at a second step; null for a passkey alone. */
-  userId: string | null;
-  expiresAt: number;
 }
 
 const toPasskey = (r: Record<string, unknown>): StoredPasskey => ({

@@ -7,8 +7,9 @@ import type {
 } from '@simplewebauthn/server';
 import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
-import type { User } from '../users/queries.ts';
-import type { MfaQueries, StoredChallenge, StoredPasskey } from './mfa-queries.ts';
+import type { User } from '../users/model.ts';
+import type { MfaQueries } from './mfa-queries.ts';
+import type { StoredChallenge, StoredPasskey } from './model.ts';
 
 /**
  * @simplewebauthn/server, loaded at the first passkey ceremony: its certificate and CBOR parsers take

@@ -3,15 +3,14 @@ import type { SessionStore } from '../login/sessions.ts';
 import type { Transaction } from '../db/transaction.ts';
 import { clock } from '../clock.ts';
 import { decrypt, encrypt } from '../crypto/secrets.ts';
-import type { User } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
 import type { MfaQueries } from './mfa-queries.ts';
 import type { ResetQueries } from '../password-reset/reset-queries.ts';
 import { newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeHash } from './recovery-codes.ts';
 import { passkeyService } from './passkeys.ts';
 import { matchingStep, newTotpSecret, totpUri } from './totp.ts';
-import type { Amr } from '../login/session-queries.ts';
+import type { Amr } from '../login/model.ts';
 
-export type { Amr };
 
 export interface MfaStatus {
   totp: boolean;

@@ -1,7 +1,8 @@
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { addressOf } from '../throttle/address.ts';
-import { flatLadder, type Ladder, type ThrottleQueries } from '../throttle/throttle-queries.ts';
+import { type ThrottleQueries } from '../throttle/throttle-queries.ts';
+import { flatLadder, type Ladder } from '../throttle/model.ts';
 
 /**
  * Reset requests counted per account and per address (docs/password-reset-by-mail.md), in the brute-force policy's table so

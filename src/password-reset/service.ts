@@ -9,7 +9,7 @@ import { BackendUnavailableError } from '../identity/contract.ts';
 import type { SignInService } from '../login/sign-in.ts';
 import type { MfaService } from '../mfa/service.ts';
 import type { ThrottleQueries } from '../throttle/throttle-queries.ts';
-import type { User } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
 import { PasswordRefused } from '../users/password-refusals.ts';
 import { checkPassword, type UserService } from '../users/service.ts';
 import type { Mailer } from './mailer.ts';

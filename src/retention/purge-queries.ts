@@ -1,9 +1,6 @@
 import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
-
-/** Each table the purge keeps small, with the primary key a batch is chosen by. */
-export const PURGED_TABLES = ['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events', 'webauthn_challenges', 'pending_sign_ins', 'client_assertion_jtis', 'device_codes', 'password_reset_tokens', 'upstream_sign_ins', 'saml_request_ids', 'saml_session_participants'] as const;
-export type PurgedTable = (typeof PURGED_TABLES)[number];
+import { type PurgedTable } from './model.ts';
 
 /** What makes a row of each table dead, as of `now` (ms). */
 export interface Cutoffs {

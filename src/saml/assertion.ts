@@ -1,10 +1,10 @@
 import { createHmac, randomBytes, X509Certificate } from 'node:crypto';
 import { promisify } from 'node:util';
 import xmlenc from 'xml-encryption';
-import type { Amr } from '../login/session-queries.ts';
-import type { User } from '../users/queries.ts';
+import type { Amr } from '../login/model.ts';
+import type { User } from '../users/model.ts';
 import type { SamlSigner } from './idp-keys.ts';
-import type { NameIdFormat, ServiceProvider } from './saml-queries.ts';
+import type { NameIdFormat, ServiceProvider } from './model.ts';
 import { signRoot } from './signatures.ts';
 import { NAME_ID_FORMAT_URIS } from './sp-metadata.ts';
 import { escapeXml, NS } from './xml.ts';

@@ -1,14 +1,15 @@
 import { createHash } from 'node:crypto';
 import { clock } from '../clock.ts';
 import { sessionSid } from '../crypto/tokens.ts';
-import type { SsoSession } from '../login/session-queries.ts';
-import type { User } from '../users/queries.ts';
+import type { SsoSession } from '../login/model.ts';
+import type { User } from '../users/model.ts';
 import { failureResponse, nameIdOf, signOnResponse } from './assertion.ts';
 import { idpMetadata } from './idp-metadata.ts';
 import type { SamlKeys } from './idp-keys.ts';
 import { logoutRequestUrl, logoutResponseUrl } from './logout.ts';
 import { authenticated, checkDestination, decode, idAndTime, open, REQUEST_MAX_AGE_MS, CLOCK_SKEW_MS } from './messages.ts';
-import type { NameIdFormat, Participant, SamlQueries, ServiceProvider } from './saml-queries.ts';
+import type { SamlQueries } from './saml-queries.ts';
+import type { NameIdFormat, Participant, ServiceProvider } from './model.ts';
 import type { ServiceProviders } from './service-providers.ts';
 import { BINDINGS, NAME_ID_FORMAT_URIS, nameIdFormatOf } from './sp-metadata.ts';
 import { NS, onlyChild, SamlInputError, xsBoolean } from './xml.ts';

@@ -1,6 +1,6 @@
 import { deflateRawSync } from 'node:zlib';
 import { newId } from './assertion.ts';
-import type { Participant } from './saml-queries.ts';
+import type { Participant } from './model.ts';
 import { signedRedirectQuery } from './signatures.ts';
 import { NAME_ID_FORMAT_URIS } from './sp-metadata.ts';
 import { escapeXml, NS } from './xml.ts';

@@ -1,6 +1,6 @@
 import { verifiedRoot, verifyRedirect, type RedirectMessage } from './signatures.ts';
 import { fromBase64, inflateBounded, NS, onlyChild, parseXml, SamlInputError } from './xml.ts';
-import type { ServiceProvider } from './saml-queries.ts';
+import type { ServiceProvider } from './model.ts';
 import { clock } from '../clock.ts';
 
 /** How far an SP's clock may be off, and how old a request may be. */

@@ -1,47 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { bool, json, num } from '../db/rows.ts';
-
-/** The NameID formats Latchkey issues (docs/saml-applications.md), by their short names. */
-export const NAME_ID_FORMATS = ['persistent', 'emailAddress', 'unspecified'] as const;
-export type NameIdFormat = (typeof NAME_ID_FORMATS)[number];
-
-/** A registered SAML service provider: the SAML sibling of an OAuth client. */
-export interface ServiceProvider {
-  /** A short id (uuid) for the places that hold 128 characters: audit events, the sign-in's flow. */
-  id: string;
-  entityId: string;
-  name: string;
-  /** Where responses may go; the first is the default when a request names none. */
-  assertionConsumerServiceUrls: string[];
-  /**
-   * The metadata's `index` of each URL above, in the same order; null when the URLs were given
-   * explicitly, and then a URL's index is its position.
-   */
-  acsIndexes: number[] | null;
-  /** Its HTTP-Redirect SingleLogoutService; null: it is not told of logouts. */
-  singleLogoutServiceUrl: string | null;
-  /** PEM: checks its signed requests. */
-  signingCertificate: string | null;
-  /** PEM: its assertions are encrypted to it (when `encryptAssertions`). */
-  encryptionCertificate: string | null;
-  nameIdFormat: NameIdFormat;
-  /** The attributes released: among uid, mail, displayName, groups. */
-  attributes: string[];
-  signAssertions: boolean;
-  signResponses: boolean;
-  encryptAssertions: boolean;
-  wantAuthnRequestsSigned: boolean;
-  allowIdpInitiated: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** A service provider that got an assertion in a session: told when the session ends by logout. */
-export interface Participant {
-  spId: string;
-  nameId: string;
-  nameIdFormat: NameIdFormat;
-}
+import { type NameIdFormat, type ServiceProvider, type Participant } from './model.ts';
 
 type Row = Record<string, unknown>;
 

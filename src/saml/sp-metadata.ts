@@ -1,4 +1,4 @@
-import type { NameIdFormat } from './saml-queries.ts';
+import type { NameIdFormat } from './model.ts';
 import { children, MAX_METADATA_BYTES, NS, onlyChild, parseXml, SamlInputError, toPem, xsBoolean } from './xml.ts';
 
 export const BINDINGS = {

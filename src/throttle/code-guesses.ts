@@ -1,6 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import { clock } from '../clock.ts';
-import { flatLadder, type ThrottleQueries } from './throttle-queries.ts';
+import { type ThrottleQueries } from './throttle-queries.ts';
+import { flatLadder } from './model.ts';
 
 /**
  * Wrong second-factor codes per account over a long window (docs/decisions.md, "Second-factor guessing"): only

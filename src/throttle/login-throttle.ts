@@ -1,5 +1,6 @@
 import type { Config } from '../config/schema.ts';
-import type { Ladder, KeyOutcome, ThrottleQueries } from './throttle-queries.ts';
+import type { ThrottleQueries } from './throttle-queries.ts';
+import type { Ladder, KeyOutcome } from './model.ts';
 import { addressOf } from './address.ts';
 import { SlotWaiters } from './slot-waiters.ts';
 import { clock } from '../clock.ts';

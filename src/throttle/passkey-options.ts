@@ -1,7 +1,8 @@
 import type { Config } from '../config/schema.ts';
 import { clock } from '../clock.ts';
 import { addressOf } from './address.ts';
-import { flatLadder, type ThrottleQueries } from './throttle-queries.ts';
+import { type ThrottleQueries } from './throttle-queries.ts';
+import { flatLadder } from './model.ts';
 
 /**
  * WebAuthn options handed out per address (`POST /passkey/options`): each one stores a challenge, so

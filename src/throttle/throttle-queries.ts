@@ -1,21 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { statement, type Statement, type Step } from '../db/statements.ts';
 import { num } from '../db/rows.ts';
-
-/** A delay ladder: how long a key waits after its `n`-th counted failure within a window. */
-export interface Ladder {
-  /** Failures within the window before any delay; also how many attempts may be checked at once. */
-  free: number;
-  /** Delay after failure number `free`, doubling with each further one. */
-  baseMs: number;
-  maxMs: number;
-  windowMs: number;
-}
-
-/** A limit rather than a ladder: past `free` within the window, one block of `blockMs`, never doubling. */
-export const flatLadder = (free: number, blockMs: number, windowMs: number): Ladder => ({ free, baseMs: blockMs, maxMs: blockMs, windowMs });
-
-export const delayMs = (n: number, l: Ladder): number => (n < l.free ? 0 : Math.min(l.baseMs * 2 ** (n - l.free), l.maxMs));
+import { delayMs, type Ladder, type KeyOutcome } from './model.ts';
 
 /**
  * The delay after the n-th failure as SQL, so that counting and blocking are one statement: a CASE
@@ -90,12 +76,6 @@ const sql = {
   release: named(releaseSql),
   state: statement('select failures, window_start, blocked_until from login_throttle where key = ?'),
 };
-
-/** What one key's count does when an attempt ends. */
-export type KeyOutcome =
-  | { key: string; outcome: 'failed'; ladder: Ladder; held: boolean }
-  | { key: string; outcome: 'cleared'; held: boolean }
-  | { key: string; outcome: 'released' };
 
 export const throttleQueries = ({ knex: db, fast }: Database) => {
   const fails = new Map<Ladder, ReturnType<typeof named>>();

@@ -1,7 +1,8 @@
 import type { Config } from '../config/schema.ts';
 import { clock } from '../clock.ts';
 import { addressOf } from './address.ts';
-import { flatLadder, type ThrottleQueries } from './throttle-queries.ts';
+import { type ThrottleQueries } from './throttle-queries.ts';
+import { flatLadder } from './model.ts';
 
 /**
  * Round trips to upstream identity providers started per address (docs/upstream-identity-providers.md): each start writes a row

@@ -1,4 +1,4 @@
-import type { AccessGrant } from './queries.ts';
+import type { AccessGrant } from './model.ts';
 
 /**
  * Why an access token is no good. A revoked token and a token of a deleted client or user are gone

@@ -1,9 +1,10 @@
-import type { Client } from '../clients/queries.ts';
+import type { Client } from '../clients/model.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
-import type { Amr } from '../mfa/service.ts';
-import type { CodeRow, TokenQueries } from './queries.ts';
+import type { Amr } from '../login/model.ts';
+import type { TokenQueries } from './queries.ts';
+import type { CodeRow } from './model.ts';
 import { replays } from './replays.ts';
 import type { AuditTrail } from './trail.ts';
 

@@ -1,10 +1,11 @@
 import { randomInt } from 'node:crypto';
-import type { Client } from '../clients/queries.ts';
+import type { Client } from '../clients/model.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
-import type { Amr } from '../mfa/service.ts';
-import type { DeviceQueries, DeviceRow } from './device-queries.ts';
+import type { Amr } from '../login/model.ts';
+import type { DeviceQueries } from './device-queries.ts';
+import type { DeviceRow } from './model.ts';
 
 /** RFC 8628 §6.1: no vowels (no words), no look-alikes; 20^8 codes. */
 const ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';

@@ -1,21 +1,6 @@
 import type { Database } from '../db/database.ts';
-
-export type DeviceStatus = 'pending' | 'approved' | 'denied' | 'used';
-
-export interface DeviceRow {
-  deviceCodeHash: string;
-  userCode: string;
-  clientId: string;
-  scope: string;
-  status: DeviceStatus;
-  userId: string | null;
-  sessionId: string | null;
-  authTime: number | null;
-  amr: string | null;
-  intervalS: number;
-  polledAt: number | null;
-  expiresAt: number;
-}
+import { type DeviceRow } from './model.ts';
+import { type DeviceStatus } from './model.ts';
 
 const toRow = (r: Record<string, unknown>): DeviceRow => ({
   deviceCodeHash: String(r.device_code_hash),

@@ -1,9 +1,9 @@
-import type { Client } from '../clients/queries.ts';
+import type { Client } from '../clients/model.ts';
 import { clock } from '../clock.ts';
 import { sessionSid } from '../crypto/tokens.ts';
 import type { Config } from '../config/schema.ts';
 import { atHash, type SigningKeys } from '../keys/signing-keys.ts';
-import type { Amr } from '../mfa/service.ts';
+import type { Amr } from '../login/model.ts';
 import { scopedClaims, type ClaimsUser } from './claims.ts';
 
 /** What an id_token says beyond the user's claims: the sign-in it stands for. */

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { Client, GrantType } from '../clients/queries.ts';
+import type { Client, GrantType } from '../clients/model.ts';
 import { audClaim } from '../clients/resource.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
-import type { Amr } from '../mfa/service.ts';
+import type { Amr } from '../login/model.ts';
 import type { ClaimsUser } from './claims.ts';
 import { CODE_HASH, type FoundCode } from './codes.ts';
 import { signIdToken } from './id-token.ts';
 import { issuerAudience, JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
-import type { RefreshRow, Spend, TokenQueries } from './queries.ts';
+import type { TokenQueries } from './queries.ts';
+import type { RefreshRow, Spend } from './model.ts';
 import { replays } from './replays.ts';
 import type { AuditTrail } from './trail.ts';
 

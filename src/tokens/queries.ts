@@ -1,53 +1,10 @@
 import type { Database } from '../db/database.ts';
 import { statement, type Statement, type Step } from '../db/statements.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
-import type { Amr } from '../login/session-queries.ts';
-import { joinedUser, joinedUserColumns, type User } from '../users/queries.ts';
-
-export interface CodeRow {
-  codeHash: string;
-  clientId: string;
-  userId: string;
-  sessionId: string | null;
-  redirectUri: string;
-  scope: string;
-  nonce: string | null;
-  codeChallenge: string | null;
-  codeChallengeMethod: string | null;
-  authTime: number;
-  /** How the user signed in (RFC 8176), for the id_token; null for codes issued before it was kept. */
-  amr: Amr[] | null;
-  /** RFC 8707: the resources the authorization request named (space-separated); the token request may name only these. */
-  resource: string | null;
-  expiresAt: number;
-  /** Refused before it was redeemed: the user's credentials changed, or its session ended (docs/decisions.md). */
-  revokedAt: number | null;
-  /** When the code's SSO session expires; null when that session is gone. */
-  sessionExpiresAt: number | null;
-  /** Its user as stored now, read with the code; undefined when deleted. */
-  user: User | undefined;
-}
-
-export interface RefreshRow {
-  tokenHash: string;
-  familyId: string;
-  clientId: string;
-  userId: string;
-  scope: string;
-  sessionId: string | null;
-  codeHash: string | null;
-  authTime: number | null;
-  amr: Amr[] | null;
-  /** RFC 8707: the resources its access tokens may be for (space-separated), kept through rotation. */
-  resource: string | null;
-  expiresAt: number;
-  rotatedAt: number | null;
-  revokedAt: number | null;
-  /** Its client may still use OAuth (`oauthEnabled`), read with the token. */
-  clientOauthEnabled: boolean;
-  /** Its user as stored now, read with the token; undefined when deleted. */
-  user: User | undefined;
-}
+import type { Amr } from '../login/model.ts';
+import { joinedUser, joinedUserColumns } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
+import { type CodeRow, type RefreshRow, type Spend, type AccessGrant } from './model.ts';
 
 const toCode = (r: Record<string, unknown>): CodeRow => ({
   codeHash: String(r.code_hash),
@@ -102,25 +59,6 @@ export interface NewCode {
   resource: string | null;
   expires_at: number;
   created_at: number;
-}
-
-/** What new tokens are issued for, spent in the same transaction: a code (by hash) or a refresh token. */
-export type Spend = { code: string } | { refresh: string };
-
-/** An access token as the resources see it: its scope, its client, and its user (none for client_credentials). */
-export interface AccessGrant {
-  clientId: string;
-  /** The user the token was issued for (null for client_credentials), even when the user is gone. */
-  userId: string | null;
-  /** The SSO session the token was issued in (null for grants without a browser). */
-  sessionId: string | null;
-  scopes: string[];
-  /** RFC 8707: whom the token is for (its JWT's `aud`); null for a token issued before it was kept. */
-  audience: string | null;
-  expiresAt: number;
-  createdAt: number;
-  client: { oauthEnabled: boolean; roles: string[]; scopes: string[] };
-  user: { id: string; username: string; email: string | null; emailVerified: boolean; displayName: string | null; groups: string[]; roles: string[]; disabled: boolean } | null;
 }
 
 const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({

@@ -1,4 +1,4 @@
-import type { Client } from '../clients/queries.ts';
+import type { Client } from '../clients/model.ts';
 import type { Config } from '../config/schema.ts';
 import { hashToken } from '../crypto/tokens.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
@@ -6,7 +6,8 @@ import type { Actor, AuditLog } from '../audit/record.ts';
 import { InputError } from '../errors/service.ts';
 import type { Transaction } from '../db/transaction.ts';
 import type { SessionStore } from '../login/sessions.ts';
-import type { RefreshRow, TokenQueries } from './queries.ts';
+import type { TokenQueries } from './queries.ts';
+import type { RefreshRow } from './model.ts';
 import { clock } from '../clock.ts';
 import { judgeBearer, type Bearer } from './bearer.ts';
 import { codeRules } from './codes.ts';

@@ -3,23 +3,7 @@ import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
 import { bool, json, num } from '../db/rows.ts';
-
-export interface User {
-  id: string;
-  backend: string;
-  externalId: string;
-  username: string;
-  email: string | null;
-  /** False for an upstream's address that another account held first: kept, never released as verified. */
-  emailVerified: boolean;
-  displayName: string | null;
-  passwordHash: string | null;
-  roles: string[];
-  groups: string[];
-  disabled: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
+import { type User } from './model.ts';
 
 function toUser(r: Record<string, unknown>): User {
   return {

@@ -7,7 +7,8 @@ import type { Transaction } from '../db/transaction.ts';
 import type { SessionStore } from '../login/sessions.ts';
 import type { IdentityChain } from '../identity/chain.ts';
 import type { ResetQueries } from '../password-reset/reset-queries.ts';
-import type { User, UserQueries } from './queries.ts';
+import type { UserQueries } from './queries.ts';
+import type { User } from './model.ts';
 import { PasswordRefused, refusalWords } from './password-refusals.ts';
 import { clock } from '../clock.ts';
 

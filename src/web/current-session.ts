@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import type { AppContext } from '../context.ts';
-import type { User } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
 import { readCookie, SSO_COOKIE } from './cookies.ts';
-import type { SsoSession } from '../login/sessions.ts';
+import type { SsoSession } from '../login/model.ts';
 
 export interface SignedIn {
   session: SsoSession;

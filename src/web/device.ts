@@ -1,8 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.ts';
-import { sendPageError } from '../http/page-errors.ts';
-import { readParams } from '../oauth/params.ts';
-import { grantableScopes } from '../oauth/token/scopes.ts';
+import { sendPageError } from './page-errors.ts';
+import { readParams } from '../http/params.ts';
+import { grantableScopes } from '../clients/scopes.ts';
 import { paths } from '../paths.ts';
 import { showUserCode } from '../tokens/device-codes.ts';
 import { secureCookies } from './cookies.ts';

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { AppContext } from '../context.ts';
 import { BackendUnavailableError, type PasswordRefusal } from '../identity/contract.ts';
-import type { User } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
 
 /** How a change of a directory password ended, as a page tells it. */
 export type DirectoryChange = { ok: true } | { ok: false; status: number; message: string; wrongPassword?: boolean };

@@ -4,7 +4,7 @@ import { hkdfSync } from 'node:crypto';
 import { seal, unseal } from '../crypto/sealed.ts';
 import { decrypt, encrypt } from '../crypto/secrets.ts';
 import { hashToken, randomToken, safeEqual } from '../crypto/tokens.ts';
-import type { Amr } from '../mfa/service.ts';
+import type { Amr } from '../login/model.ts';
 import { cookieOptions, readCookie } from './cookies.ts';
 import type { SessionStore } from '../login/sessions.ts';
 

@@ -1,8 +1,8 @@
 import type { Response } from 'express';
 import type { AppContext } from '../context.ts';
-import type { Amr } from '../mfa/service.ts';
+import type { Amr } from '../login/model.ts';
 import { DEVICE_COOKIE, deviceCookieOptions } from '../throttle/device-cookie.ts';
-import type { User } from '../users/queries.ts';
+import type { User } from '../users/model.ts';
 import { cookieOptions, secureCookies, SSO_COOKIE } from './cookies.ts';
 import type { SignedIn } from './current-session.ts';
 

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../context.ts';
-import { sendPageError } from '../http/page-errors.ts';
+import { sendPageError } from './page-errors.ts';
 import { errorPage } from './pages/error.ts';
 import { showStep, type Place } from './sign-in/show.ts';
 import { upstreamSteps } from './sign-in/upstream.ts';

@@ -374,7 +374,7 @@ describe('the LDAP backend\'s resetPassword (OpenLDAP)', () => {
   test('writes with the service account; the policy still refuses a short one', async () => {
     const { default: plugin } = await import('../../plugins/ldap/index.ts');
     const pino = (await import('pino')).default;
-    const backend = await plugin.create(plugin.configSchema.parse(ldapBackendConfig(slapd, { passwordReset: true })), { id: 'corp', logger: pino({ level: 'silent' }), db: undefined as never });
+    const backend = await plugin.create(plugin.configSchema.parse(ldapBackendConfig(slapd, { passwordReset: true })), { id: 'corp', logger: pino({ level: 'silent' }), db: undefined as never, localUsers: undefined as never });
     try {
       const check = await backend.checkPassword('bob', 'bob-directory-pw');
       const known = { username: 'bob', externalId: check.identity!.externalId };

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { AuditLog } from '../../audit/record.ts';
 import type { Metrics } from '../../metrics/registry.ts';
-import type { Amr } from '../../login/session-queries.ts';
-import type { User } from '../../users/queries.ts';
+import type { Amr } from '../../login/model.ts';
+import type { User } from '../../users/model.ts';
 import type { IdentityChain } from '../chain.ts';
 import type { Upstream, UpstreamFault, UpstreamIdentity } from './contract.ts';
 import { upstreamUsername } from './policy.ts';

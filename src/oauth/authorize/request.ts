@@ -1,10 +1,11 @@
 import { redirectUriMatches } from '../../clients/redirect-match.ts';
-import type { Client } from '../../clients/queries.ts';
+import type { Client } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
 import { forClient, OAuthError, oauthError } from '../../errors/oauth.ts';
-import { resourcesParam, type Params } from '../params.ts';
+import { type Params } from '../../http/params.ts';
+import { resourcesParam } from '../resources-param.ts';
 import { joinResources } from '../../clients/resource.ts';
-import { scopesAllowed, withoutIgnoredScopes } from '../token/scopes.ts';
+import { scopesAllowed, withoutIgnoredScopes } from '../../clients/scopes.ts';
 
 /** How the authorization response reaches the client: `query` (the default) or `form_post`. */
 export type ResponseMode = 'query' | 'form_post';

@@ -1,11 +1,11 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { sendPageError } from '../../http/page-errors.ts';
+import { sendPageError } from '../../web/page-errors.ts';
 import { showStep, type Place } from '../../web/sign-in/show.ts';
 import { signInSteps, type Flow } from '../../web/sign-in/steps.ts';
 import { oauthError } from '../../errors/oauth.ts';
-import { readParams } from '../params.ts';
-import { grantableScopes } from '../token/scopes.ts';
+import { readParams } from '../../http/params.ts';
+import { grantableScopes } from '../../clients/scopes.ts';
 import { parseAuthorizeRequest, RedirectError, type AuthorizeRequest } from './request.ts';
 import { sendAuthorizationResponse } from './respond.ts';
 

@@ -1,12 +1,12 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import type { Client } from '../../clients/queries.ts';
+import type { Client } from '../../clients/model.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
 import { sendJson } from '../../http/send-json.ts';
 import { paths } from '../../paths.ts';
-import { readParams } from '../params.ts';
+import { readParams } from '../../http/params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
-import { clientScopes } from '../token/scopes.ts';
+import { clientScopes } from '../../clients/scopes.ts';
 
 /**
  * `POST /oauth/v20/device_authorization` (RFC 8628 §3.1-3.2): the client authenticates as at the

@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import type { Client } from '../../clients/queries.ts';
+import type { Client } from '../../clients/model.ts';
 import { audClaim } from '../../clients/resource.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
-import { readParams } from '../params.ts';
+import { readParams } from '../../http/params.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 import { sendJson } from '../../http/send-json.ts';
 

@@ -1,14 +1,14 @@
 import { redirectUriMatches } from '../../clients/redirect-match.ts';
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { sendPageError } from '../../http/page-errors.ts';
+import { sendPageError } from '../../web/page-errors.ts';
 import { cookieOptions, readCookie, SSO_COOKIE } from '../../web/cookies.ts';
 import { checkCsrfToken, issueCsrfToken } from '../../web/csrf.ts';
 import { logoutConfirmPage, signedOutPage } from '../../web/pages/logout.ts';
 import { redirectWith } from '../authorize/request.ts';
 import { oauthError } from '../../errors/oauth.ts';
 import { sessionSid } from '../../crypto/tokens.ts';
-import { readParams } from '../params.ts';
+import { readParams } from '../../http/params.ts';
 
 /** The parameters the confirmation form carries back. */
 const carried = ['client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;

@@ -1,8 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import type { Client } from '../../clients/queries.ts';
+import type { Client } from '../../clients/model.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
-import { readParams } from '../params.ts';
+import { readParams } from '../../http/params.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from '../token/client-auth.ts';
 

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ASSERTION_ALGS, methodsOf } from '../../clients/auth-method.ts';
-import type { Client } from '../../clients/queries.ts';
+import type { Client } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
 import { oauthError, type OAuthError } from '../../errors/oauth.ts';
 import { paths } from '../../paths.ts';

@@ -1,8 +1,8 @@
 import type { Request } from 'express';
-import type { Client } from '../../clients/queries.ts';
+import type { Client } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
 import type { AuditTrail, TokenRequest } from '../../tokens/service.ts';
-import type { Params } from '../params.ts';
+import type { Params } from '../../http/params.ts';
 
 /**
  * What a grant decides: whom the tokens are for, their scopes, and what they are issued for (the

@@ -1,8 +1,8 @@
 import type { RequestHandler } from 'express';
-import type { Client, GrantType } from '../../clients/queries.ts';
+import type { Client, GrantType } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
 import { forClient, oauthError } from '../../errors/oauth.ts';
-import { readParams } from '../params.ts';
+import { readParams } from '../../http/params.ts';
 import { allowClientOrigin } from '../../http/cors.ts';
 import { authenticateClient } from './client-auth.ts';
 import { auditTrail, type Grant } from './grant.ts';

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { clock } from '../../clock.ts';
 import type { AppContext } from '../../context.ts';
-import type { User } from '../../users/queries.ts';
+import type { User } from '../../users/model.ts';
 import type { SignedIn } from '../current-session.ts';
 import { refusalOf } from '../refusals.ts';
 import { attemptOf } from '../attempt.ts';

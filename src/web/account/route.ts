@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { sendPageError } from '../../http/page-errors.ts';
+import { sendPageError } from '../page-errors.ts';
 import { checkCsrfToken } from '../csrf.ts';
 import { currentSession } from '../current-session.ts';
 import { expiredForm } from '../refusals.ts';

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { sendPageError } from '../../http/page-errors.ts';
+import { sendPageError } from '../page-errors.ts';
 import { provedRecently } from '../../login/sessions.ts';
 import { qrSvg } from '../../mfa/qr.ts';
 import { secureCookies } from '../cookies.ts';

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { sendPageError } from '../../http/page-errors.ts';
+import { sendPageError } from '../page-errors.ts';
 import type { ResetOrigin } from '../../password-reset/service.ts';
 import { attemptOf } from '../attempt.ts';
 import { secureCookies } from '../cookies.ts';

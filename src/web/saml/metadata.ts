@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { sendPageError } from '../../http/page-errors.ts';
+import { sendPageError } from '../page-errors.ts';
 
 /** `GET /saml/v20/metadata` (docs/saml-applications.md): the IdP's EntityDescriptor, for SPs to import. */
 export function samlMetadataHandler(ctx: AppContext): RequestHandler {

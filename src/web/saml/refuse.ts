@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { sendPageError } from '../../http/page-errors.ts';
+import { sendPageError } from '../page-errors.ts';
 import { SamlInputError } from '../../saml/xml.ts';
 import { OAuthError } from '../../errors/oauth.ts';
 import { errorPage } from '../pages/error.ts';

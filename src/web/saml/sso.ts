@@ -1,9 +1,9 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
-import { readParams, type Params } from '../../oauth/params.ts';
+import { readParams, type Params } from '../../http/params.ts';
 import { queryOf, SAML_PATHS, type SignOnRefusal, type SignOnRequest } from '../../saml/idp.ts';
-import type { ServiceProvider } from '../../saml/saml-queries.ts';
+import type { ServiceProvider } from '../../saml/model.ts';
 import { SamlInputError } from '../../saml/xml.ts';
 import { showStep } from '../sign-in/show.ts';
 import { signInSteps } from '../sign-in/steps.ts';

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { AppContext } from '../../context.ts';
 import { provedRecently } from '../../login/sessions.ts';
 import { withMfa } from '../../mfa/service.ts';
-import type { User } from '../../users/queries.ts';
+import type { User } from '../../users/model.ts';
 import { checkCsrfToken } from '../csrf.ts';
 import type { SignedIn } from '../current-session.ts';
 import { expiredForm } from '../refusals.ts';

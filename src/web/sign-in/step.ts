@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context.ts';
-import type { User } from '../../users/queries.ts';
+import type { User } from '../../users/model.ts';
 import type { SignedIn } from '../current-session.ts';
 import type { Refusal } from '../refusals.ts';
 

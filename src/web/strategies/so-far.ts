@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import type { Amr } from '../../mfa/service.ts';
-import type { User } from '../../users/queries.ts';
+import type { Amr } from '../../login/model.ts';
+import type { User } from '../../users/model.ts';
 import { attemptOf } from '../attempt.ts';
 
 /**

@@ -2,7 +2,7 @@ import { sameRedirectUri } from '../../../clients/redirect-match.ts';
 import { createHash } from 'node:crypto';
 import { safeEqual } from '../../../crypto/tokens.ts';
 import { oauthError } from '../../../errors/oauth.ts';
-import { resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../resources-param.ts';
 import { auditTrail, type Grant } from '../grant.ts';
 import { outsideGrant, settledResources } from '../resources.ts';
 

@@ -1,8 +1,8 @@
 import { oauthError } from '../../../errors/oauth.ts';
 import { joinResources } from '../../../clients/resource.ts';
-import { resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../resources-param.ts';
 import type { Grant } from '../grant.ts';
-import { requestedScopes } from '../scopes.ts';
+import { requestedScopes } from '../../../clients/scopes.ts';
 
 /** A token for the client itself, no user; confidential clients only. */
 export const clientCredentialsGrant: Grant = async (_ctx, _req, p, client) => {

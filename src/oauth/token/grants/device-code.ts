@@ -1,6 +1,6 @@
 import { oauthError } from '../../../errors/oauth.ts';
 import type { Grant } from '../grant.ts';
-import { grantableScopes } from '../scopes.ts';
+import { grantableScopes } from '../../../clients/scopes.ts';
 
 /**
  * RFC 8628 §3.4-3.5: the device polls with its device code until the user decided at /device. The

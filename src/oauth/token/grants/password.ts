@@ -1,8 +1,8 @@
 import { backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
 import { joinResources } from '../../../clients/resource.ts';
-import { resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../resources-param.ts';
 import type { Grant } from '../grant.ts';
-import { clientScopes, grantableScopes } from '../scopes.ts';
+import { clientScopes, grantableScopes } from '../../../clients/scopes.ts';
 import { clock } from '../../../clock.ts';
 import type { AccountRefusal } from '../../../identity/contract.ts';
 

@@ -1,10 +1,10 @@
-import type { User } from '../../../users/queries.ts';
+import type { User } from '../../../users/model.ts';
 import { BackendUnavailableError } from '../../../identity/contract.ts';
 import { backendUnavailable, oauthError } from '../../../errors/oauth.ts';
-import { resourcesParam } from '../../params.ts';
+import { resourcesParam } from '../../resources-param.ts';
 import { outsideGrant, settledResources } from '../resources.ts';
 import { auditTrail, type Grant } from '../grant.ts';
-import { grantableScopes, requestedScopes } from '../scopes.ts';
+import { grantableScopes, requestedScopes } from '../../../clients/scopes.ts';
 
 /**
  * Rotation with reuse detection: each refresh token works once; a second use revokes the family.

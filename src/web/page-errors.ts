@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { AppContext } from '../context.ts';
 import { isDatabaseUnavailable } from '../db/outage.ts';
-import { errorPage } from '../web/pages/error.ts';
+import { errorPage } from './pages/error.ts';
 import { databaseUnavailable, OAuthError } from '../errors/oauth.ts';
 
 /**

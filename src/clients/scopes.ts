@@ -1,6 +1,6 @@
-import type { Client } from '../../clients/queries.ts';
-import type { User } from '../../users/queries.ts';
-import { oauthError } from '../../errors/oauth.ts';
+import type { Client } from './model.ts';
+import type { User } from '../users/model.ts';
+import { oauthError } from '../errors/oauth.ts';
 
 /**
  * docs/admin-api.md: the scope that carries a user's admin rights to the admin API. Only the built-in admin

@@ -1,6 +1,5 @@
 import type { Request } from 'express';
 import { oauthError } from '../errors/oauth.ts';
-import { isResourceUri, joinResources, splitResources } from '../clients/resource.ts';
 
 export type Params = Record<string, string>;
 
@@ -8,9 +7,6 @@ export type Params = Record<string, string>;
 const MAX_VALUE = 8192;
 /** RFC 8707 2: `resource` may be repeated; its values are kept joined by a space (the forms carry them so). */
 const REPEATABLE = new Set(['resource']);
-/** Resources in one request at most; joined, they fit the 2000 characters the tables keep. */
-const MAX_RESOURCES = 10;
-const MAX_RESOURCES_LENGTH = 2000;
 
 /**
  * The request's parameters from the query string and the form body together. RFC 6749 §3.1: a
@@ -42,19 +38,4 @@ export function readParams(req: Request): Params {
   // Only the form parser sets a body on these routes; GETs skip the Content-Type check.
   if (req.body !== undefined && req.is('application/x-www-form-urlencoded')) add(req.body);
   return out;
-}
-
-/**
- * RFC 8707 `resource`, once or repeated: absent, or absolute URIs without fragment; anything else is
- * `invalid_target`. Duplicates count once.
- */
-export function resourcesParam(p: Params): string[] | undefined {
-  const value = p.resource;
-  if (value === undefined) return undefined;
-  const list = [...new Set(splitResources(value))];
-  if (list.length === 0 || !list.every(isResourceUri)) throw oauthError('invalid_target', 'resource must be an absolute URI without a fragment');
-  if (list.length > MAX_RESOURCES || joinResources(list).length > MAX_RESOURCES_LENGTH) {
-    throw oauthError('invalid_target', `at most ${MAX_RESOURCES} resources of ${MAX_RESOURCES_LENGTH} characters together`);
-  }
-  return list;
 }

@@ -1,0 +1,24 @@
+/**
+ * The plugin kit: everything an identity backend plugin may use of Latchkey, and the only module of the
+ * server a plugin imports (docs/identity-backends.md, "Writing a backend"; the layer check refuses any
+ * other import from plugins/). It holds the contract a backend implements, the errors it throws, the
+ * words for a directory's refusal of a new password, and the password hashing a backend that keeps
+ * its users in Latchkey's own table verifies with.
+ */
+export {
+  BackendUnavailableError,
+  defineIdentityPlugin,
+  type AccountRefusal,
+  type Identity,
+  type IdentityBackend,
+  type IdentityPlugin,
+  type KnownUser,
+  type LocalUser,
+  type LocalUsers,
+  type PasswordCheck,
+  type PasswordRefusal,
+  type PasswordWrite,
+  type PluginContext,
+} from './contract.ts';
+export { REFUSAL_WORDS } from '../users/password-refusals.ts';
+export { verifyPassword } from '../crypto/passwords.ts';
