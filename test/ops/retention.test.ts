@@ -10,7 +10,7 @@ import { get } from '../helpers/http.ts';
 import { scrape } from '../helpers/metrics.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { passwordGrant, sleep } from '../helpers/throttle.ts';
-import { PURGED_TABLES } from '../../src/retention/purge-queries.ts';
+import { PURGED_TABLES } from '../../src/retention/model.ts';
 
 const run = promisify(execFile);
 const DAY = 24 * 3600 * 1000;
