@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: Latchkey's hot paths against the servers a Node shop would pick instead, measured
- * side by side in one run on this machine (SPEC section 10, issue 11). A benchmark, never a test.
+ * side by side in one run on this machine (bench/README.md). A benchmark, never a test.
  *
  *   npm run bench [-- --quick] [-- --postgres]
  *

@@ -98,7 +98,7 @@ export function accountTests(kind: DatabaseKind): void {
     });
 
     test(`a 1,601-member group, and a user in ${GUS_TEAMS} groups (more than a page) and in the big one through them`, async () => {
-      // Groups searched from the domain root, as the README's example does.
+      // Groups searched from the domain root, as docs/identity-backends.md's example does.
       const wholeDomain = await servers.start(adConfig({ groupSearch: { baseDN: AD_BASE_DN, filter: '(objectClass=group)', nested: 'matchingRule' } }));
       expect(sorted((await profileOf(wholeDomain, 'bob', people.bob.password)).groups)).toEqual([ALL_HANDS, 'Engineers', 'Staff']);
       const gus = await profileOf(wholeDomain, 'gus', people.gus.password);

@@ -12,7 +12,7 @@ export function dc(): SambaDc {
   return domain.dc;
 }
 
-/** How Latchkey is pointed at the DC: the README's Active Directory example, with the test CA. */
+/** How Latchkey is pointed at the DC: docs/identity-backends.md's Active Directory example, with the test CA. */
 export function adConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     url: dc().ldapsUrl,

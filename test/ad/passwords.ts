@@ -52,7 +52,7 @@ async function adUser(sam: string, password: string, rules: { minAge?: number; m
  * docs/identity-backends.md against Active Directory (Samba): `unicodePwd` delete + add bound as the user over LDAPS;
  * complexity, history and minimum age refused in words; `pwdLastSet = 0` (773) and an expired password
  * (532) changed at sign-in; resets (`unicodePwd` replaced by the service account, given the Reset
- * Password right as the README says) from the admin API and by mail; the expiry warning from
+ * Password right as docs/identity-backends.md says) from the admin API and by mail; the expiry warning from
  * `msDS-UserPasswordExpiryTimeComputed`. Every write is checked with a bind straight to the DC.
  */
 export function passwordTests(kind: DatabaseKind): void {
@@ -71,7 +71,7 @@ export function passwordTests(kind: DatabaseKind): void {
     beforeAll(async () => {
       server = await servers.start(adConfig({ passwordChange: true, passwordReset: true }));
       client = await server.client({ grantTypes: ['authorization_code', 'password'], scopes: ['openid'] });
-      // What the README tells operators: the service account may reset the passwords of the people's OU.
+      // What docs/identity-backends.md tells operators: the service account may reset the passwords of the people's OU.
       await dc().grantResetPassword(SERVICE_DN, PEOPLE);
     });
     afterAll(() => servers.stopAll());

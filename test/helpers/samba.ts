@@ -29,7 +29,7 @@ export interface SambaDc {
   rawBind(dn: string, password: string): Promise<string>;
   /**
    * Grants `trusteeDn` the Reset Password extended right on the users under `ouDn` (an inherited ACE,
-   * as the README's `dsacls … /I:S /G "…:CA;Reset Password;user"` makes), with samba-tool on the
+   * as docs/identity-backends.md's `dsacls … /I:S /G "…:CA;Reset Password;user"` makes), with samba-tool on the
    * local database: what an operator delegates to Latchkey's service account for resets.
    */
   grantResetPassword(trusteeDn: string, ouDn: string): Promise<void>;

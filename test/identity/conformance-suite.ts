@@ -9,7 +9,7 @@ export interface Account {
 
 /**
  * What the suite needs from a backend: a server whose chain starts with it, and its test accounts.
- * A plugin author runs the suite against their own backend with a fixture of this shape (README,
+ * A plugin author runs the suite against their own backend with a fixture of this shape (docs/identity-backends.md,
  * "Writing a backend").
  */
 export interface BackendFixture {

@@ -225,7 +225,7 @@ describe('back-channel logout queued by a process that stops is delivered by ano
   });
 });
 
-describe('the README\'s back-channel logout endpoint, as printed there', () => {
+describe('the back-channel logout endpoint of docs/connect-an-application.md, as printed there', () => {
   const file = fileURLToPath(new URL(`./.readme-backchannel-${process.pid}.ts`, import.meta.url));
   let server: TestServer;
   let site: Server;

@@ -22,7 +22,7 @@ interface Started {
   interval: number;
 }
 
-/** The README's "Command-line tools" requests: `curl -s -d k=v … URL`, in order. */
+/** docs/connect-an-application.md's "Command-line tools" requests: `curl -s -d k=v … URL`, in order. */
 function readmeRequests(): Array<{ url: string; fields: Record<string, string> }> {
   const readme = readFileSync(new URL('../../docs/connect-an-application.md', import.meta.url), 'utf8');
   const section = readme.slice(readme.indexOf('## Command-line tools'));
@@ -197,7 +197,7 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     expect(await page.text()).toContain('expired');
   });
 
-  test("the README's curl example works as written", async () => {
+  test("the guide's curl example works as written", async () => {
     const env = (v: string, vars: Record<string, string>) => v.replace(/\$([A-Z_]+)/g, (_, name: string) => vars[name]!);
     const [ask, pollReq] = readmeRequests();
     expect(ask && pollReq).toBeTruthy();

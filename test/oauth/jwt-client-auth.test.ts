@@ -14,7 +14,7 @@ import { spawnLatchkey } from '../helpers/latchkey-process.ts';
 import { freePort } from '../helpers/ports.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
-/** The README's "Clients without secrets" example, imports left off, as a function of its inputs. */
+/** docs/connect-an-application.md's "Clients without secrets" example, imports left off, as a function of its inputs. */
 function readmeExample(): (oidcModule: unknown, importJWK: unknown, PRIVATE_JWK: JWK, ISSUER: string, CLIENT_ID: string) => Promise<string> {
   const readme = readFileSync(fileURLToPath(new URL('../../docs/connect-an-application.md', import.meta.url)), 'utf8');
   const block = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Clients without secrets')))![1]!;
@@ -133,7 +133,7 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
     expect(server.logs.some((l) => l.includes('client assertion refused'))).toBe(true);
   });
 
-  test("the README's example, as printed", async () => {
+  test("the guide's example, as printed", async () => {
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const publicJwk = { ...(await exportJWK(publicKey)), kid: 'readme-key' };
     const app = await keyClient([publicJwk]);

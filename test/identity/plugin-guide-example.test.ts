@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The example backend of the README's "Writing a backend", exactly as printed there. */
+/** The example backend of docs/identity-backends.md's "Writing a backend", exactly as printed there. */
 function readmeExample(): string {
   const readme = readFileSync(`${root}docs/identity-backends.md`, 'utf8');
   const section = readme.slice(readme.indexOf('## Writing a backend'));
@@ -17,7 +17,7 @@ function readmeExample(): string {
   return block[1]!;
 }
 
-describe('the README example backend, loaded from a plugins/ folder by name', () => {
+describe('the example backend of docs/identity-backends.md, loaded from a plugins/ folder by name', () => {
   const name = `readme-example-${randomBytes(4).toString('hex')}`;
   let server: TestServer;
   let client: { clientId: string; clientSecret: string | null };
