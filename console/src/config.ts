@@ -12,7 +12,7 @@ export const SCOPE = 'openid profile admin';
 export const redirectUri = `${consoleBase}/callback`;
 export const signedOutUri = `${consoleBase}/signed-out`;
 
-/** The server's fixed paths (docs/endpoints.md, 7), under the issuer. */
+/** The server's fixed paths (docs/endpoints.md), under the issuer. */
 export const endpoints = {
   authorize: `${issuer}/oauth/v20/authorize`,
   token: `${issuer}/oauth/v20/token`,

@@ -3,9 +3,7 @@ import { z } from 'zod';
 
 const scope = z.enum(['base', 'one', 'sub']).default('sub');
 
-const ldapUrl = z
-  .string()
-  .regex(/^ldaps?:\/\/[^/?#]+\/?$/i, 'must be ldap://host[:port] or ldaps://host[:port] (no base DN in the URL)');
+const ldapUrl = z.string().regex(/^ldaps?:\/\/[^/?#]+\/?$/i, 'must be ldap://host[:port] or ldaps://host[:port] (no base DN in the URL)');
 
 /** A CA bundle given inline (PEM) or as a file path, read once at start. */
 const caBundle = z.string().transform((value, ctx) => {
@@ -20,79 +18,115 @@ const caBundle = z.string().transform((value, ctx) => {
 /** How nested groups are resolved. */
 const nested = z.enum(['recursive', 'matchingRule', 'none']);
 
-/** The `config:` of an `ldap` backend (docs/identity-backends.md). Every key is described there. */
+/**
+ * The `config:` of an `ldap` backend. Each key's `.meta()` is its row in docs/identity-backends.md
+ * (scripts/config-docs.ts writes the table from it).
+ */
 export const ldapConfig = z
   .object({
-    /** One URL or a list tried in turn: a dead server fails over to the next. */
-    url: z.union([ldapUrl, z.array(ldapUrl).min(1)]).transform((v) => (Array.isArray(v) ? v : [v])),
-    /** Upgrade `ldap://` connections with StartTLS before any bind. @default false */
-    startTLS: z.boolean().default(false),
+    url: z
+      .union([ldapUrl, z.array(ldapUrl).min(1)])
+      .transform((v) => (Array.isArray(v) ? v : [v]))
+      .meta({
+        typeText: 'URL or list of URLs',
+        description:
+          '`ldap://host[:port]` or `ldaps://host[:port]` (no base DN), or a list of them tried in turn: a dead server fails over to the next (below).',
+      }),
+    startTLS: z.boolean().default(false).meta({ description: 'Upgrade `ldap://` connections with StartTLS before any bind.' }),
     tls: z
       .object({
-        /** CA bundle (PEM text or a file path) that signed the directory's certificate. */
-        ca: caBundle.optional(),
-        /** @default true; false only for a lab directory. */
-        rejectUnauthorized: z.boolean().default(true),
+        ca: caBundle.optional().meta({
+          defaultText: 'system CAs',
+          description: "The CA bundle that signed the directory's certificate: PEM text or a file path, read once at start.",
+        }),
+        rejectUnauthorized: z.boolean().default(true).meta({ description: '`false` only for a lab directory.' }),
       })
       .strict()
       .default({ rejectUnauthorized: true }),
-    /** Service account used to search; omitted means anonymous searches. */
-    bindDN: z.string().min(1).optional(),
-    bindPassword: z.string().min(1).optional(),
-    /** Name of an environment variable holding the service password, to keep it out of the config file. */
-    bindPasswordEnv: z.string().min(1).optional(),
-    /** Bound on each step: connect, StartTLS, bind, search, and waiting for a pooled connection. @default 5000 */
-    timeoutMs: z.number().int().min(100).max(120_000).default(5000),
-    /** Connections kept for searches, and as many again for users' binds. @default 4 */
-    poolSize: z.number().int().min(1).max(64).default(4),
+    bindDN: z.string().min(1).optional().meta({ defaultText: 'anonymous', description: 'The service account that searches.' }),
+    bindPassword: z.string().min(1).optional().meta({ description: "The service account's password; or `bindPasswordEnv`." }),
+    bindPasswordEnv: z.string().min(1).optional().meta({
+      description: "The name of an environment variable holding the service account's password, to keep it out of the config file.",
+    }),
+    timeoutMs: z.number().int().min(100).max(120_000).default(5000).meta({
+      unit: 'milliseconds',
+      description: 'The bound on every step: connect, StartTLS, bind, each search, and waiting for a pooled connection.',
+    }),
+    poolSize: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .default(4)
+      .meta({ description: "Connections kept for searches, and as many again for users' binds." }),
     userSearch: z
       .object({
-        baseDN: z.string().min(1),
-        /** `{username}` is replaced by the typed name, escaped per RFC 4515. */
+        baseDN: z.string().min(1).meta({ description: 'Where the users are.' }),
         filter: z
           .string()
           .refine((f) => f.includes('{username}'), 'must contain {username}')
           .refine((f) => f.startsWith('(') && f.endsWith(')'), 'must be a parenthesised LDAP filter')
-          .default('(uid={username})'),
-        scope,
-        usernameAttr: z.string().min(1).default('uid'),
-        /** Stable id: `entryUUID` (OpenLDAP), `objectGUID` (AD, shown in its usual string form). */
-        idAttr: z.string().min(1).default('entryUUID'),
-        emailAttr: z.string().min(1).default('mail'),
-        nameAttr: z.string().min(1).default('cn'),
+          .default('(uid={username})')
+          .meta({ description: '`{username}` is replaced by the typed name, escaped per RFC 4515.' }),
+        scope: scope.meta({ description: 'The search scope under `baseDN`.' }),
+        usernameAttr: z.string().min(1).default('uid').meta({ description: 'The name shown (`preferred_username`, `/me` `uid`).' }),
+        idAttr: z.string().min(1).default('entryUUID').meta({
+          description:
+            'The stable id behind `userid`: `entryUUID` (OpenLDAP, 389 DS), `objectGUID` (AD: read as binary and shown as `xxxxxxxx-xxxx-…`, as Windows does).',
+        }),
+        emailAttr: z.string().min(1).default('mail').meta({ description: 'The `email` claim.' }),
+        nameAttr: z.string().min(1).default('cn').meta({ description: 'The `name` claim, `/me` `displayName`.' }),
       })
       .strict(),
-    /** Omitted: groups are read from the user entry's `memberOf`. */
     groupSearch: z
       .object({
-        baseDN: z.string().min(1),
+        baseDN: z.string().min(1).meta({ description: 'Where the groups are.' }),
         filter: z
           .string()
           .refine((f) => f.startsWith('(') && f.endsWith(')'), 'must be a parenthesised LDAP filter')
-          .default('(objectClass=groupOfNames)'),
-        scope,
-        /** Attribute of a group that holds its members' DNs. */
-        memberAttr: z.string().min(1).default('member'),
-        nameAttr: z.string().min(1).default('cn'),
-        /** `recursive` searches level by level (OpenLDAP), `matchingRule` asks AD for the transitive closure. */
-        nested: nested.default('recursive'),
+          .default('(objectClass=groupOfNames)')
+          .meta({ description: 'ANDed with the membership test.' }),
+        scope: scope.meta({ description: 'The search scope under `baseDN`.' }),
+        memberAttr: z
+          .string()
+          .min(1)
+          .default('member')
+          .meta({ description: "The attribute of a group that holds its members' DNs (`uniqueMember` for groupOfUniqueNames)." }),
+        nameAttr: z.string().min(1).default('cn').meta({ description: 'The group name in the `groups` claim.' }),
+        nested: nested.default('recursive').meta({
+          description:
+            "`recursive`: one search per level of nesting (OpenLDAP; cycles are cut, at most 10 levels); `matchingRule`: AD's `LDAP_MATCHING_RULE_IN_CHAIN` (1.2.840.113556.1.4.1941) in one search; `none`: direct groups only.",
+        }),
       })
       .strict()
-      .optional(),
-    /** Members of these groups (by name or DN, case-insensitive) get the `admin` role. */
-    adminGroups: z.array(z.string().min(1)).default([]),
-    /**
-     * How passwords are written (docs/identity-backends.md): `openldap`, the Password Modify extended operation with the
-     * ppolicy control; `activeDirectory`, `unicodePwd`. @default `activeDirectory` when `idAttr` is
-     * `objectGUID`, else `openldap`.
-     */
-    directoryType: z.enum(['openldap', 'activeDirectory']).optional(),
-    /** Users change their own password (account page, expired or must-change at sign-in), bound as themselves. @default false */
-    passwordChange: z.boolean().default(false),
-    /** The service account sets new passwords (reset by mail, the admin API's `setUserPassword`). @default false */
-    passwordReset: z.boolean().default(false),
-    /** A user whose password expires within this many days is told so after signing in. @default 14 */
-    passwordExpiryWarningDays: z.number().int().min(0).max(365).default(14),
+      .optional()
+      .meta({
+        description: "How groups are found. Left out, a user's groups are the `memberOf` values of their entry (direct memberships only).",
+      }),
+    adminGroups: z
+      .array(z.string().min(1))
+      .default([])
+      .meta({ description: 'Groups (by name or DN, case-insensitive) whose members get the `admin` role, that is the GraphQL admin API.' }),
+    directoryType: z.enum(['openldap', 'activeDirectory']).optional().meta({
+      defaultText: '`activeDirectory` when `idAttr` is `objectGUID`, else `openldap`',
+      description:
+        'How passwords are written: Password Modify with the ppolicy control (`openldap`) or `unicodePwd` (`activeDirectory`); see [Passwords in the directory](#passwords-in-the-directory).',
+    }),
+    passwordChange: z.boolean().default(false).meta({
+      description:
+        'Users change their own password in the directory, bound as themselves (the account page; the sign-in step when it expired or must change); see [Passwords in the directory](#passwords-in-the-directory).',
+    }),
+    passwordReset: z
+      .boolean()
+      .default(false)
+      .meta({ description: "The service account sets new passwords (reset by mail, the admin API's `setUserPassword`)." }),
+    passwordExpiryWarningDays: z
+      .number()
+      .int()
+      .min(0)
+      .max(365)
+      .default(14)
+      .meta({ unit: 'days', description: 'A password that expires within this many days is told after signing in.' }),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -105,9 +139,18 @@ export const ldapConfig = z
     if (c.bindDN && !c.bindPassword && !c.bindPasswordEnv) {
       ctx.addIssue({ code: 'custom', path: ['bindPassword'], message: 'bindDN needs bindPassword or bindPasswordEnv' });
     }
-    if (directoryTypeOf(c) === 'activeDirectory' && (c.passwordChange || c.passwordReset) && !c.startTLS && c.url.some((u) => !u.toLowerCase().startsWith('ldaps:'))) {
+    if (
+      directoryTypeOf(c) === 'activeDirectory' &&
+      (c.passwordChange || c.passwordReset) &&
+      !c.startTLS &&
+      c.url.some((u) => !u.toLowerCase().startsWith('ldaps:'))
+    ) {
       // AD refuses unicodePwd over a plain connection; sending a password in the clear is refused here first.
-      ctx.addIssue({ code: 'custom', path: ['passwordChange'], message: 'Active Directory writes passwords only over ldaps:// or startTLS: true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['passwordChange'],
+        message: 'Active Directory writes passwords only over ldaps:// or startTLS: true',
+      });
     }
     if (c.passwordReset && !c.bindDN) {
       ctx.addIssue({ code: 'custom', path: ['passwordReset'], message: 'passwordReset writes with the service account: give bindDN' });

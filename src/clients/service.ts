@@ -251,7 +251,7 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
   },
 
   /**
-   * The built-in public clients, made on start when missing (docs/admin-api.md, 9). `admin-cli`: the password
+   * The built-in public clients, made on start when missing (docs/admin-api.md). `admin-cli`: the password
    * grant with no secret, so curl alone can get a token. `admin-console`: the web console at /admin,
    * signing in with the code flow and PKCE. Any user may get a token from either; only admins get
    * anything from the admin API with it.

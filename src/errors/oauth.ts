@@ -1,5 +1,5 @@
 /**
- * The one error type of the OAuth endpoints and the pages that share their handler (docs/endpoints.md, 7). At the
+ * The one error type of the OAuth endpoints and the pages that share their handler (docs/endpoints.md "Error codes"). At the
  * bottom of the house: the HTTP layer serialises these, and any layer may throw them.
  */
 /** The interface document's 19 codes, spelled as there (`exprise` included). */
@@ -52,7 +52,7 @@ export const standardCodes = [
 export type OAuthErrorCode = (typeof documentCodes)[number] | (typeof standardCodes)[number];
 
 /**
- * The HTTP status that goes with each code (docs/endpoints.md, 7): client authentication failures are 401, an
+ * The HTTP status that goes with each code (docs/endpoints.md "Error codes"): client authentication failures are 401, an
  * unreachable backend 503, anything unexpected 500; every other code is 400.
  */
 const statusOf: Partial<Record<OAuthErrorCode, number>> = {
