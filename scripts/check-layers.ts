@@ -30,7 +30,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 
-const root = new URL('..', import.meta.url).pathname;
+/** The tree to check: the repository, or a folder named on the command line (the check's own test). */
+const root = process.argv[2] ? `${process.argv[2].replace(/\/$/, '')}/` : new URL('..', import.meta.url).pathname;
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -84,8 +85,8 @@ const importPattern = /(?:^|\n)\s*(?:import|export)\s[^;]*?\sfrom\s+'(\.[^']+)'|
 
 /** `import {…} from '…'` and `export {…} from '…'` of a relative module, with the names. */
 const namedImport = /(?:^|\n)\s*(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s+'(\.[^']+)'/g;
-/** An audit event recorded directly (`ctx.audit.record(…)`, `audit.record(…)`). */
-const auditCall = /\baudit\.record\s*\(/;
+/** An audit event written directly: any method of the audit log (`ctx.audit.record(…)`, `audit.change(…)`). */
+const auditCall = /\b(audit|auditLog)\s*\.\s*(record|change)\s*\(/;
 const KIT = 'src/identity/plugin-kit.ts';
 
 interface Edge {
@@ -116,7 +117,7 @@ for (const path of [...files(join(root, 'src')), ...files(join(root, 'plugins'))
   });
   for (const match of text.matchAll(namedImport)) {
     const [, names, spec] = match;
-    const line = text.slice(0, match.index).split('\n').length;
+    const line = text.slice(0, match.index + match[0].search(/\S/)).split('\n').length;
     const target = normalize(join(dirname(file), spec!));
     if (queriesModule(target) && !queriesModule(file) && !isDb(file) && file !== 'src/services.ts') {
       const borrowed = names!.split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!).filter((n) => n && !n.endsWith('Queries'));

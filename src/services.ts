@@ -92,6 +92,8 @@ const queriesFor = (database: Database) => ({
   keys: keyQueries(database),
   backchannel: backchannelQueries(database),
   saml: samlQueries(database),
+  /** RFC 8628 device authorization requests: a user's decision commits with its audit event. */
+  devices: deviceQueries(database),
   /** Reset links: the admin's remedies end them in their own transactions (docs/decisions.md). */
   resets: resetQueries(database),
 });
@@ -131,15 +133,22 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
   // Inside a transaction an audit event commits with its change, or fails it.
   const audit = auditLog(queries.audit, deps.logger, deps.dbOutage, inside);
   const notices = { queries: queries.backchannel, queued: () => void logoutQueued() };
-  const sessions = sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens, notices, inside ? undefined : transaction);
+  const sessions = sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens, audit, notices, inside ? undefined : transaction);
   return {
     queries,
     audit,
     tokens: tokenService(queries.tokens, deps.config, deps.keys, { transaction }),
     clients: clientService(queries.clients, { transaction, secretKey: deps.secrets.clientSecrets, outbound: deps.outbound }),
-    users: userService(queries.users, { transaction, localBackend: deps.localBackend, directory: deps.directory, upstreams: deps.config.identity.upstreams.map((u) => u.id) }),
+    users: userService(queries.users, {
+      transaction,
+      localBackend: deps.localBackend,
+      directory: deps.directory,
+      upstreams: deps.config.identity.upstreams.map((u) => u.id),
+      audit,
+      logger: deps.logger,
+    }),
     sessions,
-    consents: consentStore(queries.consents),
+    consents: consentStore(queries.consents, audit, inside ? undefined : transaction),
     mfa: mfaService(queries.mfa, {
       secretKey: deps.secrets.totp,
       codeKey: deps.secrets.recoveryCodes,
@@ -254,7 +263,7 @@ export async function createContext(config: Config, database: Database, logger: 
     audit,
     tokenAudit: tokenIssueAudit(services.queries.audit, audit, logger, dbOutage, config.audit),
     identity,
-    deviceCodes: deviceCodes(deviceQueries(database), config, attempts.guesses),
+    deviceCodes: deviceCodes(services.queries.devices, config, attempts.guesses, { findClient: clients.find, audit, transaction: services.transaction }),
     signIn,
     passwordReset,
     upstreams: {
@@ -279,6 +288,7 @@ export async function createContext(config: Config, database: Database, logger: 
       keys: samlKeys(keys, config.publicUrl),
       publicUrl: config.publicUrl,
       pairwiseKey: deriveKey(secret, 'saml-pairwise'),
+      transaction: services.transaction,
     }),
   };
 }

@@ -49,3 +49,13 @@ export type AuditKind =
   /** docs/saml-applications.md: a SAML assertion sent to a service provider, and a SAML single logout. */
   | 'saml.assertion_issued'
   | 'saml.logout';
+
+/**
+ * Where an act came from, as its audit event names it: the request's address and id. A handler
+ * passes it with the act; the service that finishes the act writes the event (docs/development.md,
+ * "Services own the rules and the audit trail").
+ */
+export interface Origin {
+  ip?: string;
+  requestId?: string;
+}

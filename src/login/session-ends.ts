@@ -1,4 +1,5 @@
-import type { Actor } from '../audit/record.ts';
+import type { Actor, AuditLog } from '../audit/record.ts';
+import type { Origin } from '../audit/model.ts';
 import { clock } from '../clock.ts';
 import type { TokenQueries } from '../tokens/queries.ts';
 import type { SessionQueries } from './session-queries.ts';
@@ -10,6 +11,22 @@ export interface EndAllOptions {
   except?: string;
   /** Who made the change: the user at /account, an administrator through a token of one of their sessions. */
   actor?: Actor;
+  /**
+   * Set when the end is the act itself, which is then audited with it: `signed_out_everywhere`, the
+   * user's "Sign out everywhere" at /account (`token.revoked` with the count, then
+   * `account.signed_out_everywhere`). A credential change ending the sessions audits the change instead.
+   */
+  reason?: 'signed_out_everywhere';
+  origin?: Origin;
+}
+
+/** An end that is the act itself, audited with it: `logout`, RP-initiated logout (a `logout` event naming the client). */
+export interface EndOptions {
+  reason: 'logout';
+  /** The session's user, named by the event. */
+  userId: string;
+  clientId?: string;
+  origin: Origin;
 }
 
 /** What ending took with it. */
@@ -40,7 +57,7 @@ export interface LogoutNotices {
  * commits with the change. The back-channel notices are queued before the sessions go (they
  * name the user and the clients to tell); a session that merely expires is never ended here.
  */
-export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries, notices?: LogoutNotices) => {
+export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries, audit: Pick<AuditLog, 'record'>, notices?: LogoutNotices) => {
   async function queueNotices(where: { sessionId: string } | { userId: string; except?: string }, now: number): Promise<void> {
     if (!notices) return;
     const targets = await notices.queries.targets(where, now);
@@ -53,13 +70,17 @@ export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries, noti
   }
 
   return {
-    /** One session (RP logout): its codes, the session, and the tokens issued under it. */
-    async end(sessionId: string): Promise<Ended> {
+    /** One session (RP logout, SAML logout): its codes, the session, and the tokens issued under it; audited when `o` says why. */
+    async end(sessionId: string, o?: EndOptions): Promise<Ended> {
       const now = clock.now();
       await queueNotices({ sessionId }, now);
       await tokens.refuseCodes({ session_id: sessionId }, now);
       const ended = await sessions.remove(sessionId);
-      return { sessions: ended, tokens: await tokens.revokeWhere({ session_id: sessionId }, now) };
+      const revoked = await tokens.revokeWhere({ session_id: sessionId }, now);
+      if (o?.reason === 'logout') {
+        await audit.record({ kind: 'logout', userId: o.userId, clientId: o.clientId, ip: o.origin.ip, requestId: o.origin.requestId });
+      }
+      return { sessions: ended, tokens: revoked };
     },
 
     /**
@@ -75,7 +96,13 @@ export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries, noti
       await queueNotices({ userId, except }, now);
       const ended = await sessions.removeAllOf(userId, except);
       await sessions.removePendingOf(userId);
-      return { sessions: ended, tokens: await tokens.revokeWhere({ user_id: userId }, now) };
+      const revoked = await tokens.revokeWhere({ user_id: userId }, now);
+      if (o.reason === 'signed_out_everywhere') {
+        const { ip, requestId } = o.origin ?? {};
+        await audit.record({ kind: 'token.revoked', userId, ip, requestId, details: { count: revoked } });
+        await audit.record({ kind: 'account.signed_out_everywhere', userId, ip, requestId, details: { sessions: ended } });
+      }
+      return { sessions: ended, tokens: revoked };
     },
   };
 };

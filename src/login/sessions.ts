@@ -3,6 +3,7 @@ import type { TokenQueries } from '../tokens/queries.ts';
 import type { SessionQueries } from './session-queries.ts';
 import type { Amr, SsoSession } from './model.ts';
 import { sessionEnds, type LogoutNotices } from './session-ends.ts';
+import type { AuditLog } from '../audit/record.ts';
 import type { Transaction } from '../db/transaction.ts';
 import { clock } from '../clock.ts';
 
@@ -21,18 +22,25 @@ type Ends = ReturnType<typeof sessionEnds>;
 
 /**
  * Outside a transaction, each end runs in one of its own (`own`), so the back-channel notices it
- * queues commit with it or not at all; inside one, it joins that.
+ * queues and its audit events commit with it or not at all; inside one, it joins that.
  */
-function ends(queries: SessionQueries, tokens: TokenQueries, notices?: LogoutNotices, own?: Transaction<{ sessions: Ends }>): Ends {
-  const direct = sessionEnds(queries, tokens, notices);
+function ends(queries: SessionQueries, tokens: TokenQueries, audit: Pick<AuditLog, 'record'>, notices?: LogoutNotices, own?: Transaction<{ sessions: Ends }>): Ends {
+  const direct = sessionEnds(queries, tokens, audit, notices);
   if (!own) return direct;
   return {
-    end: (id) => own((tx) => tx.sessions.end(id)),
+    end: (id, o) => own((tx) => tx.sessions.end(id, o)),
     endAllOf: (userId, o) => own((tx) => tx.sessions.endAllOf(userId, o)),
   };
 }
 
-export const sessionStore = (queries: SessionQueries, ttlSeconds: number, tokens: TokenQueries, notices?: LogoutNotices, own?: Transaction<{ sessions: Ends }>) => ({
+export const sessionStore = (
+  queries: SessionQueries,
+  ttlSeconds: number,
+  tokens: TokenQueries,
+  audit: Pick<AuditLog, 'record'>,
+  notices?: LogoutNotices,
+  own?: Transaction<{ sessions: Ends }>,
+) => ({
   async create(userId: string, amr: Amr[] = ['pwd']): Promise<{ cookie: string; session: SsoSession }> {
     const cookie = randomToken();
     const now = clock.now();
@@ -69,7 +77,7 @@ export const sessionStore = (queries: SessionQueries, ttlSeconds: number, tokens
   /** Takes a pending sign-in once; false when it was taken already, or expired. */
   takePending: (id: string) => queries.takePending(id, clock.now()),
 
-  ...ends(queries, tokens, notices, own),
+  ...ends(queries, tokens, audit, notices, own),
 });
 
 export type SessionStore = ReturnType<typeof sessionStore>;

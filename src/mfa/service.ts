@@ -1,4 +1,5 @@
 import type { Actor, AuditLog } from '../audit/record.ts';
+import type { Origin } from '../audit/model.ts';
 import type { SessionStore } from '../login/sessions.ts';
 import type { Transaction } from '../db/transaction.ts';
 import { clock } from '../clock.ts';
@@ -19,9 +20,7 @@ export interface MfaStatus {
 }
 
 /** Where a user's own change comes from; `keep`: the session making it, which stays (docs/decisions.md). */
-export interface ChangeOrigin {
-  ip?: string;
-  requestId?: string;
+export interface ChangeOrigin extends Origin {
   keep?: string;
 }
 

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
+import type { Origin } from '../audit/model.ts';
+import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
+import type { Transaction } from '../db/transaction.ts';
 import { sessionSid } from '../crypto/tokens.ts';
 import type { SsoSession } from '../login/model.ts';
+import type { SessionStore } from '../login/sessions.ts';
 import type { User } from '../users/model.ts';
 import { failureResponse, nameIdOf, signOnResponse } from './assertion.ts';
 import { idpMetadata } from './idp-metadata.ts';
@@ -79,12 +83,27 @@ export const queryOf = (originalUrl: string): string => {
   return at < 0 ? '' : originalUrl.slice(at + 1);
 };
 
+/** What a sign-on and a single logout change, with their audit events, in one transaction. */
+interface SamlTransaction {
+  queries: { saml: Pick<SamlQueries, 'addParticipant' | 'takeParticipants'> };
+  sessions: Pick<SessionStore, 'end'>;
+  audit: Pick<AuditLog, 'record'>;
+}
+
 /**
  * The SAML 2.0 identity provider's rules (docs/saml-applications.md), shared by the browser endpoints: checking the SP's
- * messages, each request ID used once, writing the signed responses, and the SPs that took part in a
- * session. The endpoints (src/web/saml/) run the sign-in and send what this returns.
+ * messages, each request ID used once, writing the signed responses, the SPs that took part in a
+ * session, and the audit events of a sign-on and a single logout. The endpoints (src/web/saml/) run
+ * the sign-in and send what this returns.
  */
-export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQueries; keys: SamlKeys; publicUrl: string; pairwiseKey: Buffer }) {
+export function samlIdp(deps: {
+  providers: ServiceProviders;
+  queries: SamlQueries;
+  keys: SamlKeys;
+  publicUrl: string;
+  pairwiseKey: Buffer;
+  transaction: Transaction<SamlTransaction>;
+}) {
   const base = deps.publicUrl.replace(/\/$/, '');
   const issuer = `${base}${SAML_PATHS.metadata}`;
   const ssoUrl = `${base}${SAML_PATHS.sso}`;
@@ -159,8 +178,11 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
       return sp;
     },
 
-    /** The signed Response for a signed-in user, base64 for the POST binding; the SP is noted as a participant of the session. */
-    async signOn(sp: ServiceProvider, request: SignOnRequest, signedIn: { session: SsoSession; user: User }): Promise<string> {
+    /**
+     * The signed Response for a signed-in user, base64 for the POST binding; the SP is noted as a
+     * participant of the session, and the assertion audited (`saml.assertion_issued`), in one transaction.
+     */
+    async signOn(sp: ServiceProvider, request: SignOnRequest, signedIn: { session: SsoSession; user: User }, origin: Origin): Promise<string> {
       const { session, user } = signedIn;
       const nameId = nameIdOf(user, sp, request.nameIdFormat, deps.pairwiseKey);
       const xml = await signOnResponse(
@@ -180,7 +202,17 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
         },
         await deps.keys.signer(),
       );
-      await deps.queries.addParticipant(session.id, { spId: sp.id, nameId, nameIdFormat: request.nameIdFormat }, session.expiresAt);
+      await deps.transaction(async (tx) => {
+        await tx.queries.saml.addParticipant(session.id, { spId: sp.id, nameId, nameIdFormat: request.nameIdFormat }, session.expiresAt);
+        await tx.audit.record({
+          kind: 'saml.assertion_issued',
+          userId: user.id,
+          clientId: `saml:${sp.id}`,
+          ip: origin.ip,
+          requestId: origin.requestId,
+          details: { entityId: sp.entityId, inResponseTo: request.requestId ?? null, idpInitiated: !request.requestId },
+        });
+      });
       return Buffer.from(xml, 'utf8').toString('base64');
     },
 
@@ -226,8 +258,26 @@ export function samlIdp(deps: { providers: ServiceProviders; queries: SamlQuerie
       );
     },
 
-    /** The SPs that got an assertion in the session, taken (each is told once). */
-    participants: (sessionId: string): Promise<Participant[]> => deps.queries.takeParticipants(sessionId),
+    /**
+     * An SP's LogoutRequest about `session` (`concerns` said so): the session ends (session-ends.ts,
+     * which queues back-channel logout for its OIDC clients) and the logout is audited
+     * (`saml.logout`), in one transaction. Returns the session's other SPs, taken: each is told once.
+     */
+    async endSession(logout: SpLogout, session: Pick<SsoSession, 'id' | 'userId'>, origin: Origin): Promise<Participant[]> {
+      return deps.transaction(async (tx) => {
+        const others = (await tx.queries.saml.takeParticipants(session.id)).filter((p) => p.spId !== logout.sp.id);
+        await tx.sessions.end(session.id);
+        await tx.audit.record({
+          kind: 'saml.logout',
+          userId: session.userId,
+          clientId: `saml:${logout.sp.id}`,
+          ip: origin.ip,
+          requestId: origin.requestId,
+          details: { entityId: logout.sp.entityId, told: others.length },
+        });
+        return others;
+      });
+    },
 
     async logoutResponse(logout: Pick<SpLogout, 'sp' | 'requestId'>, relayState: string | undefined, success: boolean): Promise<string> {
       return logoutResponseUrl({ issuer, destination: logout.sp.singleLogoutServiceUrl!, inResponseTo: logout.requestId, relayState, now: clock.now(), success }, await deps.keys.signer());

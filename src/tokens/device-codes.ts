@@ -1,8 +1,11 @@
 import { randomInt } from 'node:crypto';
+import type { AuditLog } from '../audit/record.ts';
+import type { Origin } from '../audit/model.ts';
 import type { Client } from '../clients/model.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
+import type { Transaction } from '../db/transaction.ts';
 import type { Amr } from '../login/model.ts';
 import type { DeviceQueries } from './device-queries.ts';
 import type { DeviceRow } from './model.ts';
@@ -29,20 +32,59 @@ export interface GuessCounter {
   failed(ip: string): Promise<void>;
 }
 
+/**
+ * The request a typed code found, with its client; or why none is there to decide. `no_client`: its
+ * client is gone or may not use OAuth; `sso_disabled`: its client may not use single sign-on (as at
+ * the authorize endpoint, `app_unsupport_sso`), so no browser sign-in for it.
+ */
 export type FoundRequest =
-  | { ok: true; row: DeviceRow }
+  | { ok: true; row: DeviceRow; client: Client }
   | { ok: false; reason: 'throttled'; retryAfter: number }
-  | { ok: false; reason: 'unknown' | 'expired' | 'decided' };
+  | { ok: false; reason: 'unknown' | 'expired' | 'decided' | 'no_client' }
+  | { ok: false; reason: 'sso_disabled'; client: Client };
+
+/** Who decided at /device, in which sign-in, and the scopes the approval page showed them. */
+export interface DeviceDecision {
+  userId: string;
+  sessionId: string | null;
+  authTime: number | null;
+  amr: Amr[];
+  scopes: string[];
+}
+
+/** What the device rules need besides their queries: the clients, the audit trail, and a transaction for a decision and its event. */
+export interface DeviceDeps {
+  findClient(clientId: string): Promise<Client | undefined>;
+  audit: Pick<AuditLog, 'record'>;
+  transaction: Transaction<{ queries: { devices: DeviceQueries }; audit: Pick<AuditLog, 'record'> }>;
+}
 
 export type Poll =
   | { state: 'approved'; row: DeviceRow; amr: Amr[] | null }
   | { state: 'invalid' | 'other_client' | 'expired' | 'pending' | 'slow_down' | 'denied' };
 
+/** The pending request of a typed code, before its client is looked at. A code that finds none counts against the address. */
+type Looked = Exclude<FoundRequest, { client: Client }> | { ok: true; row: DeviceRow };
+
+async function lookUp(queries: DeviceQueries, guesses: GuessCounter, input: string, ip: string): Promise<Looked> {
+  const retryAfter = await guesses.retryAfter(ip);
+  if (retryAfter > 0) return { ok: false, reason: 'throttled', retryAfter };
+  const code = normaliseUserCode(input);
+  const row = code ? await queries.byUserCode(code) : undefined;
+  if (!row) {
+    await guesses.failed(ip);
+    return { ok: false, reason: 'unknown' };
+  }
+  if (row.expiresAt <= clock.now()) return { ok: false, reason: 'expired' };
+  if (row.status !== 'pending') return { ok: false, reason: 'decided' };
+  return { ok: true, row };
+}
+
 /**
  * The device authorization grant's rules (RFC 8628): a request, the user's decision at /device, and
  * the device's polls. The device code is a bearer secret, kept hashed; tokens go out once.
  */
-export const deviceCodes = (queries: DeviceQueries, config: Config, guesses: GuessCounter) => ({
+export const deviceCodes = (queries: DeviceQueries, config: Config, guesses: GuessCounter, deps: DeviceDeps) => ({
   async start(client: Client, scopes: string[]): Promise<{ deviceCode: string; userCode: string; expiresIn: number; interval: number }> {
     const deviceCode = randomToken();
     const now = clock.now();
@@ -59,24 +101,43 @@ export const deviceCodes = (queries: DeviceQueries, config: Config, guesses: Gue
     }
   },
 
-  /** The request a user typed the code of. A code that finds none counts against the address. */
-  async find(input: string, ip: string): Promise<FoundRequest> {
-    const retryAfter = await guesses.retryAfter(ip);
-    if (retryAfter > 0) return { ok: false, reason: 'throttled', retryAfter };
-    const code = normaliseUserCode(input);
-    const row = code ? await queries.byUserCode(code) : undefined;
-    if (!row) {
-      await guesses.failed(ip);
-      return { ok: false, reason: 'unknown' };
+  /**
+   * The request a user typed the code of (`ip`: the address the brute-force policy counts), and its
+   * client. A code that finds none counts against the address; every refusal is audited
+   * (`device.code_refused`, never with the code typed: a live one would be a credential), but for a
+   * client gone or no longer allowed OAuth.
+   */
+  async find(input: string, ip: string, origin: Origin): Promise<FoundRequest> {
+    const found = await lookUp(queries, guesses, input, ip);
+    if (found.ok) {
+      const client = await deps.findClient(found.row.clientId);
+      if (!client?.oauthEnabled) return { ok: false, reason: 'no_client' };
+      if (client.ssoEnabled) return { ...found, client };
+      await deps.audit.record({ kind: 'device.code_refused', clientId: client.clientId, ip: origin.ip, requestId: origin.requestId, details: { reason: 'sso_disabled' } });
+      return { ok: false, reason: 'sso_disabled', client };
     }
-    if (row.expiresAt <= clock.now()) return { ok: false, reason: 'expired' };
-    if (row.status !== 'pending') return { ok: false, reason: 'decided' };
-    return { ok: true, row };
+    await deps.audit.record({ kind: 'device.code_refused', ip: origin.ip, requestId: origin.requestId, details: { reason: found.reason } });
+    return found;
   },
 
-  /** The user's answer; false when the request was decided or expired meanwhile. */
-  decide: (row: DeviceRow, approve: boolean, by: { userId: string; sessionId: string | null; authTime: number | null; amr: Amr[] }) =>
-    queries.decide(row.userCode, { status: approve ? 'approved' : 'denied', userId: by.userId, sessionId: by.sessionId, authTime: by.authTime, amr: JSON.stringify(by.amr) }, clock.now()),
+  /**
+   * The user's answer, with its audit event (`consent.granted` or `consent.denied`, `device: true`) in
+   * one transaction; false when the request was decided or expired meanwhile (nothing audited then).
+   */
+  decide: (row: DeviceRow, approve: boolean, by: DeviceDecision, origin: Origin): Promise<boolean> =>
+    deps.transaction(async (tx) => {
+      const decision = { status: approve ? ('approved' as const) : ('denied' as const), userId: by.userId, sessionId: by.sessionId, authTime: by.authTime, amr: JSON.stringify(by.amr) };
+      if (!(await tx.queries.devices.decide(row.userCode, decision, clock.now()))) return false;
+      await tx.audit.record({
+        kind: approve ? 'consent.granted' : 'consent.denied',
+        userId: by.userId,
+        clientId: row.clientId,
+        ip: origin.ip,
+        requestId: origin.requestId,
+        details: { scopes: by.scopes, device: true },
+      });
+      return true;
+    }),
 
   /** A device's poll (RFC 8628 §3.5). An approved request is taken by one atomic update: one poll wins. */
   async poll(deviceCode: string, clientId: string): Promise<Poll> {

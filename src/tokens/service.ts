@@ -3,13 +3,14 @@ import type { Config } from '../config/schema.ts';
 import { hashToken } from '../crypto/tokens.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
 import type { Actor, AuditLog } from '../audit/record.ts';
+import type { Origin } from '../audit/model.ts';
 import { InputError } from '../errors/service.ts';
 import type { Transaction } from '../db/transaction.ts';
 import type { SessionStore } from '../login/sessions.ts';
 import type { TokenQueries } from './queries.ts';
-import type { RefreshRow } from './model.ts';
 import { clock } from '../clock.ts';
 import { judgeBearer, type Bearer } from './bearer.ts';
+import { deadRefresh, type DeadRefresh, type LiveRefreshRow } from './refresh-rule.ts';
 import { codeRules } from './codes.ts';
 import { issuing } from './issue.ts';
 import { replays } from './replays.ts';
@@ -21,8 +22,8 @@ export type { Bearer, BearerRefusal } from './bearer.ts';
 export type { AuditTrail } from './trail.ts';
 
 export type RefreshOutcome =
-  | { ok: true; row: RefreshRow }
-  | { ok: false; reason: 'unknown' | 'expired' | 'reused' | 'revoked' | 'other_client' };
+  | { ok: true; row: LiveRefreshRow }
+  | { ok: false; reason: 'unknown' | 'reused' | 'other_client' | Exclude<DeadRefresh, 'rotated'> };
 
 /** What introspection may say of a refresh token: nothing unless it can still be used. */
 export interface LiveRefresh {
@@ -32,12 +33,13 @@ export interface LiveRefresh {
   expiresAt: number;
 }
 
-/** What `revokeFor` needs of a transaction (named here: the root that builds it imports this file). */
+/** What `revoke` and `revokeFor` need of a transaction (named here: the root that builds it imports this file). */
 interface TokenTransaction {
+  queries: { tokens: Pick<TokenQueries, 'findAccess' | 'findRefresh' | 'revokeWhere'> };
   sessions: Pick<SessionStore, 'endAllOf'>;
   tokens: {
     refuseCodes(where: { user_id?: string; client_id?: string }): Promise<number>;
-    revoke(where: Record<string, string>): Promise<number>;
+    revokeWhere(where: Record<string, string>): Promise<number>;
   };
   audit: Pick<AuditLog, 'record' | 'change'>;
 }
@@ -52,21 +54,19 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
   issue: issuing(queries, config, keys),
 
   /**
-   * Checks a refresh token for the refresh grant; it is spent later, with the issue of its successor.
-   * A token already rotated is a reuse (replays.ts).
+   * Checks a refresh token of `client` for the refresh grant by the one rule (refresh-rule.ts); it is
+   * spent later, with the issue of its successor. A token already rotated is a reuse (replays.ts).
    */
   async checkRefresh(token: string, client: Client, trail: AuditTrail): Promise<RefreshOutcome> {
-    const now = clock.now();
     const row = await queries.findRefresh(hashToken(token));
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.clientId !== client.clientId) return { ok: false, reason: 'other_client' };
-    if (row.revokedAt !== null) return { ok: false, reason: 'revoked' };
-    if (row.expiresAt <= now) return { ok: false, reason: 'expired' };
-    if (row.rotatedAt !== null) {
+    const dead = deadRefresh(row, clock.now());
+    if (dead === 'rotated') {
       await replays(queries).refreshReused(row.familyId, client.clientId, trail);
       return { ok: false, reason: 'reused' };
     }
-    return { ok: true, row };
+    return dead ? { ok: false, reason: dead } : { ok: true, row: row as LiveRefreshRow };
   },
 
   /**
@@ -78,37 +78,36 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
     return judgeBearer(await queries.findAccess(hashToken(bearer)), clock.now());
   },
 
-  /**
-   * A refresh token that the refresh grant would still take: not expired, rotated or revoked, its
-   * client allowed OAuth and its user still there and enabled (the grant checks those too).
-   */
+  /** A refresh token that the refresh grant would still take, by the same rule (refresh-rule.ts). */
   async liveRefresh(token: string): Promise<LiveRefresh | undefined> {
     const row = await queries.findRefresh(hashToken(token));
-    if (!row || row.expiresAt <= clock.now() || row.rotatedAt !== null || row.revokedAt !== null) return undefined;
-    if (!row.clientOauthEnabled || !row.user || row.user.disabled) return undefined;
+    if (!row || deadRefresh(row, clock.now())) return undefined;
     return { clientId: row.clientId, userId: row.userId, scope: row.scope, expiresAt: row.expiresAt };
   },
 
   /**
-   * RFC 7009: an access token is deleted; a refresh token takes its whole family with it. A client may
-   * revoke only its own tokens unless `anyClient` (it holds the admin role).
+   * RFC 7009, for `client` at the revocation endpoint: an access token is revoked; a refresh token
+   * takes its whole family with it. A client may revoke only its own tokens unless it holds the
+   * `admin` role. A revocation is audited (`token.revoked`, the client its actor) in the same transaction.
    */
-  async revokeToken(token: string, clientId: string, anyClient = false): Promise<'revoked' | 'unknown' | 'other_client'> {
+  revoke(token: string, client: Client, origin: Origin): Promise<'revoked' | 'unknown' | 'other_client'> {
     const hash = hashToken(token);
-    const access = await queries.findAccess(hash);
-    if (access) {
-      if (access.clientId !== clientId && !anyClient) return 'other_client';
-      await queries.revokeWhere({ token_hash: hash }, clock.now());
+    const anyClient = client.roles.includes('admin');
+    return deps.transaction(async (tx) => {
+      const q = tx.queries.tokens;
+      const access = await q.findAccess(hash);
+      const refresh = access ? undefined : await q.findRefresh(hash);
+      const owner = access?.clientId ?? refresh?.clientId;
+      if (owner === undefined) return 'unknown';
+      if (owner !== client.clientId && !anyClient) return 'other_client';
+      await q.revokeWhere(access ? { token_hash: hash } : { family_id: refresh!.familyId }, clock.now());
+      await tx.audit.record({ kind: 'token.revoked', clientId: client.clientId, actorClientId: client.clientId, ip: origin.ip, requestId: origin.requestId });
       return 'revoked';
-    }
-    const refresh = await queries.findRefresh(hash);
-    if (!refresh) return 'unknown';
-    if (refresh.clientId !== clientId && !anyClient) return 'other_client';
-    await queries.revokeWhere({ family_id: refresh.familyId }, clock.now());
-    return 'revoked';
+    });
   },
 
-  revoke: (where: Record<string, string>) => queries.revokeWhere(where, clock.now()),
+  /** Revokes every token `where` says (a user's, a client's, or both). */
+  revokeWhere: (where: Record<string, string>) => queries.revokeWhere(where, clock.now()),
 
   /** Refuses the unredeemed codes of a user, a client or both: their exchange answers `invalid_grant`. */
   refuseCodes: (where: { user_id?: string; client_id?: string }) => queries.refuseCodes(where, clock.now()),
@@ -131,7 +130,7 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
       } else {
         // Codes first: an exchange running now then either finds its code refused or has its tokens revoked next.
         await tx.tokens.refuseCodes(where);
-        count = await tx.tokens.revoke(where);
+        count = await tx.tokens.revokeWhere(where);
       }
       await tx.audit.record({ kind: 'token.revoked', userId, clientId, actorUserId: actor.userId, actorClientId: actor.clientId, ip: actor.ip, requestId: actor.requestId, details: { count } });
       await tx.audit.change('tokens.revoke', actor, { userId, clientId }, { count });

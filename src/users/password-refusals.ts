@@ -15,7 +15,16 @@ export const REFUSAL_WORDS: Readonly<Record<PasswordRefusal, string>> = {
 };
 
 /** What the user is told for a refused write: the backend's own words, else ours for its reason. */
-export const refusalWords = (refused: Extract<PasswordWrite, { ok: false }>): string => refused.message.trim() || REFUSAL_WORDS[refused.refusal];
+export const refusalWords = (refused: Extract<PasswordWrite, { ok: false }>): string => refused.message.trim() || REFUSAL_WORDS[refused.refusal] || REFUSAL_WORDS.refused;
+
+/** The longest new password Latchkey takes, a database user's or a directory user's. */
+export const MAX_PASSWORD = 1024;
+
+/**
+ * Latchkey's own rule for a directory user's new password, however it is written (changed by the
+ * user, reset by mail or by an admin): 1 to `MAX_PASSWORD` characters; the directory's policy decides the rest.
+ */
+export const directoryPasswordFits = (password: string): boolean => password.length >= 1 && password.length <= MAX_PASSWORD;
 
 /**
  * A new password refused (the directory's policy, or Latchkey's own length rule): an `InputError` of

@@ -1,15 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import { hashPassword } from '../crypto/passwords.ts';
 import { randomToken } from '../crypto/tokens.ts';
 import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/record.ts';
 import { InputError, NotFoundError } from '../errors/service.ts';
 import type { Transaction } from '../db/transaction.ts';
 import type { SessionStore } from '../login/sessions.ts';
-import type { IdentityChain } from '../identity/chain.ts';
 import type { ResetQueries } from '../password-reset/reset-queries.ts';
 import type { UserQueries } from './queries.ts';
 import type { User } from './model.ts';
-import { PasswordRefused, refusalWords } from './password-refusals.ts';
+import { directoryPasswordFits, MAX_PASSWORD, PasswordRefused, refusalWords } from './password-refusals.ts';
+import { directoryPasswordChanges, type DirectoryPasswords } from './directory-password.ts';
 import { clock } from '../clock.ts';
 
 export interface CreateUserInput {
@@ -37,12 +38,12 @@ function checkUsername(raw: string): string {
 
 /** A database user's new password: the rule Latchkey itself applies (a directory applies its own policy). */
 export function checkPassword(password: string): void {
-  if (password.length < 8 || password.length > 1024) throw new InputError('password', 'must be 8 to 1024 characters');
+  if (password.length < 8 || password.length > MAX_PASSWORD) throw new InputError('password', `must be 8 to ${MAX_PASSWORD} characters`);
 }
 
 /** A directory user's new password: the directory's policy decides; only what no directory takes is refused here. */
 function checkDirectoryPassword(password: string): void {
-  if (password.length < 1 || password.length > 1024) throw new InputError('password', 'must be 1 to 1024 characters');
+  if (!directoryPasswordFits(password)) throw new InputError('password', `must be 1 to ${MAX_PASSWORD} characters`);
 }
 
 function checkEmail(email: string | null | undefined): string | null | undefined {
@@ -74,13 +75,24 @@ function checkRoles(roles: string[]): string[] {
 interface UserTransaction {
   queries: { users: UserQueries; resets: Pick<ResetQueries, 'discardAllOf'> };
   sessions: Pick<SessionStore, 'endAllOf'>;
-  audit: Pick<AuditLog, 'change'>;
+  audit: Pick<AuditLog, 'change' | 'record'>;
 }
 
-/** The identity chain's password writes, for users of a directory whose backend allows a reset (docs/identity-backends.md). */
-export type DirectoryPasswords = Pick<IdentityChain, 'canWritePassword' | 'writePassword'>;
+export type { DirectoryPasswords } from './directory-password.ts';
+export type { DirectoryPasswordChange } from './directory-password.ts';
 
-export const userService = (queries: UserQueries, deps: { transaction: Transaction<UserTransaction>; localBackend: string; directory?: DirectoryPasswords; upstreams?: readonly string[] }) => {
+export const userService = (
+  queries: UserQueries,
+  deps: {
+    transaction: Transaction<UserTransaction>;
+    localBackend: string;
+    directory?: DirectoryPasswords;
+    upstreams?: readonly string[];
+    /** Events outside a change's transaction: a directory's refusal or outage, where nothing was written. */
+    audit: Pick<AuditLog, 'record'>;
+    logger?: Logger;
+  },
+) => {
   const { localBackend, transaction, directory } = deps;
   const upstreams = deps.upstreams ?? [];
 
@@ -101,6 +113,7 @@ export const userService = (queries: UserQueries, deps: { transaction: Transacti
 
   return {
   localBackend,
+  ...directoryPasswordChanges({ directory, audit: deps.audit, logger: deps.logger, transaction }),
   find: queries.find,
   findByUsername: queries.findByUsername,
   page: queries.page,

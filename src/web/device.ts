@@ -3,6 +3,7 @@ import type { AppContext } from '../context.ts';
 import { sendPageError } from './page-errors.ts';
 import { readParams } from '../http/params.ts';
 import { grantableScopes } from '../clients/scopes.ts';
+import { needsSecondFactor } from '../mfa/second-factor.ts';
 import { paths } from '../paths.ts';
 import { showUserCode } from '../tokens/device-codes.ts';
 import { secureCookies } from './cookies.ts';
@@ -11,6 +12,7 @@ import { deviceApprovalPage, deviceCodePage, deviceDonePage } from './pages/devi
 import { expiredForm } from './refusals.ts';
 import { showStep } from './sign-in/show.ts';
 import { signInSteps } from './sign-in/steps.ts';
+import { originOf } from '../http/origin.ts';
 
 /** Why a typed code finds no request to decide: the page's status and words. */
 const notFound = {
@@ -40,31 +42,26 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
       if (req.method === 'POST' && !checkCsrfToken(req, ctx.csrfKey, params.csrf_token)) return codeForm(req, res, 403, expiredForm.other, typed);
       if (!typed) return codeForm(req, res, 200);
 
-      const found = await ctx.deviceCodes.find(typed, req.ip ?? 'unknown');
+      const origin = originOf(req);
+      const found = await ctx.deviceCodes.find(typed, req.ip ?? 'unknown', origin);
       if (!found.ok) {
-        // The code typed is not kept: a live one would be a credential.
-        await ctx.audit.record({ kind: 'device.code_refused', ip: req.ip, requestId: req.id, details: { reason: found.reason } });
         if (found.reason === 'throttled') {
           res.setHeader('Retry-After', String(found.retryAfter));
           return codeForm(req, res, 429, `Too many wrong codes from your network. Try again in ${found.retryAfter} seconds.`);
         }
+        if (found.reason === 'no_client') return codeForm(req, res, 400, notFound.unknown[1]);
+        // As at the authorize endpoint (app_unsupport_sso): no browser sign-in for this application.
+        if (found.reason === 'sso_disabled') return codeForm(req, res, 403, `${found.client.name} may not use single sign-on. Ask your administrator.`);
         const [status, message] = notFound[found.reason];
         return codeForm(req, res, status, message, typed);
       }
-      const { row } = found;
-      const client = await ctx.clients.find(row.clientId);
-      if (!client || !client.oauthEnabled) return codeForm(req, res, 400, notFound.unknown[1]);
-      // As at the authorize endpoint (app_unsupport_sso): no browser sign-in for this application.
-      if (!client.ssoEnabled) {
-        await ctx.audit.record({ kind: 'device.code_refused', clientId: client.clientId, ip: req.ip, requestId: req.id, details: { reason: 'sso_disabled' } });
-        return codeForm(req, res, 403, `${client.name} may not use single sign-on. Ask your administrator.`);
-      }
+      const { row, client } = found;
       const userCode = showUserCode(row.userCode);
       const asked = row.scope.split(' ').filter(Boolean);
 
       const step = await steps.next(req, res, params, {
         clientId: client.clientId,
-        needsMfa: ctx.config.mfa.required || client.requireMfa,
+        needsMfa: needsSecondFactor(ctx.config.mfa, client).required,
         prompt: new Set(),
         resume: `${paths.device}?${new URLSearchParams({ user_code: userCode })}`,
         // The approval page below is this flow's consent, asked every time.
@@ -79,9 +76,8 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
       const { session, user } = step.signedIn;
       if (req.method === 'POST' && params._action === 'device') {
         const approve = params.decision === 'approve';
-        const decided = await ctx.deviceCodes.decide(row, approve, { userId: user.id, sessionId: session.id, authTime: session.authTime, amr: session.amr });
-        if (!decided) return codeForm(req, res, 400, notFound.decided[1]);
-        await ctx.audit.record({ kind: approve ? 'consent.granted' : 'consent.denied', userId: user.id, clientId: client.clientId, ip: req.ip, requestId: req.id, details: { scopes: step.scopes, device: true } });
+        const by = { userId: user.id, sessionId: session.id, authTime: session.authTime, amr: session.amr, scopes: step.scopes };
+        if (!(await ctx.deviceCodes.decide(row, approve, by, origin))) return codeForm(req, res, 400, notFound.decided[1]);
         const html = approve
           ? deviceDonePage('Device connected', `${client.name} is connected. You can go back to your device.`)
           : deviceDonePage('Request denied', `${client.name} was not connected. You can close this page.`);

@@ -6,6 +6,7 @@ import { signInSteps, type Flow } from '../../web/sign-in/steps.ts';
 import { oauthError } from '../../errors/oauth.ts';
 import { readParams } from '../../http/params.ts';
 import { grantableScopes } from '../../clients/scopes.ts';
+import { needsSecondFactor } from '../../mfa/second-factor.ts';
 import { parseAuthorizeRequest, RedirectError, type AuthorizeRequest } from './request.ts';
 import { sendAuthorizationResponse } from './respond.ts';
 
@@ -14,7 +15,7 @@ import { sendAuthorizationResponse } from './respond.ts';
 const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow => ({
   clientId: request.client.clientId,
   // docs/multi-factor-sign-in.md: a client (or server) that needs a second factor.
-  needsMfa: ctx.config.mfa.required || request.client.requireMfa,
+  needsMfa: needsSecondFactor(ctx.config.mfa, request.client).required,
   prompt: request.prompt,
   maxAge: request.maxAge,
   idp: request.idp,

@@ -9,6 +9,7 @@ import { redirectWith } from '../authorize/request.ts';
 import { oauthError } from '../../errors/oauth.ts';
 import { sessionSid } from '../../crypto/tokens.ts';
 import { readParams } from '../../http/params.ts';
+import { originOf } from '../../http/origin.ts';
 
 /** The parameters the confirmation form carries back. */
 const carried = ['client_id', 'post_logout_redirect_uri', 'state', 'ui_locales'] as const;
@@ -57,8 +58,7 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
           res.status(200).type('html').send(logoutConfirmPage({ action: req.baseUrl + req.path, fields, csrfToken, username: user?.username ?? '' }));
           return;
         }
-        await ctx.sessions.end(session.id);
-        await ctx.audit.record({ kind: 'logout', userId: session.userId, clientId, ip: req.ip, requestId: req.id });
+        await ctx.sessions.end(session.id, { reason: 'logout', userId: session.userId, clientId, origin: originOf(req) });
       }
       res.clearCookie(SSO_COOKIE, cookieOptions(secure));
       // An empty state is no state: nothing to hand back, so nothing appended (not even `?state=`).

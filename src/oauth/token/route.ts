@@ -1,10 +1,8 @@
 import type { RequestHandler } from 'express';
-import type { Client, GrantType } from '../../clients/model.ts';
+import type { GrantType } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
-import { forClient, oauthError } from '../../errors/oauth.ts';
-import { readParams } from '../../http/params.ts';
-import { allowClientOrigin } from '../../http/cors.ts';
-import { authenticateClient } from './client-auth.ts';
+import { oauthError } from '../../errors/oauth.ts';
+import { clientEndpoint } from '../client-endpoint.ts';
 import { auditTrail, type Grant } from './grant.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
@@ -28,18 +26,9 @@ const grants: Record<GrantType, Grant> = {
  * shared step.
  */
 export function tokenHandler(ctx: AppContext): RequestHandler {
-  return async (req, res, next) => {
-    // Known once the request names a registered client: its errors are then in the codes it reads.
-    let named: Client | undefined;
-    try {
-      res.setHeader('Cache-Control', 'no-store');
-      res.setHeader('Pragma', 'no-cache');
-      const p = readParams(req);
-      const client = await authenticateClient(ctx, req, p, (found) => {
-        named = found;
-        allowClientOrigin(req, res, found);
-      });
-
+  return clientEndpoint(
+    ctx,
+    async (req, res, { params: p, client }) => {
       // The document's own example sends a tokencode and no grant_type.
       const grantType = p.grant_type ?? (p.code || p.tokencode ? 'authorization_code' : undefined);
       if (!grantType) throw oauthError('invalid_grant_type', 'grant_type is required');
@@ -65,8 +54,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       if (issued.refreshToken) body.refresh_token = issued.refreshToken;
       if (issued.idToken) body.id_token = issued.idToken;
       sendJson(res, body);
-    } catch (err) {
-      next(named ? forClient(err, named.errorCodes) : err);
-    }
-  };
+    },
+    { cors: true, pragma: true },
+  );
 }

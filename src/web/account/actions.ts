@@ -4,11 +4,12 @@ import type { AppContext } from '../../context.ts';
 import { provedRecently } from '../../login/sessions.ts';
 import { InputError } from '../../errors/service.ts';
 import type { SignedIn } from '../current-session.ts';
-import { changeDirectoryPassword as changeInDirectory } from '../directory-password.ts';
+import { directoryChangeAnswer } from '../directory-password.ts';
 import { attemptOf } from '../attempt.ts';
 import { refusalOf, type Refusal } from '../refusals.ts';
 import { identityProof, NO_CLIENT } from './proof.ts';
 import type { AccountAnswer } from './view.ts';
+import { originOf } from '../../http/origin.ts';
 
 /** A form posted by a signed-in user at `/account`. */
 export interface AccountForm {
@@ -61,7 +62,7 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
 
   const recoveryCodes: AccountAction = async ({ req, signedIn }) => ({
     show: 'recovery_codes',
-    codes: await ctx.mfa.newRecoveryCodes(signedIn.user.id, { ip: req.ip, requestId: req.id }),
+    codes: await ctx.mfa.newRecoveryCodes(signedIn.user.id, originOf(req)),
   });
 
   const changePassword: AccountAction = async (posted) => {
@@ -76,7 +77,7 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
 
   /**
    * docs/identity-backends.md: a directory user's new password, written bound as them with the current one (which is
-   * the proof); the directory's refusal in words, nothing changed; the other sessions end after it.
+   * the proof); the directory's refusal in words, nothing changed; the other sessions end with it (the users service).
    */
   const changeDirectoryPassword: AccountAction = async (posted) => {
     const { req, signedIn, form } = posted;
@@ -87,9 +88,9 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     // policy (docs/decisions.md), which the directory's bind alone would not be.
     const refused = await currentPasswordRefused(req, signedIn, form.password);
     if (refused) return { show: 'account', status: refused.status, error: refused.message };
-    const changed = await changeInDirectory(ctx, req, signedIn.user, { oldPassword: form.password, newPassword, via: 'account' });
+    const change = { oldPassword: form.password, newPassword, via: 'account' as const, keep: signedIn.session.id };
+    const changed = directoryChangeAnswer(await ctx.users.changeDirectoryPassword(signedIn.user, change, originOf(req)));
     if (!changed.ok) return { show: 'account', status: changed.status, error: changed.message };
-    await ctx.sessions.endAllOf(signedIn.user.id, { except: signedIn.session.id, actor: actorOf(posted) });
     return { show: 'account', notice: 'Your password is changed in the directory. Applications signed in with the old one must sign in again.' };
   };
 
@@ -102,11 +103,10 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
       ((outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') && 'user' in outcome && !!outcome.user);
     if (right && (!('user' in outcome) || outcome.user?.id === signedIn.user.id)) return undefined;
     if (outcome.ok || outcome.reason === 'invalid_credentials') return { status: 401, message: 'The current password is not right. Your password is unchanged.' };
-    // As when the write itself finds the directory down (directory-password.ts).
+    // As when the write itself finds the directory down: audited and answered alike.
     if (outcome.reason === 'unavailable') {
-      const details = { backend: signedIn.user.backend, via: 'account', reason: 'unavailable' };
-      await ctx.audit.record({ kind: 'account.password_change_failed', userId: signedIn.user.id, ip: req.ip, requestId: req.id, details });
-      return { status: 503, message: 'The directory is unreachable right now. Your password is unchanged; please try again shortly.' };
+      const failed = directoryChangeAnswer(await ctx.users.directoryPasswordUnreachable(signedIn.user, 'account', originOf(req)));
+      return failed.ok ? undefined : { status: failed.status, message: failed.message };
     }
     const refusal = refusalOf(outcome, 'proofPassword');
     return { ...refusal, message: `${refusal.message} Your password is unchanged.` };
@@ -120,10 +120,7 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
 
   const signOutEverywhere: AccountAction = async (posted) => {
     const { req, signedIn } = posted;
-    const userId = signedIn.user.id;
-    const ended = await ctx.sessions.endAllOf(userId, { actor: actorOf(posted) });
-    await ctx.audit.record({ kind: 'token.revoked', userId, ip: req.ip, requestId: req.id, details: { count: ended.tokens } });
-    await ctx.audit.record({ kind: 'account.signed_out_everywhere', userId, ip: req.ip, requestId: req.id, details: { sessions: ended.sessions } });
+    await ctx.sessions.endAllOf(signedIn.user.id, { actor: actorOf(posted), reason: 'signed_out_everywhere', origin: originOf(req) });
     return { show: 'signed_out' };
   };
 

@@ -10,6 +10,7 @@ import { cookieOptions, readCookie, secureCookies, SSO_COOKIE } from '../cookies
 import { currentSession } from '../current-session.ts';
 import { signedOutPage } from '../pages/logout.ts';
 import { refuseSaml } from './refuse.ts';
+import { originOf } from '../../http/origin.ts';
 
 /** The logout chain in progress: the SPs still to tell, and whom to answer at the end. */
 const CHAIN_COOKIE = 'lk_saml_slo';
@@ -60,17 +61,8 @@ export function samlSloHandler(ctx: AppContext): RequestHandler {
       ctx.logger.warn({ requestId: req.id, entityId: logout.sp.entityId }, 'SAML LogoutRequest for a NameID this session did not give that SP: session kept');
       return void res.redirect(302, await ctx.saml.logoutResponse(logout, relayState, false));
     }
-    const others = (await ctx.saml.participants(session.id)).filter((p) => p.spId !== logout.sp.id);
-    await ctx.sessions.end(session.id);
+    const others = await ctx.saml.endSession(logout, session, originOf(req));
     res.clearCookie(SSO_COOKIE, cookieOptions(secure));
-    await ctx.audit.record({
-      kind: 'saml.logout',
-      userId: session.userId,
-      clientId: `saml:${logout.sp.id}`,
-      ip: req.ip,
-      requestId: req.id,
-      details: { entityId: logout.sp.entityId, told: others.length },
-    });
     return next(res, { nonce: randomToken(16), sessionId: session.id, left: others, origin });
   }
 

@@ -5,10 +5,12 @@ import { readParams, type Params } from '../../http/params.ts';
 import { queryOf, SAML_PATHS, type SignOnRefusal, type SignOnRequest } from '../../saml/idp.ts';
 import type { ServiceProvider } from '../../saml/model.ts';
 import { SamlInputError } from '../../saml/xml.ts';
+import { needsSecondFactor } from '../../mfa/second-factor.ts';
 import { showStep } from '../sign-in/show.ts';
 import { signInSteps } from '../sign-in/steps.ts';
 import { refuseSaml } from './refuse.ts';
 import { sendPostBinding } from './post-binding.ts';
+import { originOf } from '../../http/origin.ts';
 
 /** The checked request, carried (sealed) through the sign-in's pages: checked once, its ID used once. */
 const CARRIED = 'saml_request';
@@ -69,7 +71,8 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       if (req.method === 'POST' && p[CARRIED] === undefined && p.SAMLRequest !== undefined) return void res.redirect(303, carriedHere);
       const step = await steps.next(req, res, p, {
         clientId: `saml:${sp.id}`,
-        needsMfa: ctx.config.mfa.required,
+        // A service provider has no `requireMfa` of its own: the server's `mfa.required` alone.
+        needsMfa: needsSecondFactor(ctx.config.mfa).required,
         prompt,
         requireConsent: false,
         scopesFor: () => [],
@@ -80,15 +83,7 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       if (step.show !== 'continue') {
         return await showStep(ctx, req, res, step, { action: SAML_PATHS.sso, fields: { [CARRIED]: sealed }, clientName: sp.name, continueLabel: `Continue to ${sp.name}` });
       }
-      const response = await ctx.saml.signOn(sp, request, step.signedIn);
-      await ctx.audit.record({
-        kind: 'saml.assertion_issued',
-        userId: step.signedIn.user.id,
-        clientId: `saml:${sp.id}`,
-        ip: req.ip,
-        requestId: req.id,
-        details: { entityId: sp.entityId, inResponseTo: request.requestId ?? null, idpInitiated: !request.requestId },
-      });
+      const response = await ctx.saml.signOn(sp, request, step.signedIn, originOf(req));
       sendPostBinding(res, request.acsUrl, { SAMLResponse: response, RelayState: relayState });
     } catch (err) {
       refuseSaml(ctx, req, res, err, 'sign-in');

@@ -9,10 +9,11 @@ import type { SignInOutcome } from '../../login/sign-in.ts';
 import { expiredForm, refusalOf } from '../refusals.ts';
 import { raiseSession, startSession } from '../start-session.ts';
 import { attemptOf } from '../attempt.ts';
-import { changeDirectoryPassword } from '../directory-password.ts';
+import { directoryChangeAnswer } from '../directory-password.ts';
 import { askForCode, type Flow, type PageStep, type SignedInNow } from './step.ts';
 import { freshSignIns } from './fresh.ts';
 import { upstreamSteps } from './upstream.ts';
+import { originOf } from '../../http/origin.ts';
 
 type Form = Record<string, string>;
 
@@ -95,10 +96,10 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     const newPassword = form.new_password ?? '';
     if (!newPassword) return ask(400, 'Type a new password.');
     if (newPassword !== form.new_password_again) return ask(400, 'The two new passwords are not the same.');
-    const changed = await changeDirectoryPassword(ctx, req, user, { oldPassword: taken.oldPassword!, newPassword, via: 'sign_in' });
+    // The users service writes it and ends every session and token of the old one, as at the account page (docs/decisions.md).
+    const change = { oldPassword: taken.oldPassword!, newPassword, via: 'sign_in' as const };
+    const changed = directoryChangeAnswer(await ctx.users.changeDirectoryPassword(user, change, originOf(req)));
     if (!changed.ok) return changed.wrongPassword ? signInAgain : ask(changed.status, changed.message);
-    // A new password ends every session and token of the old one, as at the account page (docs/decisions.md).
-    await ctx.sessions.endAllOf(user.id, { actor: { userId: user.id, clientId: flow.clientId || null, via: 'account', ip: req.ip, requestId: req.id } });
     // Then the sign-in ends as any other, with the new password: counted (a success settles the
     // failure the expired attempt counted), the login metric, the device cookie, the second factor.
     const outcome = await ctx.signIn.signIn({ username: user.username, password: newPassword, ...attemptOf(req, flow.clientId) });

@@ -6,12 +6,13 @@ import type { User } from '../../users/model.ts';
 import { checkCsrfToken } from '../csrf.ts';
 import type { SignedIn } from '../current-session.ts';
 import { expiredForm } from '../refusals.ts';
-import { askForCode, type Flow, type PageStep, type Step } from './step.ts';
+import type { SecondFactorStep } from './next-step.ts';
+import { askForCode, type PageStep } from './step.ts';
 
 /**
- * The policy of docs/multi-factor-sign-in.md on a signed-in browser: a client that needs a second factor (or `mfa.required`)
- * and a session that has not used one. A user with a factor is asked for it (the session is raised,
- * not replaced); a user without one enrols TOTP, which needs a proof within five minutes (docs/decisions.md,
+ * The pages of docs/multi-factor-sign-in.md's policy on a signed-in browser, whose rules are next-step.ts's: a client that needs
+ * a second factor (or `mfa.required`) and a session that has not used one. A user with a factor is asked for it (the session is
+ * raised, not replaced); a user without one enrols TOTP, which needs a proof within five minutes (docs/decisions.md,
  * "Adding a factor"): an older session signs in again first.
  */
 export function enrolmentSteps(ctx: AppContext) {
@@ -22,13 +23,11 @@ export function enrolmentSteps(ctx: AppContext) {
   }
 
   return {
-    /** The step the policy asks for, or `undefined` when the session is good as it is. */
-    async demand(flow: Flow, signedIn: SignedIn): Promise<Step | undefined> {
-      if (!flow.needsMfa || signedIn.session.amr.includes('mfa')) return undefined;
-      if (flow.prompt.has('none')) return { show: 'refused', error: 'login_required', description: 'this application needs a second factor' };
-      if (await ctx.mfa.hasFactor(signedIn.user.id)) return askForCode(ctx, signedIn.user);
-      if (!provedRecently(signedIn.session)) return { show: 'login', status: 200, error: 'Sign in again to set up a second factor.', username: signedIn.user.username };
-      return askToEnrol(signedIn.user);
+    /** The page of the second-factor step the rules chose (next-step.ts): the code, signing in again first, or enrolment. */
+    async step(kind: SecondFactorStep, user: User): Promise<PageStep> {
+      if (kind === 'second_factor') return askForCode(ctx, user);
+      if (kind === 'sign_in_again') return { show: 'login', status: 200, error: 'Sign in again to set up a second factor.', username: user.username };
+      return askToEnrol(user);
     },
 
     /** Whether the enrolment form may be answered: only on a session proved within five minutes. */

@@ -7,7 +7,7 @@ import type { Refusal } from '../refusals.ts';
 export interface Flow {
   /** '' at the account page. */
   clientId: string;
-  /** The client's `requireMfa`, or `mfa.required` (docs/multi-factor-sign-in.md). */
+  /** The client's `requireMfa`, or `mfa.required` (docs/multi-factor-sign-in.md): `needsSecondFactor(...).required` (mfa/second-factor.ts). */
   needsMfa: boolean;
   prompt: Set<string>;
   /** Seconds: an older session signs in again (OIDC `max_age`). */

@@ -4,6 +4,7 @@ import { resourcesParam } from '../../resources-param.ts';
 import type { Grant } from '../grant.ts';
 import { clientScopes, grantableScopes } from '../../../clients/scopes.ts';
 import { clock } from '../../../clock.ts';
+import { needsSecondFactor } from '../../../mfa/second-factor.ts';
 import type { AccountRefusal } from '../../../identity/contract.ts';
 
 /** A right password that the account's state refuses: `invalid_grant`, saying why. */
@@ -54,7 +55,7 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
     }
   }
   // A client or server that needs a second factor, and a user who has none yet: enrolment is a page.
-  if ((ctx.config.mfa.required || client.requireMfa) && !outcome.amr.includes('mfa')) {
+  if (needsSecondFactor(ctx.config.mfa, client, outcome).missing) {
     throw oauthError('mfa_required', `a second factor is required: enrol one at ${ctx.config.publicUrl}/account, then send its code in otp`);
   }
   return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: clock.now(), amr: outcome.amr, resource: resources ? joinResources(resources) : null };

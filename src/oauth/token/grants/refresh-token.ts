@@ -5,6 +5,7 @@ import { resourcesParam } from '../../resources-param.ts';
 import { outsideGrant, settledResources } from '../resources.ts';
 import { auditTrail, type Grant } from '../grant.ts';
 import { grantableScopes, requestedScopes } from '../../../clients/scopes.ts';
+import { needsSecondFactor } from '../../../mfa/second-factor.ts';
 
 /**
  * Rotation with reuse detection: each refresh token works once; a second use revokes the family.
@@ -17,10 +18,12 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   const token = p.refresh_token;
   if (!token) throw oauthError('invalid_request', 'refresh_token is required');
   const resources = resourcesParam(p);
-  // A reused token's family is revoked and the reuse audited by the token service.
+  // The one rule of a live refresh token (src/tokens/refresh-rule.ts, introspection's too). A reused
+  // token's family is revoked and the reuse audited by the token service.
   const outcome = await ctx.tokens.checkRefresh(token, client, auditTrail(ctx, req));
   if (!outcome.ok) {
     if (outcome.reason === 'expired') throw oauthError('refresh_token_exprise', 'the refresh token has expired');
+    if (outcome.reason === 'user_gone') throw oauthError('invalid_grant', 'the user no longer exists or is disabled');
     throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
   }
   const { row } = outcome;
@@ -29,17 +32,15 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   if (other.length > 0) throw oauthError('invalid_target', `resource not among those the refresh token was issued for: ${other.join(' ')}`);
   // docs/decisions.md: a client that needs a second factor now (or the server, `mfa.required`) refreshes no token
   // whose sign-in had none. The token is left as it is: signing in again with the factor is the way on.
-  if ((ctx.config.mfa.required || client.requireMfa) && !row.amr?.includes('mfa')) {
+  if (needsSecondFactor(ctx.config.mfa, client, row).missing) {
     throw oauthError('invalid_grant', 'this application now needs a second factor: sign in again');
   }
   // The user is re-read from their backend before the token is spent: if that fails (the directory
   // is down) the token stays usable for the retry.
-  // (The stored user was read with the token, in the same query.)
-  const known = row.user;
-  if (!known || known.disabled) throw oauthError('invalid_grant', 'the user no longer exists or is disabled');
+  // (The stored user was read with the token, in the same query, and is there and enabled by the rule.)
   let user: User | null;
   try {
-    user = await ctx.identity.refresh(known);
+    user = await ctx.identity.refresh(row.user);
   } catch (err) {
     if (!(err instanceof BackendUnavailableError)) throw err;
     throw backendUnavailable();
