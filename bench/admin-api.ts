@@ -8,7 +8,12 @@ import { TOKEN_PATH } from './oauth-client.ts';
  * 0.7 s each) would make the quick run much longer.
  */
 export async function adminToken(server: Latchkey): Promise<string> {
-  const res = await postForm(server.url + TOKEN_PATH, { grant_type: 'password', client_id: 'admin-cli', username: 'admin', password: ADMIN_PASSWORD });
+  const res = await postForm(server.url + TOKEN_PATH, {
+    grant_type: 'password',
+    client_id: 'admin-cli',
+    username: 'admin',
+    password: ADMIN_PASSWORD,
+  });
   return json<{ access_token: string }>(res, 'admin-cli password grant').access_token;
 }
 
@@ -23,7 +28,10 @@ export async function graphql<T>(server: Latchkey, token: string, query: string,
   return body.data;
 }
 
-export async function createUsers(server: Latchkey, users: Array<{ username: string; password: string; email: string; displayName: string }>): Promise<void> {
+export async function createUsers(
+  server: Latchkey,
+  users: Array<{ username: string; password: string; email: string; displayName: string }>,
+): Promise<void> {
   const token = await adminToken(server);
   for (const input of users) {
     await graphql(server, token, 'mutation($input: CreateUserInput!) { createUser(input: $input) { id } }', { input });

@@ -2,7 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Attribute, Change, Client } from 'ldapts';
-import { entryUuid, groupDn, groups, objectGuid, people, PEOPLE, personDn, toLdif, type LdifEntry } from '../test/fixtures/ldap/directory.ts';
+import {
+  entryUuid,
+  groupDn,
+  groups,
+  objectGuid,
+  people,
+  PEOPLE,
+  personDn,
+  toLdif,
+  type LdifEntry,
+} from '../test/fixtures/ldap/directory.ts';
 import type { Slapd } from '../test/helpers/slapd.ts';
 
 export interface DirectoryUser {
@@ -69,7 +79,10 @@ export async function addDirectoryUsers(slapd: Slapd, workDir: string, count: nu
   try {
     await client.bind(conf.rootDn, conf.rootPassword);
     for (const group of aliceGroups) {
-      await client.modify(group, new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: users.map((u) => u.dn) }) }));
+      await client.modify(
+        group,
+        new Change({ operation: 'add', modification: new Attribute({ type: 'member', values: users.map((u) => u.dn) }) }),
+      );
     }
   } finally {
     await client.unbind();

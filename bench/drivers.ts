@@ -12,10 +12,15 @@ type Drivers = { 'code-flow': CodeFlowInput; 'ldap-binds': LdapBindsInput };
  * outside the bench process, whose own work (and garbage collection) stays out of the figures.
  */
 export async function runDriver<K extends keyof Drivers>(name: K, input: Drivers[K]): Promise<Measurement> {
-  const driver = spawnTracked(`driver ${name}`, process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'drivers', `${name}.ts`), JSON.stringify(input)], {
-    cwd: REPO,
-    capture: true,
-  });
+  const driver = spawnTracked(
+    `driver ${name}`,
+    process.execPath,
+    ['--import', 'tsx', join(REPO, 'bench', 'drivers', `${name}.ts`), JSON.stringify(input)],
+    {
+      cwd: REPO,
+      capture: true,
+    },
+  );
   const guard = setTimeout(() => void driver.stop(1_000), (input.seconds + 60) * 1000);
   const { code } = await driver.exited;
   clearTimeout(guard);

@@ -33,7 +33,10 @@ export async function refreshPath(ctx: BenchContext, server: Latchkey, s: Seed, 
   const clientAuth = { client_id: s.web.clientId, client_secret: s.web.clientSecret };
   // Probe: one rotation by hand, with a token of its own.
   const [probeToken] = await mintRefreshTokens(server, s, cookie, 1);
-  const rotated = json<TokenResponse>(await postForm(server.url + TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: probeToken!, ...clientAuth }), 'refresh grant');
+  const rotated = json<TokenResponse>(
+    await postForm(server.url + TOKEN_PATH, { grant_type: 'refresh_token', refresh_token: probeToken!, ...clientAuth }),
+    'refresh grant',
+  );
   if (!rotated.refresh_token || rotated.refresh_token === probeToken) throw new Error('the refresh grant did not rotate the refresh token');
 
   // A pool per run, a few spare tokens per run beyond one per connection.
@@ -44,7 +47,11 @@ export async function refreshPath(ctx: BenchContext, server: Latchkey, s: Seed, 
   };
   const warmupPool = await poolFile('refresh-warmup');
   const pool = await poolFile('refresh');
-  const script = writeScript(ctx.workDir, 'refresh', refreshChainScript(`${form({ grant_type: 'refresh_token', ...clientAuth })}&refresh_token=`));
+  const script = writeScript(
+    ctx.workDir,
+    'refresh',
+    refreshChainScript(`${form({ grant_type: 'refresh_token', ...clientAuth })}&refresh_token=`),
+  );
   ctx.log(`refresh grant at Latchkey: warm-up ${o.warmupSeconds} s, then ${o.seconds} s`);
   resetPathPeak(server.serverPid);
   await runWrk(server.url + TOKEN_PATH, script, o.warmupSeconds, o, [warmupPool]);

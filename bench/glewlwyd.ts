@@ -89,7 +89,11 @@ database = { type = "sqlite3"; path = "${dbPath}"; };
 
 /** One admin API call with the admin's session cookie; anything but 200 fails the set-up. */
 async function admin(apiUrl: string, cookie: string, path: string, body: unknown): Promise<void> {
-  const res = await request(`${apiUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: cookie }, body: JSON.stringify(body) });
+  const res = await request(`${apiUrl}${path}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Cookie: cookie },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 200) throw new Error(`Glewlwyd POST ${path}: HTTP ${res.status} ${res.body.slice(0, 300)}`);
 }
 
@@ -97,7 +101,11 @@ async function admin(apiUrl: string, cookie: string, path: string, body: unknown
  * Starts Glewlwyd and seeds it with the same client id and secret as Latchkey's `service` client
  * (client_credentials, password grant) and one user with the bench user's name and password.
  */
-export async function startGlewlwyd(workDir: string, client: { clientId: string; clientSecret: string }, user: { username: string; password: string }): Promise<GlewlwydStart> {
+export async function startGlewlwyd(
+  workDir: string,
+  client: { clientId: string; clientSecret: string },
+  user: { username: string; password: string },
+): Promise<GlewlwydStart> {
   const version = installedVersion();
   if (!version) return { skipped: `Glewlwyd is not installed (${BINARY} or ${INIT_SQL} missing; Debian: apt-get install glewlwyd)` };
 
@@ -120,8 +128,15 @@ export async function startGlewlwyd(workDir: string, client: { clientId: string;
     throw new Error(`${(err as Error).message}\n--- Glewlwyd log ---\n${tracked.output()}`);
   }
 
-  const login = await request(`${apiUrl}/auth/`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  const cookie = [login.headers['set-cookie'] ?? []].flat().map((c) => c.split(';')[0]).join('; ');
+  const login = await request(`${apiUrl}/auth/`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const cookie = [login.headers['set-cookie'] ?? []]
+    .flat()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   if (login.status !== 200 || !cookie) throw new Error(`Glewlwyd admin sign-in: HTTP ${login.status} ${login.body.slice(0, 300)}`);
 
   await admin(apiUrl, cookie, '/mod/plugin/', {
@@ -156,7 +171,13 @@ export async function startGlewlwyd(workDir: string, client: { clientId: string;
       'jwks-show': true,
     },
   });
-  await admin(apiUrl, cookie, '/scope/', { name: SCOPE, display_name: SCOPE, description: 'the bench', password_required: false, scheme: {} });
+  await admin(apiUrl, cookie, '/scope/', {
+    name: SCOPE,
+    display_name: SCOPE,
+    description: 'the bench',
+    password_required: false,
+    scheme: {},
+  });
   // `password` is the secret client_secret_post checks (stored as PBKDF2).
   await admin(apiUrl, cookie, '/client/', {
     client_id: client.clientId,
@@ -183,17 +204,34 @@ export async function startGlewlwyd(workDir: string, client: { clientId: string;
     redirect_uri: [],
     token_endpoint_auth_method: ['client_secret_post'],
   });
-  await admin(apiUrl, cookie, '/user/', { username: user.username, name: 'Bench User', email: `${user.username}@example.org`, enabled: true, password: user.password, scope: ['openid', SCOPE] });
+  await admin(apiUrl, cookie, '/user/', {
+    username: user.username,
+    name: 'Bench User',
+    email: `${user.username}@example.org`,
+    enabled: true,
+    password: user.password,
+    scope: ['openid', SCOPE],
+  });
 
   const tokenUrl = `${apiUrl}/oidc/token`;
   const grant = await request(tokenUrl, {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'password', client_id: client.clientId, client_secret: client.clientSecret, username: user.username, password: user.password, scope: 'openid' }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'password',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      username: user.username,
+      password: user.password,
+      scope: 'openid',
+    }).toString(),
   });
   const userAccessToken = grant.status === 200 ? (JSON.parse(grant.body) as { access_token?: string }).access_token : undefined;
   if (!userAccessToken) throw new Error(`Glewlwyd password grant: HTTP ${grant.status} ${grant.body.slice(0, 300)}`);
-  return { peer: { name: 'Glewlwyd', url, process: tracked, tokenUrl, userinfoUrl: `${apiUrl}/oidc/userinfo`, userAccessToken, plainSecretClient }, version };
+  return {
+    peer: { name: 'Glewlwyd', url, process: tracked, tokenUrl, userinfoUrl: `${apiUrl}/oidc/userinfo`, userAccessToken, plainSecretClient },
+    version,
+  };
 }
 
 /** The scope the client_credentials requests ask Glewlwyd for (it requires one). */

@@ -55,7 +55,12 @@ export const form = (fields: Record<string, string>): string => new URLSearchPar
 
 export const FORM = 'application/x-www-form-urlencoded';
 
-export function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}, agent?: Agent): Promise<HttpResponse> {
+export function postForm(
+  url: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+  agent?: Agent,
+): Promise<HttpResponse> {
   return request(url, { method: 'POST', headers: { 'content-type': FORM, ...headers }, body: form(fields), agent });
 }
 
@@ -73,7 +78,10 @@ export function json<T = Record<string, unknown>>(res: HttpResponse, what: strin
  * Polls `url` until it answers 200; returns the milliseconds from `since` to that answer. A fresh
  * connection each time (no agent): a refused connection must not poison a pool.
  */
-export async function waitFor200(url: string, options: { since?: number; timeoutMs: number; alive?: () => boolean; intervalMs?: number }): Promise<number> {
+export async function waitFor200(
+  url: string,
+  options: { since?: number; timeoutMs: number; alive?: () => boolean; intervalMs?: number },
+): Promise<number> {
   const since = options.since ?? performance.now();
   const deadline = since + options.timeoutMs;
   for (;;) {

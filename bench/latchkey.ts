@@ -44,7 +44,13 @@ let built = false;
  * bench: a fresh clone's `npm ci` leaves a current build, and the start figure is that of `npm ci &&
  * npm start`, not of a rebuild after an edit), and `prestart` if there is one, as npm would run it.
  */
-export async function startLatchkey(options: { name: string; workDir: string; database: BenchDatabase; config: Record<string, unknown>; log?: (message: string) => void }): Promise<Latchkey> {
+export async function startLatchkey(options: {
+  name: string;
+  workDir: string;
+  database: BenchDatabase;
+  config: Record<string, unknown>;
+  log?: (message: string) => void;
+}): Promise<Latchkey> {
   const scripts = packageScripts();
   const start = scripts.start;
   if (!start) throw new Error('package.json has no start script');
@@ -67,7 +73,8 @@ export async function startLatchkey(options: { name: string; workDir: string; da
     // BENCH_NODE_OPTIONS=--cpu-prof (for example) profiles the servers, and only them.
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
   };
-  const npmRun = (script: string) => promisify(execFile)('npm', ['run', '--silent', script], { cwd: REPO, env: { ...env, NODE_OPTIONS: process.env.NODE_OPTIONS } });
+  const npmRun = (script: string) =>
+    promisify(execFile)('npm', ['run', '--silent', script], { cwd: REPO, env: { ...env, NODE_OPTIONS: process.env.NODE_OPTIONS } });
   if (scripts.build && !built) {
     options.log?.('  npm run build (untimed)');
     await npmRun('build');
@@ -76,7 +83,11 @@ export async function startLatchkey(options: { name: string; workDir: string; da
   if (scripts.prestart) await npmRun('prestart');
 
   const spawnedAt = performance.now();
-  const tracked = spawnTracked(`latchkey (${options.name})`, 'sh', ['-c', start], { cwd: REPO, env, logFile: join(options.workDir, `${options.name}.log`) });
+  const tracked = spawnTracked(`latchkey (${options.name})`, 'sh', ['-c', start], {
+    cwd: REPO,
+    env,
+    logFile: join(options.workDir, `${options.name}.log`),
+  });
   let startMs: number;
   try {
     startMs = await waitFor200(`${url}/healthz`, { since: spawnedAt, timeoutMs: 60_000, alive: tracked.running });
@@ -104,7 +115,10 @@ export async function startLatchkey(options: { name: string; workDir: string; da
 export async function latchkeyCli<T = Record<string, unknown>>(server: Latchkey, args: string[]): Promise<T> {
   const { PORT: _port, ...env } = server.env;
   try {
-    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'latchkey', '--', ...args], { cwd: REPO, env: { ...env, NODE_OPTIONS: process.env.NODE_OPTIONS } });
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'latchkey', '--', ...args], {
+      cwd: REPO,
+      env: { ...env, NODE_OPTIONS: process.env.NODE_OPTIONS },
+    });
     return JSON.parse(stdout) as T;
   } catch (err) {
     const e = err as Error & { stderr?: string; stdout?: string };
@@ -117,12 +131,17 @@ export interface CreatedClient {
   clientSecret: string;
 }
 
-export async function createClient(server: Latchkey, name: string, options: { grants: string[]; scopes?: string[]; redirectUris?: string[] }): Promise<CreatedClient> {
+export async function createClient(
+  server: Latchkey,
+  name: string,
+  options: { grants: string[]; scopes?: string[]; redirectUris?: string[] },
+): Promise<CreatedClient> {
   const args = ['client', 'create', '--name', name];
   for (const g of options.grants) args.push('--grant', g);
   for (const s of options.scopes ?? []) args.push('--scope', s);
   for (const u of options.redirectUris ?? []) args.push('--redirect-uri', u);
   const created = await latchkeyCli<{ clientId?: string; clientSecret?: string }>(server, args);
-  if (!created.clientId || !created.clientSecret) throw new Error(`client create ${name}: no clientId/clientSecret in ${JSON.stringify(created)}`);
+  if (!created.clientId || !created.clientSecret)
+    throw new Error(`client create ${name}: no clientId/clientSecret in ${JSON.stringify(created)}`);
   return { clientId: created.clientId, clientSecret: created.clientSecret };
 }

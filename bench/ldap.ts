@@ -47,14 +47,21 @@ export async function ldapPhase(ctx: BenchContext): Promise<LdapPhase> {
   const users = await addDirectoryUsers(slapd, ctx.workDir, o.connections);
 
   const database = await freshDatabase(o.database, ctx.workDir, 'ldap');
-  const server = await startLatchkey({ name: 'ldap', workDir: ctx.workDir, database, config: ldapChain(ldapBackendConfig(slapd, { poolSize: 8 })) });
+  const server = await startLatchkey({
+    name: 'ldap',
+    workDir: ctx.workDir,
+    database,
+    config: ldapChain(ldapBackendConfig(slapd, { poolSize: 8 })),
+  });
   const client = await createClient(server, 'bench-ldap', { grants: ['password'] });
 
   ctx.log(`LDAP plain binds (ceiling): warm-up ${o.warmupSeconds} s, then ${o.seconds} s`);
   const bindInput = { url: slapd.url, users: users.map(({ dn, password }) => ({ dn, password })), concurrency: o.connections };
   await runDriver('ldap-binds', { ...bindInput, seconds: o.warmupSeconds });
   // The bind loop's server is slapd, whose CPU is not read: its rate is the directory's ceiling.
-  const binds: Measurement = await countedRun(ctx, 'LDAP plain binds', undefined, () => runDriver('ldap-binds', { ...bindInput, seconds: o.seconds }));
+  const binds: Measurement = await countedRun(ctx, 'LDAP plain binds', undefined, () =>
+    runDriver('ldap-binds', { ...bindInput, seconds: o.seconds }),
+  );
 
   const grant = await measureWithWrk(ctx, 'LDAP password grant', {
     name: 'Latchkey (LDAP chain)',
@@ -63,7 +70,15 @@ export async function ldapPhase(ctx: BenchContext): Promise<LdapPhase> {
     request: {
       method: 'POST',
       headers: { 'Content-Type': FORM },
-      bodies: users.map((u) => form({ grant_type: 'password', client_id: client.clientId, client_secret: client.clientSecret, username: u.uid, password: u.password })),
+      bodies: users.map((u) =>
+        form({
+          grant_type: 'password',
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+          username: u.uid,
+          password: u.password,
+        }),
+      ),
     },
     expect: expectJson((b) => typeof b.access_token === 'string', 'an access_token'),
   });

@@ -62,7 +62,12 @@ export async function measureWithWrk(ctx: BenchContext, label: string, target: W
  * queue is waiting on something, a lock, a pool, the database; not computing), notes other heavy
  * work seen just before or after it (two shared cores make such a figure worthless), logs it.
  */
-export async function countedRun(ctx: BenchContext, label: string, pid: number | undefined, run: () => Promise<Measurement>): Promise<Measurement> {
+export async function countedRun(
+  ctx: BenchContext,
+  label: string,
+  pid: number | undefined,
+  run: () => Promise<Measurement>,
+): Promise<Measurement> {
   const before = competingProcesses();
   const cpu0 = pid ? cpuSeconds(pid) : 0;
   const t0 = performance.now();
@@ -72,6 +77,8 @@ export async function countedRun(ctx: BenchContext, label: string, pid: number |
   if (others.length > 0) ctx.disturbed.set(label, new Set(others.map((p) => p.replace(/^\d+ /, ''))));
   const cpu = m.cpuPercent === undefined ? '' : `, server CPU ${m.cpuPercent.toFixed(0)} %`;
   const rss = m.peakRssBytes === undefined ? '' : `, peak RSS ${Math.round(m.peakRssBytes / 2 ** 20)} MiB`;
-  ctx.log(`  ${Math.round(m.rate)}/s, p99 ${m.p99Ms?.toFixed(1) ?? '?'} ms${cpu}${rss}${m.errors ? `, ${m.errors} errors (${m.firstError ?? 'no detail'})` : ''}${others.length ? ' [other load was running]' : ''}`);
+  ctx.log(
+    `  ${Math.round(m.rate)}/s, p99 ${m.p99Ms?.toFixed(1) ?? '?'} ms${cpu}${rss}${m.errors ? `, ${m.errors} errors (${m.firstError ?? 'no detail'})` : ''}${others.length ? ' [other load was running]' : ''}`,
+  );
   return m;
 }

@@ -34,7 +34,12 @@ export function percentile(sortedAscending: number[], p: number): number | null 
  * way wrk's connections do. Operations in flight at the deadline finish and count; the rate is over
  * the time until the last one finished.
  */
-export async function closedLoop(concurrency: number, seconds: number, tool: string, op: (worker: number) => Promise<void>): Promise<Measurement> {
+export async function closedLoop(
+  concurrency: number,
+  seconds: number,
+  tool: string,
+  op: (worker: number) => Promise<void>,
+): Promise<Measurement> {
   const latencies: number[] = [];
   let errors = 0;
   let firstError: string | undefined;

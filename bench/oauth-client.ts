@@ -25,7 +25,13 @@ export interface TokenResponse {
 export const TOKEN_PATH = '/oauth/v20/token';
 export const AUTHORIZE_PATH = '/oauth/v20/authorize';
 
-export async function passwordGrant(base: string, client: ClientCredentials, username: string, password: string, scope?: string): Promise<TokenResponse> {
+export async function passwordGrant(
+  base: string,
+  client: ClientCredentials,
+  username: string,
+  password: string,
+  scope?: string,
+): Promise<TokenResponse> {
   const res = await postForm(base + TOKEN_PATH, {
     grant_type: 'password',
     client_id: client.clientId,
@@ -38,15 +44,31 @@ export async function passwordGrant(base: string, client: ClientCredentials, use
 }
 
 export async function clientCredentialsGrant(base: string, client: ClientCredentials): Promise<TokenResponse> {
-  const res = await postForm(base + TOKEN_PATH, { grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.clientSecret });
+  const res = await postForm(base + TOKEN_PATH, {
+    grant_type: 'client_credentials',
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+  });
   return json<TokenResponse>(res, 'client_credentials grant');
 }
 
 const authorizeQuery = (client: WebClient) =>
-  new URLSearchParams({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: client.scope, state: 'bench' }).toString();
+  new URLSearchParams({
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    response_type: 'code',
+    scope: client.scope,
+    state: 'bench',
+  }).toString();
 
 const unescapeHtml = (s: string) =>
-  s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&#x27;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&#x27;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** The first form of a page: its action and hidden inputs, whatever the order of the attributes. */
 function firstForm(html: string): { action: string; fields: Record<string, string> } {
@@ -68,7 +90,8 @@ function firstForm(html: string): { action: string; fields: Record<string, strin
 /** The `code` of a redirect back to the client, or an error saying what came instead. */
 function codeFrom(res: HttpResponse, what: string): string {
   const location = res.headers.location;
-  if (res.status < 300 || res.status > 303 || !location) throw new Error(`${what}: expected a redirect with a code, got HTTP ${res.status} ${res.body.slice(0, 200)}`);
+  if (res.status < 300 || res.status > 303 || !location)
+    throw new Error(`${what}: expected a redirect with a code, got HTTP ${res.status} ${res.body.slice(0, 200)}`);
   const code = new URL(location, 'http://client.invalid').searchParams.get('code');
   if (!code) throw new Error(`${what}: redirect without a code: ${location}`);
   return code;
@@ -81,10 +104,15 @@ function codeFrom(res: HttpResponse, what: string): string {
 export async function browserSignIn(base: string, client: WebClient, username: string, password: string): Promise<Record<string, string>> {
   const url = `${base}${AUTHORIZE_PATH}?${authorizeQuery(client)}`;
   const page = await request(url);
-  if (page.status !== 200) throw new Error(`authorize without a session: expected the login page, got HTTP ${page.status} ${page.body.slice(0, 200)}`);
+  if (page.status !== 200)
+    throw new Error(`authorize without a session: expected the login page, got HTTP ${page.status} ${page.body.slice(0, 200)}`);
   const jar = setCookies(page);
   const { action, fields } = firstForm(page.body);
-  const submitted = await postForm(new URL(action || url, url).toString(), { ...fields, username, password }, { cookie: cookieHeader(jar) });
+  const submitted = await postForm(
+    new URL(action || url, url).toString(),
+    { ...fields, username, password },
+    { cookie: cookieHeader(jar) },
+  );
   codeFrom(submitted, 'sign-in');
   Object.assign(jar, setCookies(submitted));
   return jar;
@@ -99,7 +127,13 @@ export async function authorizeWithSession(base: string, client: WebClient, cook
 export async function exchangeCode(base: string, client: WebClient, code: string, agent?: Agent): Promise<TokenResponse> {
   const res = await postForm(
     base + TOKEN_PATH,
-    { grant_type: 'authorization_code', code, redirect_uri: client.redirectUri, client_id: client.clientId, client_secret: client.clientSecret },
+    {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: client.redirectUri,
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+    },
     {},
     agent,
   );

@@ -16,7 +16,13 @@ export interface Peer {
  * Starts bench/peers/<script> with `node --import tsx` (as Latchkey itself runs) and waits until
  * `readyPath` answers 200.
  */
-async function startPeer(name: string, script: string, readyPath: string, workDir: string, env: Record<string, string> = {}): Promise<Peer> {
+async function startPeer(
+  name: string,
+  script: string,
+  readyPath: string,
+  workDir: string,
+  env: Record<string, string> = {},
+): Promise<Peer> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const tracked = spawnTracked(name, process.execPath, ['--import', 'tsx', join(REPO, 'bench', 'peers', script)], {
@@ -45,10 +51,17 @@ export interface Peers {
 }
 
 /** The peers, started side by side; Glewlwyd as the same service client and one user. */
-export async function startPeers(workDir: string, service: { clientId: string; clientSecret: string }, user: { username: string; password: string }): Promise<Peers> {
+export async function startPeers(
+  workDir: string,
+  service: { clientId: string; clientSecret: string },
+  user: { username: string; password: string },
+): Promise<Peers> {
   const password = user.password;
   const [oidcProvider, hello, argon2, glewlwyd] = await Promise.all([
-    startPeer('oidc-provider', 'oidc-provider.ts', '/.well-known/openid-configuration', workDir, { PEER_CLIENT_ID: service.clientId, PEER_CLIENT_SECRET: service.clientSecret }),
+    startPeer('oidc-provider', 'oidc-provider.ts', '/.well-known/openid-configuration', workDir, {
+      PEER_CLIENT_ID: service.clientId,
+      PEER_CLIENT_SECRET: service.clientSecret,
+    }),
     startPeer('Express hello', 'hello.ts', '/me', workDir),
     startPeer('argon2id verify', 'argon2-verify.ts', '/healthz', workDir, { PEER_PASSWORD: password }),
     // A peer that fails to set up is reported, not fatal: the rest of the run still measures.

@@ -98,7 +98,11 @@ export function spawnTracked(name: string, command: string, args: string[], opti
     })().finally(() => forget());
     return stopping;
   };
-  forget = onCleanup(`stop ${name}`, () => stop(), () => killGroup(pid, 'SIGKILL'));
+  forget = onCleanup(
+    `stop ${name}`,
+    () => stop(),
+    () => killGroup(pid, 'SIGKILL'),
+  );
 
   const output = () => {
     if (options.capture || !options.logFile) return captured;

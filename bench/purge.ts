@@ -54,9 +54,22 @@ async function main(): Promise<void> {
   const interval = 30;
   const first = await startLatchkey({ name: 'setup', workDir, database, config: {}, log });
   const client = await createClient(first, 'purge-bench', { grants: ['password'] });
-  const user = await latchkeyCli<{ id: string }>(first, ['user', 'create', '--username', 'bench-user', '--password', 'bench-user-password-1']);
+  const user = await latchkeyCli<{ id: string }>(first, [
+    'user',
+    'create',
+    '--username',
+    'bench-user',
+    '--password',
+    'bench-user-password-1',
+  ]);
   const token = json<{ access_token: string }>(
-    await postForm(`${first.url}/oauth/v20/token`, { grant_type: 'password', client_id: client.clientId, client_secret: client.clientSecret, username: 'bench-user', password: 'bench-user-password-1' }),
+    await postForm(`${first.url}/oauth/v20/token`, {
+      grant_type: 'password',
+      client_id: client.clientId,
+      client_secret: client.clientSecret,
+      username: 'bench-user',
+      password: 'bench-user-password-1',
+    }),
     'password grant',
   ).access_token;
   await first.stop();
@@ -92,8 +105,12 @@ async function main(): Promise<void> {
   const worstP99 = Math.max(...windows.map((w) => w.p99Ms ?? 0));
   const rate = windows.reduce((n, w) => n + w.rate * w.seconds, 0) / windows.reduce((n, w) => n + w.seconds, 0);
   log('');
-  log(`${rows.toLocaleString('en')} rows purged in at most ${seconds.toFixed(0)} s (${WINDOW_S} s windows) on ${database.description}, ${new Date().toISOString()}`);
-  log(`/me quiet: ${Math.round(quiet.rate)} req/s, p99 ${quiet.p99Ms?.toFixed(1)} ms; while purging: ${Math.round(rate)} req/s, worst window p99 ${worstP99.toFixed(1)} ms (${(worstP99 / (quiet.p99Ms ?? 1)).toFixed(2)}× quiet)`);
+  log(
+    `${rows.toLocaleString('en')} rows purged in at most ${seconds.toFixed(0)} s (${WINDOW_S} s windows) on ${database.description}, ${new Date().toISOString()}`,
+  );
+  log(
+    `/me quiet: ${Math.round(quiet.rate)} req/s, p99 ${quiet.p99Ms?.toFixed(1)} ms; while purging: ${Math.round(rate)} req/s, worst window p99 ${worstP99.toFixed(1)} ms (${(worstP99 / (quiet.p99Ms ?? 1)).toFixed(2)}× quiet)`,
+  );
 }
 
 main()

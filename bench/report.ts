@@ -52,7 +52,10 @@ function revision(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).trim();
     // This file's own output is not a change to what was measured (a PostgreSQL run after an SQLite one).
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/RESULTS.md'], { cwd: REPO, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/RESULTS.md'], {
+      cwd: REPO,
+      encoding: 'utf8',
+    }).trim();
     return dirty ? `${head} + uncommitted changes` : head;
   } catch {
     return '(not a git checkout)';
@@ -95,8 +98,16 @@ function goalCell(goal: Goal | undefined, result: PathResult): string {
 function errorNotes(paths: PathResult[]): string[] {
   const notes: string[] = [];
   for (const p of paths) {
-    for (const [who, m] of [['Latchkey', p.latchkey], [p.peer?.name, p.peer?.measurement], ['Glewlwyd', p.glewlwyd], ['Glewlwyd (plain secret)', p.glewlwydPlainSecret]] as const) {
-      if (m && m.errors > 0) notes.push(`- ${p.label}, ${who}: ${num(m.errors)} errors of ${num(m.requests)}: ${(m.firstError ?? 'no detail').replace(/\|/g, '\\|')}`);
+    for (const [who, m] of [
+      ['Latchkey', p.latchkey],
+      [p.peer?.name, p.peer?.measurement],
+      ['Glewlwyd', p.glewlwyd],
+      ['Glewlwyd (plain secret)', p.glewlwydPlainSecret],
+    ] as const) {
+      if (m && m.errors > 0)
+        notes.push(
+          `- ${p.label}, ${who}: ${num(m.errors)} errors of ${num(m.requests)}: ${(m.firstError ?? 'no detail').replace(/\|/g, '\\|')}`,
+        );
     }
   }
   return notes.length ? ['', 'Errors during the counted runs:', '', ...notes] : [];
@@ -147,8 +158,12 @@ export function renderSection(r: RunReport): string {
     return `| ${p.label} | ${rateCell(p.latchkey, p.unit)} | ${ms(p.latchkey.p99Ms)} | ${cpu(p.latchkey)} | ${p.peer ? `${p.peer.name}: ${rateCell(peer!, p.peer.unit ?? p.unit)}` : '—'} | ${peer ? ms(peer.p99Ms) : '—'} | ${peer ? cpu(peer) : '—'} | ${ratio} | ${goalCell(g[p.key], p)} |`;
   });
   const s = (n: number) => `${(n / 1000).toFixed(2)} s`;
-  rows.push(`| start: spawn to the first 200 from /healthz (fresh database) | ${s(r.startMs)} | | | | | | | ${limitCell(g.startMs, r.startMs, s)} |`);
-  rows.push(`| peak RSS (VmHWM) of the server after all the runs above | ${mib(r.peakRssBytes)} | | | | | | | ${limitCell(g.peakRssBytes, r.peakRssBytes, mib)} |`);
+  rows.push(
+    `| start: spawn to the first 200 from /healthz (fresh database) | ${s(r.startMs)} | | | | | | | ${limitCell(g.startMs, r.startMs, s)} |`,
+  );
+  rows.push(
+    `| peak RSS (VmHWM) of the server after all the runs above | ${mib(r.peakRssBytes)} | | | | | | | ${limitCell(g.peakRssBytes, r.peakRssBytes, mib)} |`,
+  );
   if (r.ldapStartMs !== undefined && r.ldapPeakRssBytes !== undefined) {
     rows.push(`| the LDAP-chain server: start; peak RSS | ${s(r.ldapStartMs)}; ${mib(r.ldapPeakRssBytes)} | | | | | | | |`);
   }

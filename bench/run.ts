@@ -97,7 +97,9 @@ async function main(): Promise<void> {
     const report = await bench(ctx, warnings);
     if (ctx.disturbed.size > 0) {
       const what = new Set([...ctx.disturbed.values()].flatMap((s) => [...s]));
-      report.warnings.push(`other load ran during these counted runs, whose figures are worthless: ${[...ctx.disturbed.keys()].join(', ')} (${[...what].join('; ')})`);
+      report.warnings.push(
+        `other load ran during these counted runs, whose figures are worthless: ${[...ctx.disturbed.keys()].join(', ')} (${[...what].join('; ')})`,
+      );
     }
     const file = writeResults(report);
     process.stdout.write(`\n${renderSection(report)}\n\nwritten to ${file}\n`);

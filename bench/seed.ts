@@ -42,7 +42,11 @@ export async function seed(server: Latchkey, userCount: number): Promise<Seed> {
   const passwordApp = await createClient(server, 'bench-password', { grants: ['password'], scopes: SCOPES });
   // Nothing listens at the redirect URI: the bench reads the code from the Location header.
   const redirectUri = 'http://127.0.0.1:9/callback';
-  const webClient = await createClient(server, 'bench-web', { grants: ['authorization_code', 'refresh_token'], scopes: SCOPES, redirectUris: [redirectUri] });
+  const webClient = await createClient(server, 'bench-web', {
+    grants: ['authorization_code', 'refresh_token'],
+    scopes: SCOPES,
+    redirectUris: [redirectUri],
+  });
   const web: WebClient = { ...webClient, redirectUri, scope: SCOPES.join(' ') };
   const { access_token } = await passwordGrant(server.url, passwordApp, users[0]!.username, USER_PASSWORD, SCOPES.join(' '));
   return { users, service, passwordApp, web, userAccessToken: access_token };

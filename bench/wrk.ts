@@ -33,7 +33,8 @@ export function luaString(s: string): string {
   return `${out}"`;
 }
 
-const luaHeaders = (headers: Record<string, string>) => Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`);
+const luaHeaders = (headers: Record<string, string>) =>
+  Object.entries(headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`);
 
 /**
  * Appended to every script: wrk only counts "non-2xx or 3xx" answers; this says which statuses they
@@ -172,8 +173,25 @@ export function parseWrk(out: string, seconds: number): Measurement {
  * One wrk run against `url`. wrk bounds itself with -d; the extra kill timer only guards against a
  * wedged wrk. `scriptArgs` are passed to the script's init().
  */
-export async function runWrk(url: string, script: string, seconds: number, settings: WrkSettings, scriptArgs: string[] = []): Promise<Measurement> {
-  const args = [`-t${settings.threads}`, `-c${settings.connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, url, ...(scriptArgs.length ? ['--', ...scriptArgs] : [])];
+export async function runWrk(
+  url: string,
+  script: string,
+  seconds: number,
+  settings: WrkSettings,
+  scriptArgs: string[] = [],
+): Promise<Measurement> {
+  const args = [
+    `-t${settings.threads}`,
+    `-c${settings.connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    url,
+    ...(scriptArgs.length ? ['--', ...scriptArgs] : []),
+  ];
   const wrk = spawnTracked('wrk', 'wrk', args, { capture: true });
   const guard = setTimeout(() => void wrk.stop(1_000), (seconds + 30) * 1000);
   const { code } = await wrk.exited;

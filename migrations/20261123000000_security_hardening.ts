@@ -20,7 +20,10 @@ export async function up(knex: Knex): Promise<void> {
   const cli = await knex('clients').where({ client_id: 'admin-cli' }).first('scopes');
   if (cli) {
     const scopes = JSON.parse(String(cli.scopes)) as string[];
-    if (!scopes.includes('admin')) await knex('clients').where({ client_id: 'admin-cli' }).update({ scopes: JSON.stringify([...scopes, 'admin']) });
+    if (!scopes.includes('admin'))
+      await knex('clients')
+        .where({ client_id: 'admin-cli' })
+        .update({ scopes: JSON.stringify([...scopes, 'admin']) });
   }
 }
 
@@ -35,6 +38,8 @@ export async function down(knex: Knex): Promise<void> {
   const cli = await knex('clients').where({ client_id: 'admin-cli' }).first('scopes');
   if (cli) {
     const scopes = (JSON.parse(String(cli.scopes)) as string[]).filter((s) => s !== 'admin');
-    await knex('clients').where({ client_id: 'admin-cli' }).update({ scopes: JSON.stringify(scopes) });
+    await knex('clients')
+      .where({ client_id: 'admin-cli' })
+      .update({ scopes: JSON.stringify(scopes) });
   }
 }

@@ -18,7 +18,8 @@ export async function up(knex: Knex): Promise<void> {
   // Existing clients get their default: the http(s) origins of their redirect URIs.
   const rows = (await knex('clients').select('client_id', 'redirect_uris')) as Array<{ client_id: string; redirect_uris: unknown }>;
   for (const row of rows) {
-    const uris = typeof row.redirect_uris === 'string' ? (JSON.parse(row.redirect_uris) as string[]) : ((row.redirect_uris as string[] | null) ?? []);
+    const uris =
+      typeof row.redirect_uris === 'string' ? (JSON.parse(row.redirect_uris) as string[]) : ((row.redirect_uris as string[] | null) ?? []);
     const origins = new Set<string>();
     for (const uri of uris) {
       try {

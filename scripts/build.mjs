@@ -28,7 +28,8 @@ function newest(dir, isSource = typescript) {
 export const isStale = () =>
   !existsSync(entry) || Math.max(...['src', 'plugins', 'migrations'].map((d) => newest(join(root, d)))) > statSync(entry).mtimeMs;
 
-export const isConsoleStale = () => !existsSync(consoleIndex) || newest(join(root, 'console'), consoleSource) > statSync(consoleIndex).mtimeMs;
+export const isConsoleStale = () =>
+  !existsSync(consoleIndex) || newest(join(root, 'console'), consoleSource) > statSync(consoleIndex).mtimeMs;
 
 export async function buildServer() {
   // Imported only when there is something to build: the staleness check alone costs next to nothing.

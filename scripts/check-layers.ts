@@ -57,7 +57,14 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
   { name: 'model', holds: modelModule },
   { name: 'database', holds: (f) => f.startsWith('src/db/') },
   { name: 'queries', holds: queriesModule },
-  { name: 'services', holds: (f) => !queriesModule(f) && !modelModule(f) && (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) || f.startsWith('plugins/')) },
+  {
+    name: 'services',
+    holds: (f) =>
+      !queriesModule(f) &&
+      !modelModule(f) &&
+      (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) ||
+        f.startsWith('plugins/')),
+  },
   { name: 'root', holds: (f) => f === 'src/services.ts' || f === 'src/context.ts' },
   {
     name: 'http',
@@ -120,10 +127,21 @@ for (const path of [...files(join(root, 'src')), ...files(join(root, 'plugins'))
     const line = text.slice(0, match.index + match[0].search(/\S/)).split('\n').length;
     const target = normalize(join(dirname(file), spec!));
     if (queriesModule(target) && !queriesModule(file) && !isDb(file) && file !== 'src/services.ts') {
-      const borrowed = names!.split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!).filter((n) => n && !n.endsWith('Queries'));
-      if (borrowed.length > 0) note(`${file}:${line}: takes ${borrowed.join(', ')} from a queries module (${target}); types live in model modules`);
+      const borrowed = names!
+        .split(',')
+        .map(
+          (n) =>
+            n
+              .trim()
+              .replace(/^type\s+/, '')
+              .split(/\s+as\s+/)[0]!,
+        )
+        .filter((n) => n && !n.endsWith('Queries'));
+      if (borrowed.length > 0)
+        note(`${file}:${line}: takes ${borrowed.join(', ')} from a queries module (${target}); types live in model modules`);
     }
-    if (file.startsWith('src/web/') && target.startsWith('src/oauth/')) note(`${file}:${line}: web imports oauth (${target}); the arrow runs oauth → web`);
+    if (file.startsWith('src/web/') && target.startsWith('src/oauth/'))
+      note(`${file}:${line}: web imports oauth (${target}); the arrow runs oauth → web`);
     if (file.startsWith('plugins/') && !target.startsWith(file.split('/').slice(0, 2).join('/') + '/') && target !== KIT) {
       note(`${file}:${line}: a plugin imports ${target}; plugins use only the plugin kit (${KIT})`);
     }
@@ -173,7 +191,11 @@ function visit(file: string): void {
 for (const file of [...graph.keys()].sort()) visit(file);
 
 if (problems.length > 0) {
-  process.stderr.write(`Layers run one way (${LAYERS.map((l) => l.name).reverse().join(' → ')}), with no circle:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
+  process.stderr.write(
+    `Layers run one way (${LAYERS.map((l) => l.name)
+      .reverse()
+      .join(' → ')}), with no circle:\n${problems.map((p) => `  ${p}`).join('\n')}\n`,
+  );
   process.exit(1);
 }
 process.stdout.write('layers: ok\n');

@@ -15,6 +15,7 @@ import { buildConsole, buildServer, entry, isConsoleStale, isStale } from './bui
 if (cluster.isPrimary) {
   if (isStale()) await buildServer();
   // The admin console is not worth a server that does not start: /admin says it is missing instead.
-  if (isConsoleStale()) await buildConsole().catch((err) => process.stderr.write(`latchkey: the admin console was not built: ${err.message}\n`));
+  if (isConsoleStale())
+    await buildConsole().catch((err) => process.stderr.write(`latchkey: the admin console was not built: ${err.message}\n`));
 }
 await import(pathToFileURL(entry).href);

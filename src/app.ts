@@ -37,7 +37,10 @@ import { samlSsoHandler } from './web/saml/sso.ts';
  * parse a form body and nothing else (no cookies, no sessions, no helmet), so they stay lean. Routes
  * are found by their exact path first (ExactRoutes), Express's router second.
  */
-export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>): { listener: RequestListener; messages: Pick<ServerOptions, 'IncomingMessage' | 'ServerResponse'> } {
+export function createApp(
+  ctx: AppContext,
+  admin?: Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler> }>,
+): { listener: RequestListener; messages: Pick<ServerOptions, 'IncomingMessage' | 'ServerResponse'> } {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -107,7 +110,8 @@ export function createApp(ctx: AppContext, admin?: Promise<{ handlers: Array<Req
   route(paths.device).get(htmlHeaders, device).post(htmlHeaders, form, device);
   route(paths.deviceAuthorization).post(form, deviceAuthorizationHandler(ctx));
   // docs/upstream-identity-providers.md: the upstream identity providers' callbacks, one path each (the id in the path).
-  if (ctx.config.identity.upstreams.length > 0) app.get('/login/upstream/:id/callback', routeLabel('/login/upstream/:id/callback'), htmlHeaders, upstreamCallbackHandler(ctx));
+  if (ctx.config.identity.upstreams.length > 0)
+    app.get('/login/upstream/:id/callback', routeLabel('/login/upstream/:id/callback'), htmlHeaders, upstreamCallbackHandler(ctx));
   const logout = logoutHandler(ctx);
   route(paths.logout).get(htmlHeaders, logout).post(htmlHeaders, form, logout);
 

@@ -81,5 +81,4 @@ export interface AppContext {
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */
-export const localBackendId = (config: Config): string =>
-  config.identity.backends.find((b) => b.plugin === 'database')?.id ?? 'local';
+export const localBackendId = (config: Config): string => config.identity.backends.find((b) => b.plugin === 'database')?.id ?? 'local';

@@ -29,7 +29,8 @@ async function scheduleKeyRotation(ctx: AppContext): Promise<NodeJS.Timeout> {
     ctx.keys
       .rotateIfDue(ctx.config.keys.rotateEvery * 1000)
       .then((rotated) => {
-        if (rotated.length > 0) ctx.logger.info({ kids: rotated.map((k) => k.kid), activatesAt: rotated[0]!.activatesAt }, 'signing keys rotated on schedule');
+        if (rotated.length > 0)
+          ctx.logger.info({ kids: rotated.map((k) => k.kid), activatesAt: rotated[0]!.activatesAt }, 'signing keys rotated on schedule');
       })
       .catch((err: Error) => ctx.logger.error({ err: err.message }, 'signing key check failed'));
   await check();
@@ -48,8 +49,10 @@ function listen({ listener, messages }: ReturnType<typeof createApp>, config: Co
       if (!err) return resolve(s);
       const code = (err as NodeJS.ErrnoException).code;
       const where = `${config.host}:${config.port}`;
-      if (code === 'EADDRINUSE') reject(new ListenError(`${where} is already in use: stop what listens there, or set PORT (or HOST) to a free address`));
-      else if (code === 'EACCES') reject(new ListenError(`${where} may not be bound by this user: choose a port above 1023, or grant the capability to bind it`));
+      if (code === 'EADDRINUSE')
+        reject(new ListenError(`${where} is already in use: stop what listens there, or set PORT (or HOST) to a free address`));
+      else if (code === 'EACCES')
+        reject(new ListenError(`${where} may not be bound by this user: choose a port above 1023, or grant the capability to bind it`));
       else if (code === 'EADDRNOTAVAIL') reject(new ListenError(`${where}: no interface of this machine has that address; check HOST`));
       else reject(err);
     };

@@ -133,7 +133,14 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
   // Inside a transaction an audit event commits with its change, or fails it.
   const audit = auditLog(queries.audit, deps.logger, deps.dbOutage, inside);
   const notices = { queries: queries.backchannel, queued: () => void logoutQueued() };
-  const sessions = sessionStore(queries.sessions, deps.config.session.ttl, queries.tokens, audit, notices, inside ? undefined : transaction);
+  const sessions = sessionStore(
+    queries.sessions,
+    deps.config.session.ttl,
+    queries.tokens,
+    audit,
+    notices,
+    inside ? undefined : transaction,
+  );
   return {
     queries,
     audit,
@@ -205,11 +212,24 @@ export async function createContext(config: Config, database: Database, logger: 
     members.push({ id: entry.id, plugin: entry.plugin, backend: await loadBackend(entry, { db: database, localUsers, logger }) });
   }
   const resets = resetQueries(database);
-  const identity = new IdentityChain(members, localRecords, logger, { emailChanged: resets.discardAllOf, upstreams: config.identity.upstreams.map((u) => u.id) });
+  const identity = new IdentityChain(members, localRecords, logger, {
+    emailChanged: resets.discardAllOf,
+    upstreams: config.identity.upstreams.map((u) => u.id),
+  });
   let notices: LogoutNoticeWorker | undefined;
   // Every call out (client keys, back-channel logout, upstreams) and every registered URL obeys these.
   const outbound = addressRules(config.outbound.denyNetworks);
-  services = createServices(database, { config, logger, keys, dbOutage, localBackend: localBackendId(config), secrets, logoutQueued: () => notices?.kick(), directory: identity, outbound });
+  services = createServices(database, {
+    config,
+    logger,
+    keys,
+    dbOutage,
+    localBackend: localBackendId(config),
+    secrets,
+    logoutQueued: () => notices?.kick(),
+    directory: identity,
+    outbound,
+  });
   const { clients, users, tokens, sessions, consents, audit, mfa, samlProviders } = services;
   notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger, outbound });
   // Validated now (a bad entry stops the start); nothing is fetched until an upstream is first used.
@@ -221,7 +241,9 @@ export async function createContext(config: Config, database: Database, logger: 
     // An upstream reports once it was used: `unknown` (not reached since the start) is no state to alert on.
     backendStates: async () => ({
       ...(await identity.health()),
-      ...Object.fromEntries(upstreams.list.filter((u) => u.state() !== 'unknown').map((u) => [u.id, u.state() === 'up' ? ('up' as const) : ('down' as const)])),
+      ...Object.fromEntries(
+        upstreams.list.filter((u) => u.state() !== 'unknown').map((u) => [u.id, u.state() === 'up' ? ('up' as const) : ('down' as const)]),
+      ),
     }),
     known: { backends: [...members.map((m) => m.id), ...upstreams.list.map((u) => u.id)], grants: GRANT_TYPES, tables: PURGED_TABLES },
   });
@@ -263,13 +285,24 @@ export async function createContext(config: Config, database: Database, logger: 
     audit,
     tokenAudit: tokenIssueAudit(services.queries.audit, audit, logger, dbOutage, config.audit),
     identity,
-    deviceCodes: deviceCodes(services.queries.devices, config, attempts.guesses, { findClient: clients.find, audit, transaction: services.transaction }),
+    deviceCodes: deviceCodes(services.queries.devices, config, attempts.guesses, {
+      findClient: clients.find,
+      audit,
+      transaction: services.transaction,
+    }),
     signIn,
     passwordReset,
     upstreams: {
       ...upstreams,
       trips: upstreamRoundTrips(roundTripQueries(database), deriveKey(secret, 'upstream-sign-ins')),
-      signIns: upstreamSignIns({ identity, audit, metrics, guesses: attempts.guesses, starts: upstreamStarts(throttle, config.throttle), logger }),
+      signIns: upstreamSignIns({
+        identity,
+        audit,
+        metrics,
+        guesses: attempts.guesses,
+        starts: upstreamStarts(throttle, config.throttle),
+        logger,
+      }),
     },
     keys,
     ping: () => ping(database.knex),

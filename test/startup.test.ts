@@ -10,7 +10,6 @@ import { freePort } from './helpers/ports.ts';
 const dir = mkdtempSync(join(tmpdir(), 'latchkey-start-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-
 function start(env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   let out = '';
   const child = spawn(process.execPath, ['scripts/start.mjs'], {
@@ -45,7 +44,12 @@ describe('starting the server', () => {
     expect(first.output()).toContain('LATCHKEY_SECRET is not set');
 
     // The printed password works, through the built-in public client admin-cli.
-    const res = await postForm(`http://127.0.0.1:${port}/oauth/v20/token`, { grant_type: 'password', client_id: 'admin-cli', username: 'admin', password: match![1]! });
+    const res = await postForm(`http://127.0.0.1:${port}/oauth/v20/token`, {
+      grant_type: 'password',
+      client_id: 'admin-cli',
+      username: 'admin',
+      password: match![1]!,
+    });
     expect(res.status).toBe(200);
     // The secret is printed once, never in a structured log line.
     expect(first.output().split(match![1]!).length - 1).toBe(1);
@@ -78,7 +82,10 @@ describe('starting the server', () => {
     const folder = join('plugins', name);
     mkdirSync(folder);
     try {
-      writeFileSync(join(folder, 'index.ts'), readFileSync('test/fixtures/static-plugin/index.ts', 'utf8').replace("'../../../src/", "'../../src/"));
+      writeFileSync(
+        join(folder, 'index.ts'),
+        readFileSync('test/fixtures/static-plugin/index.ts', 'utf8').replace("'../../../src/", "'../../src/"),
+      );
       const file = join(dir, 'plugin.yaml');
       writeFileSync(
         file,
@@ -91,9 +98,15 @@ describe('starting the server', () => {
         ].join('\n'),
       );
       const port = await freePort();
-      const server = start({ LATCHKEY_CONFIG: file, PORT: String(port), DATABASE_URL: `sqlite:${join(dir, 'plugin.db')}`, LATCHKEY_ADMIN_PASSWORD: 'admin-password-1' });
+      const server = start({
+        LATCHKEY_CONFIG: file,
+        PORT: String(port),
+        DATABASE_URL: `sqlite:${join(dir, 'plugin.db')}`,
+        LATCHKEY_ADMIN_PASSWORD: 'admin-password-1',
+      });
       await waitFor(() => server.output().includes('latchkey listening') || server.child.exitCode !== null);
-      const grant = (username: string, password: string) => postForm(`http://127.0.0.1:${port}/oauth/v20/token`, { grant_type: 'password', client_id: 'admin-cli', username, password });
+      const grant = (username: string, password: string) =>
+        postForm(`http://127.0.0.1:${port}/oauth/v20/token`, { grant_type: 'password', client_id: 'admin-cli', username, password });
       expect((await grant('pat', 'pat-password-1')).status).toBe(200);
       // Nobody answered for this name and one backend was down: an outage (503), never a failed login.
       const unknown = await grant('nobody', 'some-password-1');

@@ -1,6 +1,14 @@
 import { InvalidCredentialsError, type Entry } from 'ldapts';
 import type { Logger } from 'pino';
-import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type KnownUser, type PasswordCheck, type PasswordWrite } from '../../src/identity/plugin-kit.ts';
+import {
+  BackendUnavailableError,
+  type AccountRefusal,
+  type Identity,
+  type IdentityBackend,
+  type KnownUser,
+  type PasswordCheck,
+  type PasswordWrite,
+} from '../../src/identity/plugin-kit.ts';
 import { ACCOUNT_STATE_ATTRIBUTES, accountState, isInactivatedAccount } from './account-state.ts';
 import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, passwordExpiry, strings } from './attributes.ts';
 import { directoryTypeOf, servicePassword, type LdapConfig } from './config.ts';
@@ -43,7 +51,9 @@ export class LdapBackend implements IdentityBackend {
     this.binds = new ConnectionPool({ ...common, name: 'bind' });
     const pools = { searches: this.searches, binds: this.binds };
     this.passwords = directoryTypeOf(config) === 'activeDirectory' ? adWriter(pools) : openLdapWriter(pools);
-    if (config.passwordChange) this.changePassword = (known, oldPassword, newPassword) => this.write(known, (dn) => this.passwords.change(dn, oldPassword, newPassword));
+    if (config.passwordChange)
+      this.changePassword = (known, oldPassword, newPassword) =>
+        this.write(known, (dn) => this.passwords.change(dn, oldPassword, newPassword));
     if (config.passwordReset) this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
   }
 
@@ -75,7 +85,11 @@ export class LdapBackend implements IdentityBackend {
     const passwordExpiresAt = expiresAt ?? passwordExpiry(entry);
     const warnFrom = Date.now() + this.config.passwordExpiryWarningDays * 86_400_000;
     // Told only within the warning days: the sign-in shows a notice whenever it is set (docs/identity-backends.md).
-    return { validPassword: true, identity, ...(passwordExpiresAt !== undefined && passwordExpiresAt <= warnFrom ? { passwordExpiresAt } : {}) };
+    return {
+      validPassword: true,
+      identity,
+      ...(passwordExpiresAt !== undefined && passwordExpiresAt <= warnFrom ? { passwordExpiresAt } : {}),
+    };
   }
 
   /**
@@ -114,7 +128,14 @@ export class LdapBackend implements IdentityBackend {
 
   private async findUser(s: LdapSession, username: string): Promise<Entry | undefined> {
     const us = this.config.userSearch;
-    const attributes = [us.usernameAttr, us.idAttr, us.emailAttr, us.nameAttr, ...ACCOUNT_STATE_ATTRIBUTES, 'msDS-UserPasswordExpiryTimeComputed'];
+    const attributes = [
+      us.usernameAttr,
+      us.idAttr,
+      us.emailAttr,
+      us.nameAttr,
+      ...ACCOUNT_STATE_ATTRIBUTES,
+      'msDS-UserPasswordExpiryTimeComputed',
+    ];
     if (!this.config.groupSearch) attributes.push('memberOf');
     let result;
     try {

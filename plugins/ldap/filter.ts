@@ -9,9 +9,7 @@ export function escapeFilterValue(value: string): string {
 
 /** Fills `{name}` placeholders of a filter template with escaped values; unknown names are left as is. */
 export function fillFilter(template: string, values: Record<string, string>): string {
-  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
-    name in values ? escapeFilterValue(values[name]!) : whole,
-  );
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => (name in values ? escapeFilterValue(values[name]!) : whole));
 }
 
 /** `(&A B …)`, collapsing the one-part case. */
@@ -27,5 +25,4 @@ export const IN_CHAIN = '1.2.840.113556.1.4.1941';
 export const memberFilter = (memberAttr: string, dn: string): string => `(${memberAttr}=${escapeFilterValue(dn)})`;
 
 /** Groups that hold `dn` at any depth of nesting (AD only). */
-export const memberInChainFilter = (memberAttr: string, dn: string): string =>
-  `(${memberAttr}:${IN_CHAIN}:=${escapeFilterValue(dn)})`;
+export const memberInChainFilter = (memberAttr: string, dn: string): string => `(${memberAttr}:${IN_CHAIN}:=${escapeFilterValue(dn)})`;

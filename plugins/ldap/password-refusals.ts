@@ -43,7 +43,10 @@ export function adRefusal(err: { code: number; message: string }): PasswordWrite
   if (/too young|minimum password age|min(imum)?[ -]age/i.test(m)) return POLICY_REFUSALS.passwordTooYoung!;
   if (/complexity/i.test(m)) return POLICY_REFUSALS.insufficientPasswordQuality!;
   if (/0000052D/i.test(m)) {
-    return refused('complexity', 'The new password does not meet the password rules (length, complexity, history or how recently it was changed).');
+    return refused(
+      'complexity',
+      'The new password does not meet the password rules (length, complexity, history or how recently it was changed).',
+    );
   }
   if (err.code === 50) return refused('refused', 'The directory does not let this account change its password.');
   return inWords('refused');

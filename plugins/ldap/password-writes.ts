@@ -21,7 +21,10 @@ interface Pools {
 }
 
 /** Runs a write; a refusal from the server is the answer `refuse` draws from it, anything else is thrown (an outage). */
-async function answer(write: () => Promise<void>, refuse: (err: { code: number; message: string }) => PasswordWrite): Promise<PasswordWrite> {
+async function answer(
+  write: () => Promise<void>,
+  refuse: (err: { code: number; message: string }) => PasswordWrite,
+): Promise<PasswordWrite> {
   try {
     await write();
     return { ok: true };
@@ -53,7 +56,10 @@ export function openLdapWriter(pools: Pools): PasswordWriter {
         } catch (err) {
           if (!(err instanceof InvalidCredentialsError)) throw err;
           if (policy.error !== 'passwordExpired') return WRONG_PASSWORD;
-          return refused('refused', 'The password has expired and the directory allows no more sign-ins with it: ask your administrator to reset it.');
+          return refused(
+            'refused',
+            'The password has expired and the directory allows no more sign-ins with it: ask your administrator to reset it.',
+          );
         }
         return modify(s, dn, newPassword, oldPassword);
       }),

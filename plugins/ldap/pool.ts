@@ -55,8 +55,7 @@ const FAILBACK_AFTER_MS = 60_000;
 /** LDAP result codes that mean "this server cannot serve now", not an answer about the user. */
 const SERVER_FAULTS = new Set([1, 3, 11, 51, 52, 80]);
 
-export const isServerAnswer = (err: unknown): err is ResultCodeError =>
-  err instanceof ResultCodeError && !SERVER_FAULTS.has(err.code);
+export const isServerAnswer = (err: unknown): err is ResultCodeError => err instanceof ResultCodeError && !SERVER_FAULTS.has(err.code);
 
 class ConnectionLost extends Error {}
 
@@ -120,10 +119,9 @@ export class ConnectionPool {
         this.o.logger.warn({ url: conn.url, pool: this.o.name, err: (err as Error).message }, 'LDAP server failed; trying the next');
       }
     }
-    throw new BackendUnavailableError(
-      `no LDAP server answered (${this.o.servers.urls.join(', ')}): ${(lastError as Error)?.message}`,
-      { cause: lastError },
-    );
+    throw new BackendUnavailableError(`no LDAP server answered (${this.o.servers.urls.join(', ')}): ${(lastError as Error)?.message}`, {
+      cause: lastError,
+    });
   }
 
   private async acquire(): Promise<Conn> {
@@ -147,10 +145,15 @@ export class ConnectionPool {
     return new Promise((resolve, reject) => {
       const waiter = {
         resolve,
-        timer: setTimeout(() => {
-          this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          reject(new BackendUnavailableError(`all ${this.o.size} LDAP ${this.o.name} connections stayed busy for ${this.o.timeoutMs} ms`));
-        }, Math.max(ms, 0)),
+        timer: setTimeout(
+          () => {
+            this.waiters.splice(this.waiters.indexOf(waiter), 1);
+            reject(
+              new BackendUnavailableError(`all ${this.o.size} LDAP ${this.o.name} connections stayed busy for ${this.o.timeoutMs} ms`),
+            );
+          },
+          Math.max(ms, 0),
+        ),
       };
       this.waiters.push(waiter);
     });

@@ -13,7 +13,9 @@ export interface Admin {
 }
 
 const unauthenticated = (message: string) =>
-  new GraphQLError(message, { extensions: { code: 'UNAUTHENTICATED', http: { status: 401, headers: new Map([['www-authenticate', 'Bearer realm="latchkey"']]) } } });
+  new GraphQLError(message, {
+    extensions: { code: 'UNAUTHENTICATED', http: { status: 401, headers: new Map([['www-authenticate', 'Bearer realm="latchkey"']]) } },
+  });
 
 const forbidden = (message: string) => new GraphQLError(message, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
 
@@ -47,7 +49,9 @@ export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<
   if (!user.roles.includes('admin')) throw forbidden('the admin role is required');
   const adminClient = ADMIN_CLIENTS.has(clientId) || grant.client.scopes.includes(ADMIN_SCOPE);
   if (!adminClient || !grant.scopes.includes(ADMIN_SCOPE)) {
-    throw forbidden(`this token was not issued for the admin API: use admin-cli or a client with the ${ADMIN_SCOPE} scope, and request that scope`);
+    throw forbidden(
+      `this token was not issued for the admin API: use admin-cli or a client with the ${ADMIN_SCOPE} scope, and request that scope`,
+    );
   }
   return { userId: user.id, clientId, sessionId: grant.sessionId };
 }

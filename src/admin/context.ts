@@ -15,7 +15,14 @@ export function adminContext(app: AppContext, admin: Admin, req: Request): Admin
   return {
     app,
     admin,
-    actor: { userId: admin.userId, clientId: admin.clientId, via: 'graphql', ip: req.ip ?? null, requestId: req.id, sessionId: admin.sessionId },
+    actor: {
+      userId: admin.userId,
+      clientId: admin.clientId,
+      via: 'graphql',
+      ip: req.ip ?? null,
+      requestId: req.id,
+      sessionId: admin.sessionId,
+    },
     requestId: req.id,
   };
 }

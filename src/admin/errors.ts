@@ -8,7 +8,9 @@ const UNAVAILABLE_MESSAGE = 'the database is unreachable; try again later';
 
 /** docs/decisions.md: the database is down. HTTP 503, in the GraphQL error shape. */
 export const serviceUnavailable = () =>
-  new GraphQLError(UNAVAILABLE_MESSAGE, { extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: new Map([['retry-after', '5']]) } } });
+  new GraphQLError(UNAVAILABLE_MESSAGE, {
+    extensions: { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: new Map([['retry-after', '5']]) } },
+  });
 
 const knownCodes = new Set([
   'SERVICE_UNAVAILABLE',
@@ -42,7 +44,11 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   }
   if (original instanceof BackendUnavailableError) {
     // A directory out of reach while writing a password (setUserPassword): nothing was written.
-    return { message: `the identity backend is unreachable; nothing was changed: ${original.message}`, path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };
+    return {
+      message: `the identity backend is unreachable; nothing was changed: ${original.message}`,
+      path: formatted.path,
+      extensions: { code: 'SERVICE_UNAVAILABLE' },
+    };
   }
   const code = formatted.extensions?.code;
   if (typeof code === 'string' && knownCodes.has(code)) {

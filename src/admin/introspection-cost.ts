@@ -54,8 +54,22 @@ const cache = new WeakMap<GraphQLSchema, Sizes>();
 function sizesOf(schema: GraphQLSchema): Sizes {
   const known = cache.get(schema);
   if (known) return known;
-  const lists = (): Record<List, number> => ({ fields: 0, inputFields: 0, interfaces: 0, possibleTypes: 0, enumValues: 0, args: 0, directiveArgs: 0 });
-  const s: Sizes = { types: 0, directives: 0, sum: lists(), max: lists(), atLeast: { fields: [], args: [], inputFields: [], directiveArgs: [] } };
+  const lists = (): Record<List, number> => ({
+    fields: 0,
+    inputFields: 0,
+    interfaces: 0,
+    possibleTypes: 0,
+    enumValues: 0,
+    args: 0,
+    directiveArgs: 0,
+  });
+  const s: Sizes = {
+    types: 0,
+    directives: 0,
+    sum: lists(),
+    max: lists(),
+    atLeast: { fields: [], args: [], inputFields: [], directiveArgs: [] },
+  };
   const add = (key: List, n: number) => {
     s.sum[key] += n;
     s.max[key] = Math.max(s.max[key], n);
@@ -110,10 +124,16 @@ export function introspectionStep(schema: GraphQLSchema, at: IntrospectionPlace,
   const s = sizesOf(schema);
   // Per item of the enumeration (exact in total), or the largest for one item.
   const per = (key: List, of: number) => (at.all ? s.sum[key] / Math.max(of, 1) : s.max[key]);
-  const list = (on: IntrospectionPlace['on'], items: number, source?: RefSource): IntrospectionStep => ({ place: { on, all: at.all, source }, items });
+  const list = (on: IntrospectionPlace['on'], items: number, source?: RefSource): IntrospectionStep => ({
+    place: { on, all: at.all, source },
+    items,
+  });
   // Each item is a named type reached from another: what is under it is priced at its largest.
   const types = (items: number): IntrospectionStep => ({ place: { on: '__Type', all: false }, items });
-  const refOf = (source: RefSource): IntrospectionStep => ({ place: { on: '__Type', all: false, ref: { hops: 0, atLeast: at.all ? s.atLeast[source] : null } }, items: 1 });
+  const refOf = (source: RefSource): IntrospectionStep => ({
+    place: { on: '__Type', all: false, ref: { hops: 0, atLeast: at.all ? s.atLeast[source] : null } },
+    items: 1,
+  });
   switch (`${at.on}.${name}`) {
     case '__Schema.types':
       return { place: { on: '__Type', all: true }, items: s.types };

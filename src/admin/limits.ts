@@ -1,4 +1,12 @@
-import { GraphQLError, Kind, type ASTVisitor, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext } from 'graphql';
+import {
+  GraphQLError,
+  Kind,
+  type ASTVisitor,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+} from 'graphql';
 import { introspectionRoot, introspectionStep, type IntrospectionPlace } from './introspection-cost.ts';
 
 /** Default page size assumed for a list field without `first`, when pricing a query. */
@@ -26,7 +34,11 @@ export function queryLimits(maxDepth: number, maxCost: number) {
     const schema = context.getSchema();
 
     /** The multiplier and place under a field: a connection's page size, or an introspection list's size. */
-    function step(sel: FieldNode, multiplier: number, intro: IntrospectionPlace | undefined): { next: number; intro?: IntrospectionPlace } | null {
+    function step(
+      sel: FieldNode,
+      multiplier: number,
+      intro: IntrospectionPlace | undefined,
+    ): { next: number; intro?: IntrospectionPlace } | null {
       const name = sel.name.value;
       const root = intro ? undefined : introspectionRoot(name);
       const meta = intro ? introspectionStep(schema, intro, name) : root && { place: root, items: 1 };
@@ -40,14 +52,23 @@ export function queryLimits(maxDepth: number, maxCost: number) {
         if (firstArg.value.kind === Kind.INT) {
           const n = Number(firstArg.value.value);
           if (n >= 1 && n <= MAX_PAGE) pageSize = n;
-          else context.reportError(new GraphQLError(`first: must be 1 to ${MAX_PAGE}`, { nodes: [firstArg], extensions: { field: 'first' } }));
+          else
+            context.reportError(new GraphQLError(`first: must be 1 to ${MAX_PAGE}`, { nodes: [firstArg], extensions: { field: 'first' } }));
         }
       }
-      const isConnection = sel.arguments?.some((a) => a.name.value === 'first' || a.name.value === 'after') || ['clients', 'users', 'auditEvents'].includes(name);
+      const isConnection =
+        sel.arguments?.some((a) => a.name.value === 'first' || a.name.value === 'after') ||
+        ['clients', 'users', 'auditEvents'].includes(name);
       return { next: multiplier * (isConnection ? (pageSize ?? DEFAULT_PAGE) : 1) };
     }
 
-    function walk(set: SelectionSetNode, depth: number, multiplier: number, seen: Set<string>, intro?: IntrospectionPlace): { depth: number; cost: number } {
+    function walk(
+      set: SelectionSetNode,
+      depth: number,
+      multiplier: number,
+      seen: Set<string>,
+      intro?: IntrospectionPlace,
+    ): { depth: number; cost: number } {
       let deepest = depth;
       let cost = 0;
       for (const sel of set.selections) {

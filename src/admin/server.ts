@@ -62,7 +62,10 @@ export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<Reque
                 if (error.originalError && 'field' in error.originalError) continue;
                 // Tag the error so the masked answer carries the id the log line has.
                 (error.extensions as Record<string, unknown>).requestId = contextValue.requestId;
-                ctx.logger.error({ err: error.originalError ?? error, requestId: contextValue.requestId, path: error.path }, 'admin API error');
+                ctx.logger.error(
+                  { err: error.originalError ?? error, requestId: contextValue.requestId, path: error.path },
+                  'admin API error',
+                );
               }
             },
           };

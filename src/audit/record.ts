@@ -4,7 +4,6 @@ import type { AuditQueries } from './queries.ts';
 import type { AuditEvent } from './model.ts';
 import { clock } from '../clock.ts';
 
-
 /** Who made an admin change: a user through an admin token, a service account, the CLI or the server itself. */
 export interface Actor {
   userId: string | null;
@@ -38,7 +37,12 @@ export const auditLog = (queries: AuditQueries, logger: Logger, outage: Database
   },
 
   /** An admin change (`action`, e.g. `user.update`) by `actor`. */
-  change(action: string, actor: Actor, target: Pick<AuditEvent, 'userId' | 'clientId'> = {}, details: Record<string, unknown> = {}): Promise<void> {
+  change(
+    action: string,
+    actor: Actor,
+    target: Pick<AuditEvent, 'userId' | 'clientId'> = {},
+    details: Record<string, unknown> = {},
+  ): Promise<void> {
     return this.record({
       kind: 'admin.change',
       ...target,

@@ -39,7 +39,13 @@ interface Summary {
  * to a concurrent writer; two processes writing a new minute at the same instant may each make a row,
  * whose counts then add up.
  */
-export function tokenIssueAudit(queries: AuditQueries, audit: AuditLog, logger: Logger, outage: DatabaseOutage, o: { everyToken: boolean }) {
+export function tokenIssueAudit(
+  queries: AuditQueries,
+  audit: AuditLog,
+  logger: Logger,
+  outage: DatabaseOutage,
+  o: { everyToken: boolean },
+) {
   const tallies = new Map<string, Tally>();
   let writing: Promise<void> = Promise.resolve();
 
@@ -53,12 +59,22 @@ export function tokenIssueAudit(queries: AuditQueries, audit: AuditLog, logger: 
   };
 
   async function merge(t: Tally): Promise<void> {
-    const mine: Summary = { grant: 'client_credentials', count: t.count, from: new Date(t.from).toISOString(), to: new Date(t.to).toISOString() };
+    const mine: Summary = {
+      grant: 'client_credentials',
+      count: t.count,
+      from: new Date(t.from).toISOString(),
+      to: new Date(t.to).toISOString(),
+    };
     for (let i = 0; i < MERGE_TRIES; i++) {
       const row = await queries.findSummary(t.minute, 'token.issued', t.clientId);
       if (!row) break;
       const theirs = JSON.parse(row.details) as Summary;
-      const both: Summary = { ...mine, count: theirs.count + t.count, from: theirs.from < mine.from ? theirs.from : mine.from, to: theirs.to > mine.to ? theirs.to : mine.to };
+      const both: Summary = {
+        ...mine,
+        count: theirs.count + t.count,
+        from: theirs.from < mine.from ? theirs.from : mine.from,
+        to: theirs.to > mine.to ? theirs.to : mine.to,
+      };
       if (await queries.replaceDetails(row.id, row.details, JSON.stringify(both))) return;
     }
     await queries.insert({ kind: 'token.issued', clientId: t.clientId, details: { ...mine } }, t.minute);
@@ -104,7 +120,11 @@ export function tokenIssueAudit(queries: AuditQueries, audit: AuditLog, logger: 
         clearInterval(timer);
         await flush(true);
         const lost = [...tallies.values()].reduce((n, t) => n + t.count, 0);
-        if (lost > 0) logger.warn({ tokens: lost, clients: tallies.size }, 'client_credentials token issues not written to the audit trail at shutdown');
+        if (lost > 0)
+          logger.warn(
+            { tokens: lost, clients: tallies.size },
+            'client_credentials token issues not written to the audit trail at shutdown',
+          );
       };
     },
   };

@@ -62,7 +62,8 @@ if (values.help || !noun || (!verb && noun !== 'purge')) {
 
 function authMethod(value: string | undefined): AuthMethod | undefined {
   if (value === undefined) return undefined;
-  if (!(AUTH_METHODS as readonly string[]).includes(value)) throw new InputError('tokenEndpointAuthMethod', `must be one of ${AUTH_METHODS.join(', ')}`);
+  if (!(AUTH_METHODS as readonly string[]).includes(value))
+    throw new InputError('tokenEndpointAuthMethod', `must be one of ${AUTH_METHODS.join(', ')}`);
   return value as AuthMethod;
 }
 
@@ -79,26 +80,29 @@ try {
   if (command === 'purge') {
     print({ deleted: await ctx.retention.purgeNow() });
   } else if (command === 'client create') {
-    const { client, clientSecret } = await ctx.clients.register({
-      name: values.name ?? '',
-      redirectUris: values['redirect-uri'] ?? [],
-      grantTypes: values.grant as GrantType[] | undefined,
-      scopes: values.scope,
-      roles: values.role,
-      confidential: !values.public,
-      requireConsent: values['require-consent'] ?? false,
-      requireMfa: values['require-mfa'] ?? false,
-      allowPlainPkce: values['allow-plain-pkce'] ?? false,
-      clientId: values['client-id'],
-      webOrigins: values['web-origin'],
-      // Checked by the client service, like every field (an unknown style is an input error).
-      errorCodes: values['error-codes'] as ErrorCodeStyle | undefined,
-      defaultAudience: values['default-audience'],
-      tokenEndpointAuthMethod: authMethod(values['token-endpoint-auth-method']),
-      jwks: values.jwks,
-      jwksUri: values['jwks-uri'],
-      backchannelLogoutUri: values['backchannel-logout-uri'],
-    }, CLI_ACTOR);
+    const { client, clientSecret } = await ctx.clients.register(
+      {
+        name: values.name ?? '',
+        redirectUris: values['redirect-uri'] ?? [],
+        grantTypes: values.grant as GrantType[] | undefined,
+        scopes: values.scope,
+        roles: values.role,
+        confidential: !values.public,
+        requireConsent: values['require-consent'] ?? false,
+        requireMfa: values['require-mfa'] ?? false,
+        allowPlainPkce: values['allow-plain-pkce'] ?? false,
+        clientId: values['client-id'],
+        webOrigins: values['web-origin'],
+        // Checked by the client service, like every field (an unknown style is an input error).
+        errorCodes: values['error-codes'] as ErrorCodeStyle | undefined,
+        defaultAudience: values['default-audience'],
+        tokenEndpointAuthMethod: authMethod(values['token-endpoint-auth-method']),
+        jwks: values.jwks,
+        jwksUri: values['jwks-uri'],
+        backchannelLogoutUri: values['backchannel-logout-uri'],
+      },
+      CLI_ACTOR,
+    );
     const { secretHash: _hidden, secretEnc: _sealed, ...shown } = client;
     print({ ...shown, webOrigins: ctx.clients.webOrigins(client), clientSecret });
   } else if (command === 'client list') {
@@ -107,13 +111,16 @@ try {
   } else if (command === 'client delete') {
     print({ deleted: await ctx.clients.remove(values['client-id'] ?? '', CLI_ACTOR) });
   } else if (command === 'user create') {
-    const user = await ctx.users.create({
-      username: values.username ?? '',
-      password: values.password ?? '',
-      email: values.email,
-      displayName: values['display-name'],
-      roles: values.role,
-    }, CLI_ACTOR);
+    const user = await ctx.users.create(
+      {
+        username: values.username ?? '',
+        password: values.password ?? '',
+        email: values.email,
+        displayName: values['display-name'],
+        roles: values.role,
+      },
+      CLI_ACTOR,
+    );
     const { passwordHash: _hidden, ...shown } = user;
     print(shown);
   } else {

@@ -20,9 +20,11 @@ export function checkJwks(text: string): JSONWebKeySet {
   } catch {
     throw new InputError('jwks', 'must be a JSON Web Key Set ({"keys": [...]})');
   }
-  if (text.length > 64_000 || set.keys.length === 0 || set.keys.length > 20) throw new InputError('jwks', 'must hold 1 to 20 keys, at most 64000 characters');
+  if (text.length > 64_000 || set.keys.length === 0 || set.keys.length > 20)
+    throw new InputError('jwks', 'must hold 1 to 20 keys, at most 64000 characters');
   for (const k of set.keys) {
-    if (!['RSA', 'EC', 'OKP'].includes(String(k.kty))) throw new InputError('jwks', `key type ${String(k.kty)} cannot sign an assertion (RSA, EC or OKP)`);
+    if (!['RSA', 'EC', 'OKP'].includes(String(k.kty)))
+      throw new InputError('jwks', `key type ${String(k.kty)} cannot sign an assertion (RSA, EC or OKP)`);
     if ('d' in k) throw new InputError('jwks', 'holds a private key: register the public keys only');
     if (k.use !== undefined && k.use !== 'sig') throw new InputError('jwks', 'a key for use other than "sig"');
   }
@@ -42,13 +44,20 @@ export function checkJwksUri(uri: string): void {
 }
 
 /** The method and its key material agree with the client being confidential or public. */
-export function checkAuthMethod(c: { confidential?: boolean; tokenEndpointAuthMethod?: AuthMethod | null; jwks?: string | null; jwksUri?: string | null }): void {
+export function checkAuthMethod(c: {
+  confidential?: boolean;
+  tokenEndpointAuthMethod?: AuthMethod | null;
+  jwks?: string | null;
+  jwksUri?: string | null;
+}): void {
   const method = c.tokenEndpointAuthMethod;
   const confidential = c.confidential ?? true;
   if (c.jwks) checkJwks(c.jwks);
   if (c.jwksUri) checkJwksUri(c.jwksUri);
   if (method == null) return;
-  if (method === 'none' && confidential) throw new InputError('tokenEndpointAuthMethod', 'a confidential client must authenticate: not none');
+  if (method === 'none' && confidential)
+    throw new InputError('tokenEndpointAuthMethod', 'a confidential client must authenticate: not none');
   if (method !== 'none' && !confidential) throw new InputError('tokenEndpointAuthMethod', 'a public client has no credentials: none');
-  if (method === 'private_key_jwt' && !c.jwks === !c.jwksUri) throw new InputError('jwks', 'private_key_jwt needs exactly one of jwks and jwksUri');
+  if (method === 'private_key_jwt' && !c.jwks === !c.jwksUri)
+    throw new InputError('jwks', 'private_key_jwt needs exactly one of jwks and jwksUri');
 }

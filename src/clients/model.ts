@@ -5,7 +5,13 @@ import type { ErrorCodeStyle } from '../errors/oauth.ts';
  * A model module: types and their constants, no SQL; the queries and the services both import from here.
  */
 
-export const GRANT_TYPES = ['authorization_code', 'password', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
+export const GRANT_TYPES = [
+  'authorization_code',
+  'password',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+] as const;
 
 export type GrantType = (typeof GRANT_TYPES)[number];
 

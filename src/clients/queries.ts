@@ -106,7 +106,11 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
    * primary key decides, so two processes racing on one assertion cannot both win.
    */
   async useAssertionJti(clientId: string, jti: string, expiresAt: number): Promise<boolean> {
-    const rows = (await db('client_assertion_jtis').insert({ client_id: clientId, jti, expires_at: expiresAt }).onConflict(['client_id', 'jti']).ignore().returning('jti')) as unknown[];
+    const rows = (await db('client_assertion_jtis')
+      .insert({ client_id: clientId, jti, expires_at: expiresAt })
+      .onConflict(['client_id', 'jti'])
+      .ignore()
+      .returning('jti')) as unknown[];
     return rows.length > 0;
   },
   /** Whether any client's browser app has this origin (a CORS preflight names no client). */

@@ -40,7 +40,12 @@ export function remoteKeySets(rules: AddressRules) {
     let set = sets.get(uri);
     if (!set) {
       if (sets.size > 1000) sets.clear();
-      set = createRemoteJWKSet(new URL(uri), { timeoutDuration: JWKS_TIMEOUT_MS, cooldownDuration: 30_000, cacheMaxAge: 600_000, [customFetch]: fetchJwks });
+      set = createRemoteJWKSet(new URL(uri), {
+        timeoutDuration: JWKS_TIMEOUT_MS,
+        cooldownDuration: 30_000,
+        cacheMaxAge: 600_000,
+        [customFetch]: fetchJwks,
+      });
       sets.set(uri, set);
     }
     return set;

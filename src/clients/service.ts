@@ -51,7 +51,8 @@ const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /** A registered URL: at most 2000 characters, no spaces or control characters, absolute. */
 function absoluteUrl(field: string, uri: string): URL {
-  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri)) throw new InputError(field, 'must be at most 2000 characters, no spaces or control characters');
+  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri))
+    throw new InputError(field, 'must be at most 2000 characters, no spaces or control characters');
   try {
     return new URL(uri);
   } catch {
@@ -81,14 +82,17 @@ function checkBackchannelUri(uri: string): void {
 
 function validate(input: RegisterClientInput, outbound: AddressRules): void {
   const name = input.name.trim();
-  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) throw new InputError('name', 'must be 1 to 200 characters, no control characters');
+  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name))
+    throw new InputError('name', 'must be 1 to 200 characters, no control characters');
   if (input.redirectUris.length > 50) throw new InputError('redirectUris', 'at most 50');
   input.redirectUris.forEach((u) => checkRedirectUri('redirectUris', u));
   (input.postLogoutRedirectUris ?? []).forEach((u) => checkRedirectUri('postLogoutRedirectUris', u));
   if (input.webOrigins && input.webOrigins.length > 50) throw new InputError('webOrigins', 'at most 50');
   (input.webOrigins ?? []).forEach((o) => checkWebOrigin('webOrigins', o));
-  if (input.errorCodes !== undefined && input.errorCodes !== 'maxkey' && input.errorCodes !== 'rfc6749') throw new InputError('errorCodes', 'must be maxkey or rfc6749');
-  if (input.defaultAudience != null && !isResourceUri(input.defaultAudience)) throw new InputError('defaultAudience', 'must be an absolute URI without fragment, at most 2000 characters');
+  if (input.errorCodes !== undefined && input.errorCodes !== 'maxkey' && input.errorCodes !== 'rfc6749')
+    throw new InputError('errorCodes', 'must be maxkey or rfc6749');
+  if (input.defaultAudience != null && !isResourceUri(input.defaultAudience))
+    throw new InputError('defaultAudience', 'must be an absolute URI without fragment, at most 2000 characters');
   if (input.backchannelLogoutUri != null) checkBackchannelUri(input.backchannelLogoutUri);
   for (const key of ['accessTokenTtl', 'refreshTokenTtl'] as const) {
     const v = input[key];
@@ -127,7 +131,16 @@ export type ClientPatch = Partial<Omit<RegisterClientInput, 'clientId'>>;
  * Fields a client may be without: a null in an update clears them, or resets them to what
  * registration would choose. Every other field always has a value, so a null there is refused.
  */
-const CLEARABLE = new Set(['accessTokenTtl', 'refreshTokenTtl', 'webOrigins', 'defaultAudience', 'backchannelLogoutUri', 'jwks', 'jwksUri', 'tokenEndpointAuthMethod']);
+const CLEARABLE = new Set([
+  'accessTokenTtl',
+  'refreshTokenTtl',
+  'webOrigins',
+  'defaultAudience',
+  'backchannelLogoutUri',
+  'jwks',
+  'jwksUri',
+  'tokenEndpointAuthMethod',
+]);
 
 /** The built-in clients: they cannot be deleted. */
 const BUILT_IN = new Set(['admin-cli', 'admin-console']);
@@ -139,13 +152,23 @@ interface ClientTransaction {
 }
 
 /** A secret for the client: none for private_key_jwt; kept encrypted as well for client_secret_jwt. */
-function secretFields(method: AuthMethod, key: Buffer): { clientSecret: string | null; secretHash: string | null; secretEnc: string | null } {
+function secretFields(
+  method: AuthMethod,
+  key: Buffer,
+): { clientSecret: string | null; secretHash: string | null; secretEnc: string | null } {
   if (method === 'none' || method === 'private_key_jwt') return { clientSecret: null, secretHash: null, secretEnc: null };
   const clientSecret = randomToken(32);
-  return { clientSecret, secretHash: hashToken(clientSecret), secretEnc: method === 'client_secret_jwt' ? encrypt(key, clientSecret) : null };
+  return {
+    clientSecret,
+    secretHash: hashToken(clientSecret),
+    secretEnc: method === 'client_secret_jwt' ? encrypt(key, clientSecret) : null,
+  };
 }
 
-export const clientService = (queries: ClientQueries, deps: { transaction: Transaction<ClientTransaction>; secretKey: Buffer; outbound: AddressRules }) => ({
+export const clientService = (
+  queries: ClientQueries,
+  deps: { transaction: Transaction<ClientTransaction>; secretKey: Buffer; outbound: AddressRules },
+) => ({
   find: queries.find,
   list: queries.list,
   page: queries.page,
@@ -153,7 +176,8 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
   /** Registers a client; the secret is returned here only and stored as a hash. */
   async register(input: RegisterClientInput, actor: Actor): Promise<{ client: Client; clientSecret: string | null }> {
     validate(input, deps.outbound);
-    if (input.clientId !== undefined && BUILT_IN.has(input.clientId)) throw new InputError('clientId', `${input.clientId} is reserved for a built-in client`);
+    if (input.clientId !== undefined && BUILT_IN.has(input.clientId))
+      throw new InputError('clientId', `${input.clientId} is reserved for a built-in client`);
     const confidential = input.confidential ?? true;
     // Unset: a confidential client may use Basic or post, as the reference interface sends the secret
     // as form parameters (the MaxKey interface: docs/endpoints.md); choosing a method restricts it to that.
@@ -231,7 +255,8 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
       const client = await tx.queries.clients.find(clientId);
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
       if (!client.confidential) throw new InputError('clientId', 'a public client has no secret');
-      if (client.tokenEndpointAuthMethod === 'private_key_jwt') throw new InputError('clientId', 'a private_key_jwt client has keys, not a secret');
+      if (client.tokenEndpointAuthMethod === 'private_key_jwt')
+        throw new InputError('clientId', 'a private_key_jwt client has keys, not a secret');
       const { clientSecret, secretHash, secretEnc } = secretFields(client.tokenEndpointAuthMethod ?? 'client_secret_basic', deps.secretKey);
       const next = { ...client, secretHash, secretEnc, updatedAt: clock.now() };
       await tx.queries.clients.update(next, webOriginsOf(next));
@@ -315,7 +340,10 @@ export const clientService = (queries: ClientQueries, deps: { transaction: Trans
           refreshTokenTtl: 8 * 3600,
         }),
       );
-    } else if (JSON.stringify([existing.redirectUris, existing.postLogoutRedirectUris]) !== JSON.stringify([consoleUris.redirectUris, consoleUris.postLogoutRedirectUris])) {
+    } else if (
+      JSON.stringify([existing.redirectUris, existing.postLogoutRedirectUris]) !==
+      JSON.stringify([consoleUris.redirectUris, consoleUris.postLogoutRedirectUris])
+    ) {
       const next = { ...existing, ...consoleUris, updatedAt: now };
       await queries.update(next, webOriginsOf(next));
     }

@@ -9,7 +9,10 @@ import type { Client } from './model.ts';
 export function checkWebOrigin(field: string, value: string): void {
   const url = parse(value);
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || value.includes('*') || url.origin !== value) {
-    throw new InputError(field, `${JSON.stringify(value)} is not an origin: scheme://host[:port], http or https, no path${url?.origin && url.origin !== 'null' ? ` (did you mean ${url.origin}?)` : ''}`);
+    throw new InputError(
+      field,
+      `${JSON.stringify(value)} is not an origin: scheme://host[:port], http or https, no path${url?.origin && url.origin !== 'null' ? ` (did you mean ${url.origin}?)` : ''}`,
+    );
   }
 }
 
@@ -24,7 +27,8 @@ export function redirectOrigins(redirectUris: string[]): string[] {
 }
 
 /** The origins a client's browser app may call from: those set, else those of its redirect URIs. */
-export const webOriginsOf = (client: Pick<Client, 'webOrigins' | 'redirectUris'>): string[] => client.webOrigins ?? redirectOrigins(client.redirectUris);
+export const webOriginsOf = (client: Pick<Client, 'webOrigins' | 'redirectUris'>): string[] =>
+  client.webOrigins ?? redirectOrigins(client.redirectUris);
 
 function parse(value: string): URL | undefined {
   try {

@@ -65,9 +65,6 @@ export function connect(databaseUrl: string, logger?: Logger): Database {
 
 /** Applies every pending migration (src/db/migrations.ts lists them); the same files serve SQLite and PostgreSQL. */
 export async function migrate({ knex }: Database): Promise<string[]> {
-  const [, applied] = (await knex.migrate.latest({ migrationSource })) as [
-    number,
-    string[],
-  ];
+  const [, applied] = (await knex.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
 }

@@ -1,6 +1,16 @@
 import type { Knex } from 'knex';
 import { fuse, fuseGroup, fusedCounts, fusedParams, guardFailed } from './fused-steps.ts';
-import { RowCountMismatch, checked, CommitQueue, SuccessWatch, type FastDb, type Job, type Row, type Statement, type Step } from './statements.ts';
+import {
+  RowCountMismatch,
+  checked,
+  CommitQueue,
+  SuccessWatch,
+  type FastDb,
+  type Job,
+  type Row,
+  type Statement,
+  type Step,
+} from './statements.ts';
 
 interface PgConnection {
   query(q: { name?: string; text: string; values?: unknown[] } | string): Promise<{ rows: Row[]; rowCount: number | null }>;
@@ -70,7 +80,8 @@ export function pgFast(db: Knex): FastDb {
     transaction: (steps: Step[]) => {
       // One fused statement is a transaction by itself: no BEGIN and COMMIT round trips around it.
       const one = fuse(steps);
-      if (one) return on((c) => runFused(c, one, steps)).catch((err: unknown) => (err instanceof RowCountMismatch ? null : Promise.reject(err)));
+      if (one)
+        return on((c) => runFused(c, one, steps)).catch((err: unknown) => (err instanceof RowCountMismatch ? null : Promise.reject(err)));
       return on(async (c) => (await transactionOn(c, () => runSteps(c, steps))) ?? null).catch((err: unknown) => {
         throw err instanceof CommitUnknown ? err.cause : err;
       });
@@ -82,7 +93,10 @@ export function pgFast(db: Knex): FastDb {
   /** One job in its own transaction (a single unguarded statement needs none: it commits by itself). */
   const commitAlone = (job: Job) => {
     const [only] = job.steps;
-    const done = job.steps.length === 1 && only!.expectRows === undefined ? fast.run(only!.stmt, only!.params).then((n) => [n]) : fast.transaction(job.steps);
+    const done =
+      job.steps.length === 1 && only!.expectRows === undefined
+        ? fast.run(only!.stmt, only!.params).then((n) => [n])
+        : fast.transaction(job.steps);
     return done.then(job.resolve, job.reject);
   };
 

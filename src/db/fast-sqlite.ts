@@ -3,7 +3,12 @@ import type { TransactionGate } from './transaction-gate.ts';
 
 /** What better-sqlite3 offers that is used here (the package ships no types). */
 export interface SqliteConnection {
-  prepare(sql: string): { get(...p: unknown[]): unknown; all(...p: unknown[]): unknown[]; run(...p: unknown[]): { changes: number }; reader: boolean };
+  prepare(sql: string): {
+    get(...p: unknown[]): unknown;
+    all(...p: unknown[]): unknown[];
+    run(...p: unknown[]): { changes: number };
+    reader: boolean;
+  };
   transaction<F extends (...a: never[]) => unknown>(fn: F): F;
   pragma(sql: string): unknown;
   close(): void;
@@ -25,7 +30,9 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
     if (!p) prepared.set(s, (p = conn.prepare(s.sql)));
     return p;
   };
-  const transaction = conn.transaction((steps: Step[]) => steps.map((step) => checked(step, prep(step.stmt).run(...bindable(step.params)).changes)));
+  const transaction = conn.transaction((steps: Step[]) =>
+    steps.map((step) => checked(step, prep(step.stmt).run(...bindable(step.params)).changes)),
+  );
   // Each job in a savepoint of the shared transaction (better-sqlite3 nests transactions so): a job
   // that fails is rolled back alone, and the others still commit.
   const group = conn.transaction((jobs: Job[]) =>

@@ -66,7 +66,10 @@ export class DatabaseOutage {
     this.writesFailing = false;
     clearInterval(this.probeTimer);
     this.probeTimer = undefined;
-    this.logger.warn({ downForMs: Date.now() - this.since, failedRequests: this.failures }, writes ? 'database accepts writes again' : 'database reachable again');
+    this.logger.warn(
+      { downForMs: Date.now() - this.since, failedRequests: this.failures },
+      writes ? 'database accepts writes again' : 'database reachable again',
+    );
     this.since = undefined;
     this.failures = 0;
   }
@@ -84,7 +87,9 @@ export class DatabaseOutage {
     // The hot paths run outside knex: their first success ends the outage as well.
     this.database.fast.onNextSuccess(() => this.readSucceeded());
     const e = err as { code?: string; message?: string };
-    const what = writes ? 'database refuses writes (disk full?): answering 503 to what writes until a write succeeds' : 'database unreachable: answering 503 until it is back';
+    const what = writes
+      ? 'database refuses writes (disk full?): answering 503 to what writes until a write succeeds'
+      : 'database unreachable: answering 503 until it is back';
     this.logger.error({ code: e.code, reason: e.message, requestId }, what);
   }
 
@@ -94,10 +99,12 @@ export class DatabaseOutage {
    */
   async checkWrites(): Promise<void> {
     if (!this.writesFailing) return;
-    this.probing ??= this.probeWrite().then(
-      () => true,
-      () => false,
-    ).finally(() => (this.probing = undefined));
+    this.probing ??= this.probeWrite()
+      .then(
+        () => true,
+        () => false,
+      )
+      .finally(() => (this.probing = undefined));
     if (await this.probing) this.recovered();
     else throw new Error('the database refuses writes');
   }

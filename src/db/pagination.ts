@@ -13,7 +13,6 @@ export interface Page<T> {
   totalCount: number;
 }
 
-
 export const MAX_PAGE = 100;
 
 export const encodeCursor = (at: number, key: string): string => Buffer.from(JSON.stringify([at, key])).toString('base64url');
@@ -22,7 +21,8 @@ export function decodeCursor(cursor: string): [number, string] {
   try {
     const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     // The key goes into a query: PostgreSQL refuses NUL in text, and no key is longer than 255.
-    if (Array.isArray(v) && Number.isSafeInteger(v[0]) && typeof v[1] === 'string' && v[1].length <= 255 && !v[1].includes('\0')) return [v[0], v[1]];
+    if (Array.isArray(v) && Number.isSafeInteger(v[0]) && typeof v[1] === 'string' && v[1].length <= 255 && !v[1].includes('\0'))
+      return [v[0], v[1]];
   } catch {
     // fall through
   }

@@ -10,5 +10,8 @@ export async function ping(db: Knex): Promise<void> {
  * telling when a database that refused writes (a full disk) takes them again.
  */
 export async function probeWrite(db: Knex): Promise<void> {
-  await db('maintenance_leases').insert({ name: 'write-probe', holder: 'write-probe', expires_at: Date.now() }).onConflict('name').merge(['expires_at']);
+  await db('maintenance_leases')
+    .insert({ name: 'write-probe', holder: 'write-probe', expires_at: Date.now() })
+    .onConflict('name')
+    .merge(['expires_at']);
 }

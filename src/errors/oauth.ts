@@ -86,7 +86,8 @@ export const oauthError = (error: OAuthErrorCode, description: string, headers: 
   new OAuthError(error, description, statusOf[error] ?? 400, headers);
 
 /** A client authentication failure with HTTP Basic: 401 with the Basic challenge (RFC 6749 §5.2). */
-export const basicAuthFailed = (description: string): OAuthError => oauthError('invalid_client', description, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
+export const basicAuthFailed = (description: string): OAuthError =>
+  oauthError('invalid_client', description, { 'WWW-Authenticate': 'Basic realm="latchkey"' });
 
 /** The brute-force policy holds the attempt back (docs/decisions.md): 429 with `Retry-After`. */
 export const throttled = (retryAfter: number): OAuthError =>
@@ -99,7 +100,8 @@ export const bearerError = (error: OAuthErrorCode, description: string): OAuthEr
   });
 
 /** An identity backend that cannot answer (docs/identity-backends.md): 503, never counted as a failed login. */
-export const backendUnavailable = (): OAuthError => oauthError('temporarily_unavailable', 'the identity backend is unreachable; try again later');
+export const backendUnavailable = (): OAuthError =>
+  oauthError('temporarily_unavailable', 'the identity backend is unreachable; try again later');
 
 /** The database cannot be reached (docs/decisions.md): 503, and the client may retry shortly. */
 export const databaseUnavailable = (): OAuthError =>

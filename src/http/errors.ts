@@ -34,7 +34,10 @@ export const errorHandler =
     }
     const status = bodyErrorStatus(err);
     if (status !== undefined) {
-      const description = status === 413 ? 'the request body is too large' : `malformed request body (${typeof err.type === 'string' ? err.type : err.message})`;
+      const description =
+        status === 413
+          ? 'the request body is too large'
+          : `malformed request body (${typeof err.type === 'string' ? err.type : err.message})`;
       res.status(status).json({ error: 'invalid_request', error_description: description });
       return;
     }

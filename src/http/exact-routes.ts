@@ -91,7 +91,10 @@ export class ExactRoutes {
   }
 
   /** Like `app.route(path)`: the methods it is given go to both the router and the table. */
-  route(path: string): { get(...handlers: RequestHandler[]): ReturnType<ExactRoutes['route']>; post(...handlers: RequestHandler[]): ReturnType<ExactRoutes['route']> } {
+  route(path: string): {
+    get(...handlers: RequestHandler[]): ReturnType<ExactRoutes['route']>;
+    post(...handlers: RequestHandler[]): ReturnType<ExactRoutes['route']>;
+  } {
     const add = (method: Method, handlers: RequestHandler[]) => {
       this.app[method](path, ...handlers);
       const methods = this.table.get(path) ?? new Map<string, RequestHandler[]>();

@@ -58,7 +58,10 @@ export class Breaker {
   trip(): void {
     if (this.open || this.stopped) return;
     this.open = true;
-    this.o.logger.warn({ backend: this.o.id, probeEveryMs: this.o.intervalMs }, 'identity backend marked down; skipped until a probe finds it answering');
+    this.o.logger.warn(
+      { backend: this.o.id, probeEveryMs: this.o.intervalMs },
+      'identity backend marked down; skipped until a probe finds it answering',
+    );
     this.schedule();
   }
 

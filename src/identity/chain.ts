@@ -22,7 +22,10 @@ export type SignInResult =
   | { ok: false; reason: 'invalid_credentials' | AccountRefusal; user?: User; backend?: string; skipped: string[] }
   | { ok: false; reason: 'unavailable'; backends: string[] };
 
-const sameFields = (user: User, fields: Pick<User, 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'disabled'>) =>
+const sameFields = (
+  user: User,
+  fields: Pick<User, 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'disabled'>,
+) =>
   user.username === fields.username &&
   user.email === fields.email &&
   user.emailVerified === fields.emailVerified &&
@@ -89,7 +92,8 @@ export class IdentityChain {
    */
   private async ask<T>(member: ChainMember, call: () => Promise<T>): Promise<T> {
     const breaker = this.breakers.get(member.id)!;
-    if (!(await breaker.admit())) throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
+    if (!(await breaker.admit()))
+      throw new BackendUnavailableError(`identity backend "${member.id}" is down (waiting for a probe to find it answering)`);
     try {
       return await call();
     } catch (err) {
@@ -121,7 +125,8 @@ export class IdentityChain {
       const user = await this.provision(member.id, check.identity);
       // Refused if an administrator disabled the account here, or the backend refuses it (and says why).
       if (user.disabled) return { ok: false, reason: 'disabled', user, backend: member.id, skipped: down };
-      if (check.identity.disabled) return { ok: false, reason: check.identity.refusal ?? 'disabled', user, backend: member.id, skipped: down };
+      if (check.identity.disabled)
+        return { ok: false, reason: check.identity.refusal ?? 'disabled', user, backend: member.id, skipped: down };
       return { ok: true, user, ...(check.passwordExpiresAt !== undefined ? { passwordExpiresAt: check.passwordExpiresAt } : {}) };
     }
     if (down.length > 0) return { ok: false, reason: 'unavailable', backends: down };
@@ -140,7 +145,11 @@ export class IdentityChain {
    * with `fallbackUsername`, a user whose name another holds gets that one instead. With `claimedEmail`
    * (an upstream's), the email is verified only while no other account holds it verified.
    */
-  async provision(backendId: string, identity: Identity, options: { fallbackUsername?: string; claimedEmail?: boolean } = {}): Promise<User> {
+  async provision(
+    backendId: string,
+    identity: Identity,
+    options: { fallbackUsername?: string; claimedEmail?: boolean } = {},
+  ): Promise<User> {
     if (identity.userId) {
       const user = await this.users.find(identity.userId);
       if (user) return user;
@@ -149,7 +158,10 @@ export class IdentityChain {
     const existing = await this.users.findByExternalId(backendId, identity.externalId);
     const id = existing?.id ?? randomUUID();
     const fallback = options.fallbackUsername;
-    const username = fallback === undefined || existing?.username === identity.username ? identity.username : await this.freeName(backendId, identity, [identity.username, fallback], id);
+    const username =
+      fallback === undefined || existing?.username === identity.username
+        ? identity.username
+        : await this.freeName(backendId, identity, [identity.username, fallback], id);
     const email = identity.email ?? null;
     const fields = {
       username,
@@ -217,7 +229,10 @@ export class IdentityChain {
   private async freeUsername(backendId: string, identity: Identity): Promise<void> {
     const holder = await this.users.findByUsername(backendId, identity.username);
     if (!holder || holder.externalId === identity.externalId) return;
-    this.logger.warn({ backend: backendId, username: identity.username, staleUserId: holder.id }, 'username now belongs to another directory entry; retiring the old local record');
+    this.logger.warn(
+      { backend: backendId, username: identity.username, staleUserId: holder.id },
+      'username now belongs to another directory entry; retiring the old local record',
+    );
     await this.users.update({ ...holder, username: `${holder.username}~${holder.id}`, disabled: true, updatedAt: clock.now() });
   }
 
@@ -235,7 +250,6 @@ export class IdentityChain {
     const fresh = await this.provision(member.id, identity);
     return fresh.disabled ? null : fresh;
   }
-
 
   /**
    * The user a typed sign-in name names, for a reset by mail (docs/identity-backends.md) of a directory user who has
@@ -288,12 +302,16 @@ export class IdentityChain {
    * password, `reset` with the backend's own rights. Undefined when the backend cannot; throws
    * `BackendUnavailableError` when it is down (nothing is written then).
    */
-  async writePassword(user: User, write: { how: 'change'; oldPassword: string; newPassword: string } | { how: 'reset'; newPassword: string }): Promise<PasswordWrite | undefined> {
+  async writePassword(
+    user: User,
+    write: { how: 'change'; oldPassword: string; newPassword: string } | { how: 'reset'; newPassword: string },
+  ): Promise<PasswordWrite | undefined> {
     const member = this.members.find((m) => m.id === user.backend);
     if (!member) return undefined;
     const known = { username: user.username, externalId: user.externalId };
     const { backend } = member;
-    if (write.how === 'change') return backend.changePassword && this.ask(member, () => backend.changePassword!(known, write.oldPassword, write.newPassword));
+    if (write.how === 'change')
+      return backend.changePassword && this.ask(member, () => backend.changePassword!(known, write.oldPassword, write.newPassword));
     return backend.resetPassword && this.ask(member, () => backend.resetPassword!(known, write.newPassword));
   }
 

@@ -47,7 +47,10 @@ const generate = (alg: SigningAlg) =>
  * periodically (`reload`), so all of them publish a key before any of them signs with it.
  */
 /** What a rotation needs of a transaction: the new keys, the retirements and the audit event commit together. */
-export type KeyTransaction = Transaction<{ queries: { keys: Pick<KeyQueries, 'insert' | 'retireOthers'> }; audit: Pick<AuditLog, 'change'> }>;
+export type KeyTransaction = Transaction<{
+  queries: { keys: Pick<KeyQueries, 'insert' | 'retireOthers'> };
+  audit: Pick<AuditLog, 'change'>;
+}>;
 
 export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer, policy: KeyPolicy, transaction: KeyTransaction) {
   const imported = new Map<string, LoadedKey>();
@@ -150,7 +153,14 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
     /** The published keys, for the admin API. */
     list(now = clock.now()): PublishedKey[] {
       const signing = new Set(SIGNING_ALGS.map((alg) => signer(alg, now).kid));
-      return keys.map(({ kid, alg, createdAt, activatesAt, retiredAt }) => ({ kid, alg, createdAt, activatesAt, retiredAt, signing: signing.has(kid) }));
+      return keys.map(({ kid, alg, createdAt, activatesAt, retiredAt }) => ({
+        kid,
+        alg,
+        createdAt,
+        activatesAt,
+        retiredAt,
+        signing: signing.has(kid),
+      }));
     },
 
     /**

@@ -31,7 +31,12 @@ export const backchannelQueries = ({ knex: db }: Database) => ({
       .from('sso_sessions as s')
       .join('clients as c', (j) => j.onNotNull('c.backchannel_logout_uri'))
       .andWhere('s.expires_at', '>', now)
-      .andWhere((w) => w.whereIn('c.client_id', gotIn('auth_codes')).orWhereIn('c.client_id', gotIn('access_tokens')).orWhereIn('c.client_id', gotIn('refresh_tokens')));
+      .andWhere((w) =>
+        w
+          .whereIn('c.client_id', gotIn('auth_codes'))
+          .orWhereIn('c.client_id', gotIn('access_tokens'))
+          .orWhereIn('c.client_id', gotIn('refresh_tokens')),
+      );
     if ('sessionId' in where) q.andWhere('s.id_hash', where.sessionId);
     else {
       q.andWhere('s.user_id', where.userId);
@@ -44,7 +49,16 @@ export const backchannelQueries = ({ knex: db }: Database) => ({
   async enqueue(rows: Array<Omit<QueuedLogout, 'attempts'>>, now: number): Promise<void> {
     if (rows.length === 0) return;
     await db('backchannel_logouts').insert(
-      rows.map((r) => ({ id: r.id, client_id: r.clientId, user_id: r.userId, sid: r.sid, attempts: 0, due_at: now, claimed_until: null, created_at: now })),
+      rows.map((r) => ({
+        id: r.id,
+        client_id: r.clientId,
+        user_id: r.userId,
+        sid: r.sid,
+        attempts: 0,
+        due_at: now,
+        claimed_until: null,
+        created_at: now,
+      })),
     );
   },
 

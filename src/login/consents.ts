@@ -15,7 +15,11 @@ export interface ConsentStore {
  * Outside a transaction, a grant runs in one of its own (`own`), so the consent and its audit event
  * commit together; inside one, it joins that.
  */
-export const consentStore = (queries: ConsentQueries, audit: Pick<AuditLog, 'record'>, own?: Transaction<{ consents: ConsentStore }>): ConsentStore => ({
+export const consentStore = (
+  queries: ConsentQueries,
+  audit: Pick<AuditLog, 'record'>,
+  own?: Transaction<{ consents: ConsentStore }>,
+): ConsentStore => ({
   async granted(userId: string, clientId: string): Promise<Set<string>> {
     return new Set(await queries.scopes(userId, clientId));
   },

@@ -78,7 +78,16 @@ export function logoutNotices(deps: LogoutNoticeDeps) {
     if (!client?.backchannelLogoutUri) return queries.remove(n.id);
     const iat = Math.floor(clock.now() / 1000);
     const token = await deps.keys.sign(
-      { iss: config.publicUrl, aud: client.clientId, iat, exp: iat + TOKEN_TTL_S, jti: n.id, sub: n.userId, sid: n.sid, events: { [EVENT]: {} } },
+      {
+        iss: config.publicUrl,
+        aud: client.clientId,
+        iat,
+        exp: iat + TOKEN_TTL_S,
+        jti: n.id,
+        sub: n.userId,
+        sid: n.sid,
+        events: { [EVENT]: {} },
+      },
       client.idTokenAlg,
       'logout+jwt',
     );
@@ -106,7 +115,11 @@ export function logoutNotices(deps: LogoutNoticeDeps) {
     const now = clock.now();
     // A claim outlives the longest delivery; when a process dies holding one, another takes it after.
     const claimed = await queries.claim(now, now + config.logout.backchannelClaimLease, BATCH);
-    await Promise.all(claimed.map((n) => deliver(n).catch((err: Error) => logger.error({ err: err.message, clientId: n.clientId }, 'back-channel logout failed'))));
+    await Promise.all(
+      claimed.map((n) =>
+        deliver(n).catch((err: Error) => logger.error({ err: err.message, clientId: n.clientId }, 'back-channel logout failed')),
+      ),
+    );
     // A full batch: there may be more due.
     if (claimed.length === BATCH) again = true;
   }

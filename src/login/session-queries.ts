@@ -32,7 +32,9 @@ export const sessionQueries = ({ knex: db, fast }: Database) => ({
   },
   /** A second factor used later in the session (step-up): the session now carries it, proved now. */
   async setAmr(id: string, amr: Amr[], now: number): Promise<void> {
-    await db('sso_sessions').where({ id_hash: id }).update({ amr: JSON.stringify(amr), proved_at: now });
+    await db('sso_sessions')
+      .where({ id_hash: id })
+      .update({ amr: JSON.stringify(amr), proved_at: now });
   },
   /** The password or a factor asked again and given. */
   async setProvedAt(id: string, now: number): Promise<void> {

@@ -7,7 +7,6 @@ import type { AuditLog } from '../audit/record.ts';
 import type { Transaction } from '../db/transaction.ts';
 import { clock } from '../clock.ts';
 
-
 /** How recent a proof must be to add a factor without being asked again (docs/decisions.md, "Adding a factor"). */
 export const PROOF_WINDOW_MS = 5 * 60 * 1000;
 
@@ -24,7 +23,13 @@ type Ends = ReturnType<typeof sessionEnds>;
  * Outside a transaction, each end runs in one of its own (`own`), so the back-channel notices it
  * queues and its audit events commit with it or not at all; inside one, it joins that.
  */
-function ends(queries: SessionQueries, tokens: TokenQueries, audit: Pick<AuditLog, 'record'>, notices?: LogoutNotices, own?: Transaction<{ sessions: Ends }>): Ends {
+function ends(
+  queries: SessionQueries,
+  tokens: TokenQueries,
+  audit: Pick<AuditLog, 'record'>,
+  notices?: LogoutNotices,
+  own?: Transaction<{ sessions: Ends }>,
+): Ends {
   const direct = sessionEnds(queries, tokens, audit, notices);
   if (!own) return direct;
   return {

@@ -173,7 +173,12 @@ export const signInService = (deps: Deps) => ({
         // never counts against (docs/decisions.md, "A backend in an outage"), whoever answered afterwards.
         deps.metrics.login(result.backend ?? NO_BACKEND, 'failure');
         await attempt.inconclusive();
-        await deps.audit.record({ kind: 'login.failure', ...(result.user ? { userId: result.user.id } : {}), ...attempt.event, details: { reason: result.reason, uncounted: result.skipped } });
+        await deps.audit.record({
+          kind: 'login.failure',
+          ...(result.user ? { userId: result.user.id } : {}),
+          ...attempt.event,
+          details: { reason: result.reason, uncounted: result.skipped },
+        });
       } else {
         await attempt.failed(result.backend ?? NO_BACKEND, result.reason, result.user?.id);
       }
@@ -185,7 +190,12 @@ export const signInService = (deps: Deps) => ({
       if (a.otp === undefined) {
         // Not a failure, not a success yet: the attempt is given back and the second step counts its own.
         await attempt.inconclusive();
-        return { ok: false, reason: 'second_factor', user, ...(result.passwordExpiresAt !== undefined ? { passwordExpiresAt: result.passwordExpiresAt } : {}) };
+        return {
+          ok: false,
+          reason: 'second_factor',
+          user,
+          ...(result.passwordExpiresAt !== undefined ? { passwordExpiresAt: result.passwordExpiresAt } : {}),
+        };
       }
       const checked = await checkCode(deps, user, a.otp, attempt);
       if (!Array.isArray(checked)) return checked;

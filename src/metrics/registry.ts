@@ -28,11 +28,18 @@ export function createMetrics(o: {
   const requests = new RequestStats(DURATION_BUCKETS);
   registry.registerMetric(requests.counter('latchkey_http_requests_total', 'HTTP requests answered, by route pattern, method and status'));
   registry.registerMetric(
-    requests.histogram('latchkey_http_request_duration_seconds', 'Time from a request arriving to its response being sent, by route pattern, method and status'),
+    requests.histogram(
+      'latchkey_http_request_duration_seconds',
+      'Time from a request arriving to its response being sent, by route pattern, method and status',
+    ),
   );
-  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) => new Counter<L>({ name, help, labelNames, registers: [registry] });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name, help, labelNames, registers: [registry] });
   const tokens = counter('latchkey_tokens_issued_total', 'Token responses issued at the token endpoint, by grant type', ['grant']);
-  const logins = counter('latchkey_logins_total', 'Password sign-ins (login page and password grant), by identity backend and result', ['backend', 'result']);
+  const logins = counter('latchkey_logins_total', 'Password sign-ins (login page and password grant), by identity backend and result', [
+    'backend',
+    'result',
+  ]);
   const purged = counter('latchkey_purged_rows_total', 'Expired rows deleted by the retention purge, by table', ['table']);
   const mfaGuessing = counter(
     'latchkey_mfa_guessing_total',

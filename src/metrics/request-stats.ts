@@ -30,7 +30,8 @@ export class RequestStats {
     let statuses = methods.get(method);
     if (!statuses) methods.set(method, (statuses = new Map()));
     let s = statuses.get(status);
-    if (!s) statuses.set(status, (s = { route, method, status, count: 0, sum: 0, perBucket: new Array<number>(this.bounds.length + 1).fill(0) }));
+    if (!s)
+      statuses.set(status, (s = { route, method, status, count: 0, sum: 0, perBucket: new Array<number>(this.bounds.length + 1).fill(0) }));
     s.count++;
     s.sum += seconds;
     let i = 0;

@@ -8,7 +8,9 @@ import { type StoredChallenge, type StoredPasskey } from './model.ts';
  * counted by the same subquery in both.
  */
 const passkeysOf = 'select count(*) from passkeys where user_id = ?';
-const factorCountSql = statement(`select (select count(*) from user_totp where user_id = ? and confirmed_at is not null) + (${passkeysOf}) as n`);
+const factorCountSql = statement(
+  `select (select count(*) from user_totp where user_id = ? and confirmed_at is not null) + (${passkeysOf}) as n`,
+);
 const passkeyCountSql = statement(`select (${passkeysOf}) as n`);
 
 export interface StoredTotp {
@@ -48,16 +50,20 @@ export const mfaQueries = ({ knex: db, fast }: Database) => ({
   },
   /** Adds a credential; false when its id is registered already (to this user or another). */
   async insertPasskey(p: StoredPasskey): Promise<boolean> {
-    const rows = (await db('passkeys').insert({
-      credential_id: p.credentialId,
-      user_id: p.userId,
-      public_key: p.publicKey,
-      counter: p.counter,
-      transports: JSON.stringify(p.transports),
-      name: p.name,
-      created_at: p.createdAt,
-      last_used_at: p.lastUsedAt,
-    }).onConflict('credential_id').ignore().returning('credential_id')) as unknown[];
+    const rows = (await db('passkeys')
+      .insert({
+        credential_id: p.credentialId,
+        user_id: p.userId,
+        public_key: p.publicKey,
+        counter: p.counter,
+        transports: JSON.stringify(p.transports),
+        name: p.name,
+        created_at: p.createdAt,
+        last_used_at: p.lastUsedAt,
+      })
+      .onConflict('credential_id')
+      .ignore()
+      .returning('credential_id')) as unknown[];
     return rows.length > 0;
   },
   /** Records a use: the authenticator's new signature counter (a clone would send an old one). */
@@ -66,7 +72,13 @@ export const mfaQueries = ({ knex: db, fast }: Database) => ({
   },
 
   async addChallenge(c: StoredChallenge): Promise<void> {
-    await db('webauthn_challenges').insert({ challenge: c.challenge, purpose: c.purpose, user_id: c.userId, used_at: null, expires_at: c.expiresAt });
+    await db('webauthn_challenges').insert({
+      challenge: c.challenge,
+      purpose: c.purpose,
+      user_id: c.userId,
+      used_at: null,
+      expires_at: c.expiresAt,
+    });
   },
   /**
    * Takes a challenge for `purpose`, once, in one statement: of two requests carrying it at the same
@@ -90,7 +102,14 @@ export const mfaQueries = ({ knex: db, fast }: Database) => ({
 
   async totp(userId: string): Promise<StoredTotp | undefined> {
     const r = await db('user_totp').where({ user_id: userId }).first();
-    return r ? { userId, secretEnc: String(r.secret_enc), confirmedAt: r.confirmed_at == null ? null : num(r.confirmed_at), lastStep: num(r.last_step) } : undefined;
+    return r
+      ? {
+          userId,
+          secretEnc: String(r.secret_enc),
+          confirmedAt: r.confirmed_at == null ? null : num(r.confirmed_at),
+          lastStep: num(r.last_step),
+        }
+      : undefined;
   },
 
   /** A new, unconfirmed secret: replaces an earlier unconfirmed one, never a confirmed one. */
@@ -111,7 +130,9 @@ export const mfaQueries = ({ knex: db, fast }: Database) => ({
    */
   async takeStep(userId: string, step: number, now: number, confirm: boolean): Promise<boolean> {
     const q = db('user_totp').where({ user_id: userId }).andWhere('last_step', '<', step);
-    const changed = await (confirm ? q.whereNull('confirmed_at').update({ last_step: step, confirmed_at: now }) : q.whereNotNull('confirmed_at').update({ last_step: step }));
+    const changed = await (confirm
+      ? q.whereNull('confirmed_at').update({ last_step: step, confirmed_at: now })
+      : q.whereNotNull('confirmed_at').update({ last_step: step }));
     return changed > 0;
   },
 

@@ -40,7 +40,10 @@ export interface PasskeyUse {
  * one, and only a spent challenge can. The page's `state` is the challenge itself (not a secret).
  * Credentials are public data only.
  */
-export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; audit: AuditLog; /** Unused since challenges are stored. */ sealKey?: Buffer }) {
+export function passkeyService(
+  queries: MfaQueries,
+  deps: { publicUrl: string; audit: AuditLog /** Unused since challenges are stored. */; sealKey?: Buffer },
+) {
   const url = new URL(deps.publicUrl);
   const rpID = url.hostname;
   const origin = url.origin;
@@ -85,7 +88,13 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; a
      * the account page): a credential id registered already, or the same registration sent again,
      * is the user's mistake to be told, not a server error.
      */
-    async register(user: User, state: string | undefined, responseText: string | undefined, name: string, from: { ip?: string; requestId?: string } = {}): Promise<string | undefined> {
+    async register(
+      user: User,
+      state: string | undefined,
+      responseText: string | undefined,
+      name: string,
+      from: { ip?: string; requestId?: string } = {},
+    ): Promise<string | undefined> {
       const response = parse<RegistrationResponseJSON>(responseText);
       if (!response?.id) return PASSKEY_NOT_ADDED;
       // Asked before the challenge is taken, so a registration sent again is told why, not "expired".
@@ -94,7 +103,13 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; a
       if (!challenge || challenge.userId !== user.id) return PASSKEY_REQUEST_EXPIRED;
       let verified;
       try {
-        verified = await (await webauthn()).verifyRegistrationResponse({ response, expectedChallenge: state!, expectedOrigin: origin, expectedRPID: rpID, requireUserVerification: false });
+        verified = await (await webauthn()).verifyRegistrationResponse({
+          response,
+          expectedChallenge: state!,
+          expectedOrigin: origin,
+          expectedRPID: rpID,
+          requireUserVerification: false,
+        });
       } catch {
         return PASSKEY_NOT_ADDED;
       }
@@ -151,7 +166,8 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; a
       const stored = await queries.passkey(response.id);
       if (!stored || (challenge.userId && challenge.userId !== stored.userId)) return undefined;
       // A discoverable credential names its user: it must be the one the credential was made for.
-      if (response.response.userHandle && Buffer.from(response.response.userHandle, 'base64url').toString('utf8') !== stored.userId) return undefined;
+      if (response.response.userHandle && Buffer.from(response.response.userHandle, 'base64url').toString('utf8') !== stored.userId)
+        return undefined;
       let verified;
       try {
         verified = await (await webauthn()).verifyAuthenticationResponse({
@@ -159,7 +175,12 @@ export function passkeyService(queries: MfaQueries, deps: { publicUrl: string; a
           expectedChallenge: state!,
           expectedOrigin: origin,
           expectedRPID: rpID,
-          credential: { id: stored.credentialId, publicKey: Buffer.from(stored.publicKey, 'base64url'), counter: stored.counter, transports: stored.transports },
+          credential: {
+            id: stored.credentialId,
+            publicKey: Buffer.from(stored.publicKey, 'base64url'),
+            counter: stored.counter,
+            transports: stored.transports,
+          },
           requireUserVerification: false,
         });
       } catch {

@@ -12,7 +12,6 @@ import { passkeyService } from './passkeys.ts';
 import { matchingStep, newTotpSecret, totpUri } from './totp.ts';
 import type { Amr } from '../login/model.ts';
 
-
 export interface MfaStatus {
   totp: boolean;
   passkeys: number;
@@ -61,7 +60,11 @@ export function mfaService(
 ) {
   const issueCodes = async (userId: string, now: number): Promise<string[]> => {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-    await queries.replaceRecoveryCodes(userId, codes.map((c) => recoveryCodeHash(deps.codeKey, c)), now);
+    await queries.replaceRecoveryCodes(
+      userId,
+      codes.map((c) => recoveryCodeHash(deps.codeKey, c)),
+      now,
+    );
     return codes;
   };
   const totpOn = async (userId: string) => (await queries.totp(userId))?.confirmedAt != null;
@@ -74,7 +77,11 @@ export function mfaService(
     passkeys: passkeyService(queries, { publicUrl: deps.publicUrl, sealKey: deps.sealKey, audit: deps.audit }),
 
     async status(userId: string): Promise<MfaStatus> {
-      return { totp: await totpOn(userId), passkeys: await queries.passkeyCount(userId), recoveryCodesLeft: await queries.recoveryCodesLeft(userId) };
+      return {
+        totp: await totpOn(userId),
+        passkeys: await queries.passkeyCount(userId),
+        recoveryCodesLeft: await queries.recoveryCodesLeft(userId),
+      };
     },
 
     /** Whether the user has a second factor to be asked for: TOTP or a passkey. */
@@ -130,7 +137,11 @@ export function mfaService(
     },
 
     /** Checks a second-factor code: a TOTP code (six digits) or a recovery code, each taken once. */
-    async verify(userId: string, typed: string, origin: { ip?: string; requestId?: string; clientId?: string } = {}): Promise<CodeKind | undefined> {
+    async verify(
+      userId: string,
+      typed: string,
+      origin: { ip?: string; requestId?: string; clientId?: string } = {},
+    ): Promise<CodeKind | undefined> {
       const code = typed.trim();
       const now = clock.now();
       if (/^\d{6}$/.test(code)) {
@@ -141,7 +152,14 @@ export function mfaService(
       }
       if (code.length < 10 || code.length > 64) return undefined;
       if (!(await queries.useRecoveryCode(userId, recoveryCodeHash(deps.codeKey, code), now))) return undefined;
-      await deps.audit.record({ kind: 'mfa.recovery_code_used', userId, clientId: origin.clientId, ip: origin.ip, requestId: origin.requestId, details: { left: await queries.recoveryCodesLeft(userId) } });
+      await deps.audit.record({
+        kind: 'mfa.recovery_code_used',
+        userId,
+        clientId: origin.clientId,
+        ip: origin.ip,
+        requestId: origin.requestId,
+        details: { left: await queries.recoveryCodesLeft(userId) },
+      });
       return 'recovery';
     },
 
@@ -172,7 +190,13 @@ export function mfaService(
      * A new passkey of the user's (the ceremony checked by passkeys.register): undefined when added,
      * else why not, for the account page.
      */
-    async addPasskey(user: User, state: string | undefined, response: string | undefined, name: string, origin: ChangeOrigin = {}): Promise<string | undefined> {
+    async addPasskey(
+      user: User,
+      state: string | undefined,
+      response: string | undefined,
+      name: string,
+      origin: ChangeOrigin = {},
+    ): Promise<string | undefined> {
       const refused = await this.passkeys.register(user, state, response, name, { ip: origin.ip, requestId: origin.requestId });
       if (!refused) await factorsChanged(user.id, origin);
       return refused;

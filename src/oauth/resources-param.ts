@@ -14,7 +14,8 @@ export function resourcesParam(p: Params): string[] | undefined {
   const value = p.resource;
   if (value === undefined) return undefined;
   const list = [...new Set(splitResources(value))];
-  if (list.length === 0 || !list.every(isResourceUri)) throw oauthError('invalid_target', 'resource must be an absolute URI without a fragment');
+  if (list.length === 0 || !list.every(isResourceUri))
+    throw oauthError('invalid_target', 'resource must be an absolute URI without a fragment');
   if (list.length > MAX_RESOURCES || joinResources(list).length > MAX_RESOURCES_LENGTH) {
     throw oauthError('invalid_target', `at most ${MAX_RESOURCES} resources of ${MAX_RESOURCES_LENGTH} characters together`);
   }

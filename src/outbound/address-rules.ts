@@ -42,7 +42,15 @@ export function addressRules(denyNetworks: readonly string[] = []): AddressRules
   const lists = ALWAYS_REFUSED.map(([network, prefix, family, kind]) => {
     const list = new BlockList();
     list.addSubnet(network, prefix, family);
-    return { list, why: kind === 'link-local' ? 'a link-local address' : kind === 'metadata' ? "a cloud metadata service's address" : 'an unspecified address' };
+    return {
+      list,
+      why:
+        kind === 'link-local'
+          ? 'a link-local address'
+          : kind === 'metadata'
+            ? "a cloud metadata service's address"
+            : 'an unspecified address',
+    };
   });
   const denied = new BlockList();
   for (const text of denyNetworks) {

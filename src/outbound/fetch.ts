@@ -70,7 +70,11 @@ export function outboundFetch(target: string | URL, rules: AddressRules, req: Ou
         path: url.pathname + url.search,
         method: req.method ?? 'GET',
         // A length, not chunks: some receivers refuse a chunked POST.
-        headers: { ...req.headers, host: url.host, ...(req.body !== undefined ? { 'content-length': String(Buffer.byteLength(req.body)) } : {}) },
+        headers: {
+          ...req.headers,
+          host: url.host,
+          ...(req.body !== undefined ? { 'content-length': String(Buffer.byteLength(req.body)) } : {}),
+        },
         // One connection per call: no pool keeps a socket to a host whose name now points elsewhere.
         agent: false,
         lookup: guardedLookup(rules),
@@ -91,14 +95,22 @@ export function outboundFetch(target: string | URL, rules: AddressRules, req: Ou
       else reject(err);
     };
     const onAbort = () => settle(req.signal!.reason);
-    const timer = setTimeout(() => settle(new OutboundError('timeout', `no answer in ${Math.round(req.timeoutMs / 100) / 10} s`)), req.timeoutMs);
+    const timer = setTimeout(
+      () => settle(new OutboundError('timeout', `no answer in ${Math.round(req.timeoutMs / 100) / 10} s`)),
+      req.timeoutMs,
+    );
     req.signal?.addEventListener('abort', onAbort, { once: true });
 
     request.on('error', (err: NodeJS.ErrnoException) => settle(err instanceof OutboundError ? err : connectFailure(err)));
     request.on('response', (res) => {
       const headers: Array<[string, string]> = [];
       for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) headers.push([res.rawHeaders[i]!, res.rawHeaders[i + 1]!]);
-      const answer = (body: Buffer): OutboundAnswer => ({ status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers, body });
+      const answer = (body: Buffer): OutboundAnswer => ({
+        status: res.statusCode ?? 0,
+        statusText: res.statusMessage ?? '',
+        headers,
+        body,
+      });
       if (req.statusOnly) return settle(undefined, answer(Buffer.alloc(0)));
       const tooLarge = () => settle(new OutboundError('too-large', `answer larger than ${size(req.maxBytes)}`));
       if (Number(res.headers['content-length']) > req.maxBytes) return tooLarge();

@@ -14,21 +14,40 @@ export const resetQueries = ({ knex: db }: Database) => ({
   /** Users whose name (any backend, compared as the users table keys it) or email is `typed`; at most `limit`. */
   async candidates(typed: string, limit: number): Promise<Array<{ id: string; backend: string }>> {
     const key = typed.toLowerCase();
-    return db('users').select('id', 'backend').where('username_key', key).orWhereRaw('lower(email) = ?', [key]).orderBy('created_at').limit(limit);
+    return db('users')
+      .select('id', 'backend')
+      .where('username_key', key)
+      .orWhereRaw('lower(email) = ?', [key])
+      .orderBy('created_at')
+      .limit(limit);
   },
 
   async insert(tokenHash: string, userId: string, now: number, expiresAt: number): Promise<void> {
-    await db('password_reset_tokens').insert({ token_hash: tokenHash, user_id: userId, expires_at: expiresAt, used_at: null, created_at: now });
+    await db('password_reset_tokens').insert({
+      token_hash: tokenHash,
+      user_id: userId,
+      expires_at: expiresAt,
+      used_at: null,
+      created_at: now,
+    });
   },
 
   async findLive(tokenHash: string, now: number): Promise<ResetLink | undefined> {
-    const row = await db('password_reset_tokens').where({ token_hash: tokenHash }).whereNull('used_at').andWhere('expires_at', '>', now).first('user_id', 'expires_at');
+    const row = await db('password_reset_tokens')
+      .where({ token_hash: tokenHash })
+      .whereNull('used_at')
+      .andWhere('expires_at', '>', now)
+      .first('user_id', 'expires_at');
     return row ? { userId: String(row.user_id), expiresAt: Number(row.expires_at) } : undefined;
   },
 
   /** Spends a live link; false when it is used, expired or unknown (another submission won). */
   async claim(tokenHash: string, now: number): Promise<boolean> {
-    const n = await db('password_reset_tokens').where({ token_hash: tokenHash }).whereNull('used_at').andWhere('expires_at', '>', now).update({ used_at: now });
+    const n = await db('password_reset_tokens')
+      .where({ token_hash: tokenHash })
+      .whereNull('used_at')
+      .andWhere('expires_at', '>', now)
+      .update({ used_at: now });
     return n > 0;
   },
 

@@ -91,7 +91,10 @@ export function passwordResetService(deps: PasswordResetDeps) {
 
   /** Who may get a link: an enabled account with an email whose password Latchkey can set. */
   const resettable = (u: User | undefined): u is User =>
-    !!u && !u.disabled && !!u.email && (u.backend === deps.users.localBackend ? !!u.passwordHash : deps.identity.canWritePassword(u, 'reset'));
+    !!u &&
+    !u.disabled &&
+    !!u.email &&
+    (u.backend === deps.users.localBackend ? !!u.passwordHash : deps.identity.canWritePassword(u, 'reset'));
 
   async function mail(user: User, token: string, origin: ResetOrigin): Promise<void> {
     const link = `${config.publicUrl}/password/reset?token=${token}`;
@@ -109,7 +112,10 @@ If you did not ask for this, ignore this mail: your password stays as it is.
       });
     } catch (err) {
       // One line, without the link or the mail server's credentials.
-      logger.error({ requestId: origin.requestId, err: (err as Error).message }, 'password reset mail not sent: the mail server did not take it');
+      logger.error(
+        { requestId: origin.requestId, err: (err as Error).message },
+        'password reset mail not sent: the mail server did not take it',
+      );
       await audit.record({ kind: 'password_reset.mail_failed', userId: user.id, ip: origin.ip, requestId: origin.requestId });
     }
   }
@@ -138,7 +144,11 @@ If you did not ask for this, ignore this mail: your password stays as it is.
     const targets = byName ? [byName] : users.slice(0, MAX_ACCOUNTS);
     if (targets.length === 0) {
       // The typed text is never recorded: it may be a password typed into the wrong field.
-      await audit.record({ kind: 'password_reset.requested', ...event, details: { outcome: found.length > 0 ? 'not_resettable' : 'unknown' } });
+      await audit.record({
+        kind: 'password_reset.requested',
+        ...event,
+        details: { outcome: found.length > 0 ? 'not_resettable' : 'unknown' },
+      });
       return;
     }
     for (const user of targets) {
@@ -167,12 +177,19 @@ If you did not ask for this, ignore this mail: your password stays as it is.
    * A passkey passed for this link: sealed to the link (its token's hash) until the link expires.
    * It is worth nothing without the link, which is used once and dies with the admin's remedies.
    */
-  const passkeyProof = (link: { hash: string; expiresAt: number }) => seal(deps.factorKey, PASSKEY_PROOF, { link: link.hash }, link.expiresAt - clock.now());
+  const passkeyProof = (link: { hash: string; expiresAt: number }) =>
+    seal(deps.factorKey, PASSKEY_PROOF, { link: link.hash }, link.expiresAt - clock.now());
   const provedByPasskey = (link: { hash: string }, proof: string | undefined) =>
     !!proof && unseal<{ link: string }>(deps.factorKey, PASSKEY_PROOF, proof)?.link === link.hash;
 
   const failed = (reason: string, origin: ResetOrigin, userId?: string) =>
-    audit.record({ kind: 'password_reset.failed', ...(userId ? { userId } : {}), ip: origin.ip, requestId: origin.requestId, details: { reason } });
+    audit.record({
+      kind: 'password_reset.failed',
+      ...(userId ? { userId } : {}),
+      ip: origin.ip,
+      requestId: origin.requestId,
+      details: { reason },
+    });
 
   return {
     enabled: config.passwordReset.enabled,
@@ -239,7 +256,8 @@ If you did not ask for this, ignore this mail: your password stays as it is.
       };
       const checked = await deps.signIn.passkeyStep({ state: f.state, response: f.response, user, amr: [], clientId: '', ...origin });
       if (checked.ok) return { ok: true, user, proof: passkeyProof(link) };
-      if (checked.reason === 'throttled') return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
+      if (checked.reason === 'throttled')
+        return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
       if (checked.reason === 'unavailable') {
         await failed('unavailable', origin, user.id);
         return { ok: false, reason: 'unavailable' };
@@ -254,7 +272,10 @@ If you did not ask for this, ignore this mail: your password stays as it is.
      * the chain); every session of the user ends, their tokens are revoked and every link of theirs
      * dies (users.setPassword). A refusal or an outage gives the link back.
      */
-    async complete(f: { token?: string; password: string; confirm: string; code?: string; proof?: string }, origin: ResetOrigin): Promise<ResetOutcome> {
+    async complete(
+      f: { token?: string; password: string; confirm: string; code?: string; proof?: string },
+      origin: ResetOrigin,
+    ): Promise<ResetOutcome> {
       const link = await linkOf(f.token);
       if (!link) {
         await failed('invalid_link', origin);
@@ -279,7 +300,8 @@ If you did not ask for this, ignore this mail: your password stays as it is.
         if (!f.code?.trim()) return retry('code_missing', 'Enter a code from your authenticator app, or a recovery code.', 401);
         const checked = await deps.signIn.secondStep({ user, code: f.code, amr: [], clientId: '', ...origin });
         if (!checked.ok) {
-          if (checked.reason === 'throttled') return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
+          if (checked.reason === 'throttled')
+            return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
           return retry('invalid_code', 'That code is not right. Try the current one, or a recovery code.', 401);
         }
       }
@@ -288,7 +310,13 @@ If you did not ask for this, ignore this mail: your password stays as it is.
         return { ok: false, reason: 'invalid_link' };
       }
       try {
-        await deps.users.setPassword(user.id, f.password, { userId: user.id, clientId: null, via: 'password_reset', ip: origin.ip, requestId: origin.requestId });
+        await deps.users.setPassword(user.id, f.password, {
+          userId: user.id,
+          clientId: null,
+          via: 'password_reset',
+          ip: origin.ip,
+          requestId: origin.requestId,
+        });
       } catch (err) {
         await queries.unclaim(hash);
         if (err instanceof PasswordRefused) return retry('refused', err.words);
@@ -298,7 +326,13 @@ If you did not ask for this, ignore this mail: your password stays as it is.
         }
         throw err;
       }
-      await audit.record({ kind: 'password_reset.done', userId: user.id, ip: origin.ip, requestId: origin.requestId, details: { backend: user.backend } });
+      await audit.record({
+        kind: 'password_reset.done',
+        userId: user.id,
+        ip: origin.ip,
+        requestId: origin.requestId,
+        details: { backend: user.backend },
+      });
       return { ok: true, user };
     },
 

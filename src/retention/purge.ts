@@ -57,7 +57,10 @@ export function retention(queries: PurgeQueries, config: Config, metrics: Pick<M
         // Toward the size that takes the target time; one slow batch (a WAL checkpoint) halves it at most.
         // Never below MIN_BATCH: under load a statement's round trip alone can exceed the target, and
         // batches of one row would then never clear a backlog (seen on PostgreSQL with a 10 ms target).
-        size = Math.max(Math.min(MIN_BATCH, maxBatch), Math.min(maxBatch, Math.round(size * Math.min(2, Math.max(0.5, targetMs / Math.max(took, 0.01))))));
+        size = Math.max(
+          Math.min(MIN_BATCH, maxBatch),
+          Math.min(maxBatch, Math.round(size * Math.min(2, Math.max(0.5, targetMs / Math.max(took, 0.01))))),
+        );
         await new Promise((resolve) => setTimeout(resolve, Math.max(1, took * REST_FACTOR)));
       }
     }

@@ -118,7 +118,16 @@ async function encrypted(assertion: string, certificate: string): Promise<string
   return `<saml:EncryptedAssertion xmlns:saml="${NS.assertion}">${data}</saml:EncryptedAssertion>`;
 }
 
-function responseXml(o: { issuer: string; destination: string; inResponseTo?: string; now: number; status: string; second?: string; statusMessage?: string; body: string }): string {
+function responseXml(o: {
+  issuer: string;
+  destination: string;
+  inResponseTo?: string;
+  now: number;
+  status: string;
+  second?: string;
+  statusMessage?: string;
+  body: string;
+}): string {
   const inResponseTo = o.inResponseTo ? ` InResponseTo="${escapeXml(o.inResponseTo)}"` : '';
   const message = o.statusMessage ? `<samlp:StatusMessage>${escapeXml(o.statusMessage)}</samlp:StatusMessage>` : '';
   const code = o.second
@@ -143,11 +152,29 @@ export async function signOnResponse(f: AssertionFacts, signer: SamlSigner): Pro
   let assertion = assertionXml(f);
   if (f.sp.signAssertions) assertion = signRoot(assertion, signer);
   if (f.sp.encryptAssertions && f.sp.encryptionCertificate) assertion = await encrypted(assertion, f.sp.encryptionCertificate);
-  const response = responseXml({ issuer: f.issuer, destination: f.acsUrl, inResponseTo: f.inResponseTo, now: f.now, status: 'Success', body: assertion });
+  const response = responseXml({
+    issuer: f.issuer,
+    destination: f.acsUrl,
+    inResponseTo: f.inResponseTo,
+    now: f.now,
+    status: 'Success',
+    body: assertion,
+  });
   return f.sp.signResponses ? signRoot(response, signer) : response;
 }
 
 /** A Response without an assertion: the request cannot be met (a passive request of a signed-out user). Signed. */
-export function failureResponse(o: { issuer: string; destination: string; inResponseTo?: string; now: number; status: 'Responder' | 'Requester'; second?: string; message: string }, signer: SamlSigner): string {
+export function failureResponse(
+  o: {
+    issuer: string;
+    destination: string;
+    inResponseTo?: string;
+    now: number;
+    status: 'Responder' | 'Requester';
+    second?: string;
+    message: string;
+  },
+  signer: SamlSigner,
+): string {
   return signRoot(responseXml({ ...o, statusMessage: o.message, body: '' }), signer);
 }

@@ -23,7 +23,13 @@ export interface SamlSigner {
  * pinned it keeps working until the key rotates. Made with @peculiar/x509: no openssl at run time.
  */
 async function certificateFor(key: LoadedKey, subject: string): Promise<string> {
-  const publicKey = await webcrypto.subtle.importKey('jwk', { ...key.publicJwk, alg: undefined, use: undefined, kid: undefined } as webcrypto.JsonWebKey, RSA_SHA256, true, ['verify']);
+  const publicKey = await webcrypto.subtle.importKey(
+    'jwk',
+    { ...key.publicJwk, alg: undefined, use: undefined, kid: undefined } as webcrypto.JsonWebKey,
+    RSA_SHA256,
+    true,
+    ['verify'],
+  );
   const serial = createHash('sha256').update(key.kid).digest().subarray(0, 16);
   serial[0]! &= 0x7f; // a positive serial number
   const notBefore = new Date(Math.floor(key.createdAt / 1000) * 1000);

@@ -8,7 +8,10 @@ import { escapeXml, NS, pemBody } from './xml.ts';
  */
 export function idpMetadata(o: { entityId: string; ssoUrl: string; sloUrl: string; certificates: string[] }): string {
   const keys = o.certificates
-    .map((c) => `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${pemBody(c)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`)
+    .map(
+      (c) =>
+        `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${pemBody(c)}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`,
+    )
     .join('');
   const formats = Object.values(NAME_ID_FORMAT_URIS)
     .map((f) => `<md:NameIDFormat>${f}</md:NameIDFormat>`)

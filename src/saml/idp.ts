@@ -54,13 +54,17 @@ export interface CheckedAuthnRequest {
 function acsUrlOf(root: Element, sp: ServiceProvider): string {
   const url = root.getAttribute('AssertionConsumerServiceURL') || undefined;
   const index = root.getAttribute('AssertionConsumerServiceIndex') || undefined;
-  if (url !== undefined && index !== undefined) throw new SamlInputError('the AuthnRequest names both an AssertionConsumerServiceURL and an AssertionConsumerServiceIndex');
+  if (url !== undefined && index !== undefined)
+    throw new SamlInputError('the AuthnRequest names both an AssertionConsumerServiceURL and an AssertionConsumerServiceIndex');
   if (url !== undefined) {
-    if (!sp.assertionConsumerServiceUrls.includes(url)) throw new SamlInputError(`${url} is not a registered AssertionConsumerServiceURL of ${sp.entityId}`);
+    if (!sp.assertionConsumerServiceUrls.includes(url))
+      throw new SamlInputError(`${url} is not a registered AssertionConsumerServiceURL of ${sp.entityId}`);
     return url;
   }
   if (index !== undefined) {
-    const at = /^\d{1,5}$/.test(index.trim()) ? (sp.acsIndexes ?? sp.assertionConsumerServiceUrls.map((_, i) => i)).indexOf(Number(index.trim())) : -1;
+    const at = /^\d{1,5}$/.test(index.trim())
+      ? (sp.acsIndexes ?? sp.assertionConsumerServiceUrls.map((_, i) => i)).indexOf(Number(index.trim()))
+      : -1;
     if (at < 0) throw new SamlInputError(`AssertionConsumerServiceIndex ${index.slice(0, 20)} is not an index of ${sp.entityId}`);
     return sp.assertionConsumerServiceUrls[at]!;
   }
@@ -118,13 +122,25 @@ export function samlIdp(deps: {
   /** Each request ID once per SP, remembered past the time it could still be accepted. */
   async function useOnce(sp: ServiceProvider, id: string): Promise<void> {
     const hash = createHash('sha256').update(`${sp.id}\n${id}`).digest('hex');
-    if (!(await deps.queries.useRequestId(hash, clock.now() + REQUEST_MAX_AGE_MS + 2 * CLOCK_SKEW_MS))) throw new SamlInputError(`the request ID ${id} was used before`);
+    if (!(await deps.queries.useRequestId(hash, clock.now() + REQUEST_MAX_AGE_MS + 2 * CLOCK_SKEW_MS)))
+      throw new SamlInputError(`the request ID ${id} was used before`);
   }
 
   /** A signed Response with an error status (SAML Core 3.2.2.2), base64 for the POST binding. */
   async function refusal(request: SignOnRequest, refused: SignOnRefusal): Promise<string> {
     const top = refused.status === 'NoPassive' ? 'Responder' : 'Requester';
-    const xml = failureResponse({ issuer, destination: request.acsUrl, inResponseTo: request.requestId, now: clock.now(), status: top, second: refused.status, message: refused.message }, await deps.keys.signer());
+    const xml = failureResponse(
+      {
+        issuer,
+        destination: request.acsUrl,
+        inResponseTo: request.requestId,
+        now: clock.now(),
+        status: top,
+        second: refused.status,
+        message: refused.message,
+      },
+      await deps.keys.signer(),
+    );
     return Buffer.from(xml, 'utf8').toString('base64');
   }
 
@@ -148,7 +164,8 @@ export function samlIdp(deps: {
       const id = idAndTime(root);
       checkDestination(root, ssoUrl);
       const protocolBinding = root.getAttribute('ProtocolBinding');
-      if (protocolBinding && protocolBinding !== BINDINGS.post) throw new SamlInputError('only the HTTP-POST binding is offered for the response');
+      if (protocolBinding && protocolBinding !== BINDINGS.post)
+        throw new SamlInputError('only the HTTP-POST binding is offered for the response');
       const acsUrl = acsUrlOf(root, sp);
       const policy = onlyChild(root, NS.protocol, 'NameIDPolicy');
       if (policy) xsBoolean(policy, 'AllowCreate'); // checked for its spelling; Latchkey's identifiers always exist
@@ -161,20 +178,41 @@ export function samlIdp(deps: {
       // InvalidNameIDPolicy. The SP's registered format is the only one it gets: an unsigned request
       // asking for `emailAddress` must not undo a pairwise persistent identifier.
       const refused = asked !== undefined && !asked.endsWith(':unspecified') && nameIdFormatOf(asked) !== sp.nameIdFormat;
-      return { sp, request, ...(refused ? { refusal: { status: 'InvalidNameIDPolicy', message: `this service provider is given ${NAME_ID_FORMAT_URIS[sp.nameIdFormat]} identifiers only` } } : {}) };
+      return {
+        sp,
+        request,
+        ...(refused
+          ? {
+              refusal: {
+                status: 'InvalidNameIDPolicy',
+                message: `this service provider is given ${NAME_ID_FORMAT_URIS[sp.nameIdFormat]} identifiers only`,
+              },
+            }
+          : {}),
+      };
     },
 
     /** IdP-initiated sign-on (`?sp=<entityId>`), for an SP that allows it: to its first ACS URL. */
     async idpInitiated(entityId: string): Promise<{ sp: ServiceProvider; request: SignOnRequest }> {
       const sp = await knownSp(entityId);
       if (!sp.allowIdpInitiated) throw new SamlInputError(`${entityId} does not accept IdP-initiated sign-on`);
-      return { sp, request: { spId: sp.id, acsUrl: sp.assertionConsumerServiceUrls[0]!, forceAuthn: false, isPassive: false, nameIdFormat: sp.nameIdFormat } };
+      return {
+        sp,
+        request: {
+          spId: sp.id,
+          acsUrl: sp.assertionConsumerServiceUrls[0]!,
+          forceAuthn: false,
+          isPassive: false,
+          nameIdFormat: sp.nameIdFormat,
+        },
+      };
     },
 
     /** The SP of a request carried between the sign-in's pages (it may have been deleted meanwhile). */
     async spOf(request: SignOnRequest): Promise<ServiceProvider> {
       const sp = await deps.providers.findById(request.spId);
-      if (!sp || !sp.assertionConsumerServiceUrls.includes(request.acsUrl)) throw new SamlInputError('the service provider of this sign-in is no longer registered');
+      if (!sp || !sp.assertionConsumerServiceUrls.includes(request.acsUrl))
+        throw new SamlInputError('the service provider of this sign-in is no longer registered');
       return sp;
     },
 
@@ -182,7 +220,12 @@ export function samlIdp(deps: {
      * The signed Response for a signed-in user, base64 for the POST binding; the SP is noted as a
      * participant of the session, and the assertion audited (`saml.assertion_issued`), in one transaction.
      */
-    async signOn(sp: ServiceProvider, request: SignOnRequest, signedIn: { session: SsoSession; user: User }, origin: Origin): Promise<string> {
+    async signOn(
+      sp: ServiceProvider,
+      request: SignOnRequest,
+      signedIn: { session: SsoSession; user: User },
+      origin: Origin,
+    ): Promise<string> {
       const { session, user } = signedIn;
       const nameId = nameIdOf(user, sp, request.nameIdFormat, deps.pairwiseKey);
       const xml = await signOnResponse(
@@ -280,14 +323,20 @@ export function samlIdp(deps: {
     },
 
     async logoutResponse(logout: Pick<SpLogout, 'sp' | 'requestId'>, relayState: string | undefined, success: boolean): Promise<string> {
-      return logoutResponseUrl({ issuer, destination: logout.sp.singleLogoutServiceUrl!, inResponseTo: logout.requestId, relayState, now: clock.now(), success }, await deps.keys.signer());
+      return logoutResponseUrl(
+        { issuer, destination: logout.sp.singleLogoutServiceUrl!, inResponseTo: logout.requestId, relayState, now: clock.now(), success },
+        await deps.keys.signer(),
+      );
     },
 
     /** The URL that tells one participant of an ended session; undefined when it has no SingleLogoutService. */
     async logoutRequest(participant: Participant, sessionId: string, relayState: string): Promise<string | undefined> {
       const sp = await deps.providers.findById(participant.spId);
       if (!sp?.singleLogoutServiceUrl) return undefined;
-      return logoutRequestUrl({ issuer, destination: sp.singleLogoutServiceUrl, participant, sessionIndex: sessionSid(sessionId), relayState, now: clock.now() }, await deps.keys.signer()).url;
+      return logoutRequestUrl(
+        { issuer, destination: sp.singleLogoutServiceUrl, participant, sessionIndex: sessionSid(sessionId), relayState, now: clock.now() },
+        await deps.keys.signer(),
+      ).url;
     },
   };
 }

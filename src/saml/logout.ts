@@ -14,7 +14,10 @@ const withQuery = (url: string, query: string) => `${url}${url.includes('?') ? '
  * The answer to an SP's LogoutRequest, by the HTTP-Redirect binding, signed in the query: the URL
  * the browser is sent to.
  */
-export function logoutResponseUrl(o: { issuer: string; destination: string; inResponseTo: string; relayState?: string; now: number; success: boolean }, signer: SamlSigner): string {
+export function logoutResponseUrl(
+  o: { issuer: string; destination: string; inResponseTo: string; relayState?: string; now: number; success: boolean },
+  signer: SamlSigner,
+): string {
   const status = o.success ? 'Success' : 'Responder';
   const xml =
     `<samlp:LogoutResponse xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}" ID="${newId()}" Version="2.0" IssueInstant="${instant(o.now)}" Destination="${escapeXml(o.destination)}" InResponseTo="${escapeXml(o.inResponseTo)}">` +
@@ -23,7 +26,10 @@ export function logoutResponseUrl(o: { issuer: string; destination: string; inRe
 }
 
 /** A LogoutRequest to another SP of the ended session (the IdP's front-channel logout), signed in the query. */
-export function logoutRequestUrl(o: { issuer: string; destination: string; participant: Participant; sessionIndex: string; relayState: string; now: number }, signer: SamlSigner): { url: string; id: string } {
+export function logoutRequestUrl(
+  o: { issuer: string; destination: string; participant: Participant; sessionIndex: string; relayState: string; now: number },
+  signer: SamlSigner,
+): { url: string; id: string } {
   const id = newId();
   const xml =
     `<samlp:LogoutRequest xmlns:samlp="${NS.protocol}" xmlns:saml="${NS.assertion}" ID="${id}" Version="2.0" IssueInstant="${instant(o.now)}" Destination="${escapeXml(o.destination)}" NotOnOrAfter="${instant(o.now + 5 * 60_000)}">` +

@@ -42,7 +42,13 @@ export function open(incoming: Incoming, expected: 'AuthnRequest' | 'LogoutReque
  * binding's own means: the query for Redirect, the enveloped signature for POST), and required when
  * `required`; what is read afterwards is the signed element itself.
  */
-export function authenticated(incoming: Incoming, doc: Document, sp: ServiceProvider, required: boolean, message: RedirectMessage): Element {
+export function authenticated(
+  incoming: Incoming,
+  doc: Document,
+  sp: ServiceProvider,
+  required: boolean,
+  message: RedirectMessage,
+): Element {
   if (sp.signingCertificate) {
     if (incoming.binding === 'redirect') {
       if (verifyRedirect(incoming.query, message, sp.signingCertificate)) return doc.documentElement;
@@ -62,7 +68,8 @@ export function idAndTime(root: Element): string {
   const instant = Date.parse(root.getAttribute('IssueInstant') ?? '');
   const now = clock.now();
   if (Number.isNaN(instant)) throw new SamlInputError('the message has no IssueInstant');
-  if (instant > now + CLOCK_SKEW_MS || instant < now - REQUEST_MAX_AGE_MS - CLOCK_SKEW_MS) throw new SamlInputError('the message is too old, or from the future');
+  if (instant > now + CLOCK_SKEW_MS || instant < now - REQUEST_MAX_AGE_MS - CLOCK_SKEW_MS)
+    throw new SamlInputError('the message is too old, or from the future');
   return id;
 }
 

@@ -74,7 +74,11 @@ export const samlQueries = ({ knex: db }: Database) => ({
 
   /** Records a request ID; false when it was seen before (a replay). */
   async useRequestId(idHash: string, expiresAt: number): Promise<boolean> {
-    const inserted = await db('saml_request_ids').insert({ id_hash: idHash, expires_at: expiresAt }).onConflict('id_hash').ignore().returning('id_hash');
+    const inserted = await db('saml_request_ids')
+      .insert({ id_hash: idHash, expires_at: expiresAt })
+      .onConflict('id_hash')
+      .ignore()
+      .returning('id_hash');
     return inserted.length > 0;
   },
 
@@ -88,14 +92,22 @@ export const samlQueries = ({ knex: db }: Database) => ({
 
   async participants(sessionId: string): Promise<Participant[]> {
     const rows = await db('saml_session_participants').where({ session_id: sessionId });
-    return rows.map((r: Row) => ({ spId: String(r.sp_id), nameId: String(r.name_id), nameIdFormat: String(r.name_id_format) as NameIdFormat }));
+    return rows.map((r: Row) => ({
+      spId: String(r.sp_id),
+      nameId: String(r.name_id),
+      nameIdFormat: String(r.name_id_format) as NameIdFormat,
+    }));
   },
 
   /** The session's participants, taken: each is told once. */
   async takeParticipants(sessionId: string): Promise<Participant[]> {
     const rows = await db('saml_session_participants').where({ session_id: sessionId });
     await db('saml_session_participants').where({ session_id: sessionId }).delete();
-    return rows.map((r: Row) => ({ spId: String(r.sp_id), nameId: String(r.name_id), nameIdFormat: String(r.name_id_format) as NameIdFormat }));
+    return rows.map((r: Row) => ({
+      spId: String(r.sp_id),
+      nameId: String(r.name_id),
+      nameIdFormat: String(r.name_id_format) as NameIdFormat,
+    }));
   },
 });
 

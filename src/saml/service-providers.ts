@@ -47,19 +47,24 @@ function checkCertificate(field: string, pem: string | null): string | null {
 }
 
 function validate(sp: ServiceProvider): ServiceProvider {
-  if (!sp.entityId || sp.entityId.length > 1024 || /[\x00-\x20\x7f]/.test(sp.entityId)) throw new InputError('entityId', 'must be 1 to 1024 characters, no spaces or control characters');
+  if (!sp.entityId || sp.entityId.length > 1024 || /[\x00-\x20\x7f]/.test(sp.entityId))
+    throw new InputError('entityId', 'must be 1 to 1024 characters, no spaces or control characters');
   const name = sp.name.trim();
-  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) throw new InputError('name', 'must be 1 to 200 characters, no control characters');
+  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name))
+    throw new InputError('name', 'must be 1 to 200 characters, no control characters');
   if (sp.assertionConsumerServiceUrls.length === 0) throw new InputError('assertionConsumerServiceUrls', 'at least one');
   if (sp.assertionConsumerServiceUrls.length > 20) throw new InputError('assertionConsumerServiceUrls', 'at most 20');
   for (const url of sp.assertionConsumerServiceUrls) checkRedirectUri('assertionConsumerServiceUrls', url);
   if (sp.singleLogoutServiceUrl !== null) checkRedirectUri('singleLogoutServiceUrl', sp.singleLogoutServiceUrl);
   if (!NAME_ID_FORMATS.includes(sp.nameIdFormat)) throw new InputError('nameIdFormat', `must be one of ${NAME_ID_FORMATS.join(', ')}`);
   for (const a of sp.attributes) {
-    if (!(SAML_ATTRIBUTES as readonly string[]).includes(a)) throw new InputError('attributes', `${JSON.stringify(a)} is not one of ${SAML_ATTRIBUTES.join(', ')}`);
+    if (!(SAML_ATTRIBUTES as readonly string[]).includes(a))
+      throw new InputError('attributes', `${JSON.stringify(a)} is not one of ${SAML_ATTRIBUTES.join(', ')}`);
   }
-  if (sp.wantAuthnRequestsSigned && !sp.signingCertificate) throw new InputError('signingCertificate', 'wantAuthnRequestsSigned needs the SP signing certificate');
-  if (sp.encryptAssertions && !sp.encryptionCertificate) throw new InputError('encryptionCertificate', 'encryptAssertions needs the SP encryption certificate');
+  if (sp.wantAuthnRequestsSigned && !sp.signingCertificate)
+    throw new InputError('signingCertificate', 'wantAuthnRequestsSigned needs the SP signing certificate');
+  if (sp.encryptAssertions && !sp.encryptionCertificate)
+    throw new InputError('encryptionCertificate', 'encryptAssertions needs the SP encryption certificate');
   if (!sp.signAssertions && !sp.signResponses) throw new InputError('signAssertions', 'the assertion or the response must be signed');
   return {
     ...sp,
@@ -143,7 +148,8 @@ export const serviceProviders = (queries: SamlQueries, deps: { transaction: Tran
       const sp = await tx.queries.saml.findByEntityId(entityId);
       if (!sp) throw new NotFoundError('entityId', `no SAML service provider ${entityId}`);
       const next = validate({ ...apply(sp, input), updatedAt: clock.now() });
-      if (next.entityId !== sp.entityId && (await tx.queries.saml.findByEntityId(next.entityId))) throw new InputError('entityId', `${next.entityId} is registered already`);
+      if (next.entityId !== sp.entityId && (await tx.queries.saml.findByEntityId(next.entityId)))
+        throw new InputError('entityId', `${next.entityId} is registered already`);
       await tx.queries.saml.update(next);
       await tx.audit.change('saml_sp.update', actor, {}, { entityId: sp.entityId });
       return next;

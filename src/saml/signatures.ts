@@ -21,9 +21,17 @@ const ACCEPTED_SIG_ALGS: Record<string, string> = {
  * wants, the certificate in KeyInfo. The reference is the root's ID, and nothing else is signed.
  */
 export function signRoot(xml: string, signer: SamlSigner): string {
-  const sig = new SignedXml({ privateKey: signer.privateKey, publicCert: signer.certificate, signatureAlgorithm: RSA_SHA256, canonicalizationAlgorithm: EXC_C14N });
+  const sig = new SignedXml({
+    privateKey: signer.privateKey,
+    publicCert: signer.certificate,
+    signatureAlgorithm: RSA_SHA256,
+    canonicalizationAlgorithm: EXC_C14N,
+  });
   sig.addReference({ xpath: '/*', digestAlgorithm: SHA256, transforms: [ENVELOPED, EXC_C14N] });
-  sig.computeSignature(xml, { prefix: 'ds', location: { reference: `/*/*[local-name(.)='Issuer' and namespace-uri(.)='${NS.assertion}']`, action: 'after' } });
+  sig.computeSignature(xml, {
+    prefix: 'ds',
+    location: { reference: `/*/*[local-name(.)='Issuer' and namespace-uri(.)='${NS.assertion}']`, action: 'after' },
+  });
   return sig.getSignedXml();
 }
 
@@ -38,7 +46,8 @@ export function verifiedRoot(xml: string, doc: Document, certificate: string): E
   const root = doc.documentElement;
   const signatures = children(root, NS.dsig, 'Signature');
   if (signatures.length === 0) return undefined;
-  if (signatures.length > 1 || doc.getElementsByTagNameNS(NS.dsig, 'Signature').length > 1) throw new SamlInputError('more than one signature');
+  if (signatures.length > 1 || doc.getElementsByTagNameNS(NS.dsig, 'Signature').length > 1)
+    throw new SamlInputError('more than one signature');
   const id = root.getAttribute('ID');
   if (!id) throw new SamlInputError('the signed element has no ID');
   const sig = new SignedXml({ publicCert: certificate, getCertFromKeyInfo: () => null });
@@ -51,7 +60,8 @@ export function verifiedRoot(xml: string, doc: Document, certificate: string): E
     throw new SamlInputError(`the signature is not valid: ${(err as Error).message}`);
   }
   const references = sig.getReferences();
-  if (!valid || references.length !== 1 || references[0]!.uri !== `#${id}`) throw new SamlInputError('the signature is not valid for this message');
+  if (!valid || references.length !== 1 || references[0]!.uri !== `#${id}`)
+    throw new SamlInputError('the signature is not valid for this message');
   const [signed] = sig.getSignedReferences();
   if (!signed) throw new SamlInputError('the signature is not valid for this message');
   const signedRoot = parseXml(signed).documentElement;
@@ -88,14 +98,24 @@ export function verifyRedirect(query: string, message: RedirectMessage, certific
   if (signature === undefined && sigAlg === undefined) return false;
   const alg = ACCEPTED_SIG_ALGS[decodeURIComponent(sigAlg ?? '')];
   if (!alg || !signature) throw new SamlInputError('SigAlg is not an accepted signature algorithm (RSA-SHA256 or stronger)');
-  const signed = [message, 'RelayState', 'SigAlg'].filter((n) => raw.has(n)).map((n) => `${n}=${raw.get(n)}`).join('&');
-  const ok = createVerify(alg).update(signed).verify(certificate, Buffer.from(decodeURIComponent(signature), 'base64'));
+  const signed = [message, 'RelayState', 'SigAlg']
+    .filter((n) => raw.has(n))
+    .map((n) => `${n}=${raw.get(n)}`)
+    .join('&');
+  const ok = createVerify(alg)
+    .update(signed)
+    .verify(certificate, Buffer.from(decodeURIComponent(signature), 'base64'));
   if (!ok) throw new SamlInputError('the request signature is not valid');
   return true;
 }
 
 /** A Redirect-binding query for `message` (deflated, base64), signed with RSA-SHA256. */
-export function signedRedirectQuery(message: RedirectMessage, deflatedBase64: string, relayState: string | undefined, privateKey: KeyObject): string {
+export function signedRedirectQuery(
+  message: RedirectMessage,
+  deflatedBase64: string,
+  relayState: string | undefined,
+  privateKey: KeyObject,
+): string {
   let query = `${message}=${encodeURIComponent(deflatedBase64)}`;
   if (relayState !== undefined) query += `&RelayState=${encodeURIComponent(relayState)}`;
   query += `&SigAlg=${encodeURIComponent(RSA_SHA256)}`;

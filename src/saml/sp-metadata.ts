@@ -38,7 +38,8 @@ export interface SpMetadata {
 function indexOf(e: Element): number {
   const raw = (e.getAttribute('index') ?? '').trim();
   if (raw === '') return 0;
-  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) throw new SamlInputError(`AssertionConsumerService index="${raw.slice(0, 20)}" is not a number from 0 to 65535`);
+  if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535)
+    throw new SamlInputError(`AssertionConsumerService index="${raw.slice(0, 20)}" is not a number from 0 to 65535`);
   return Number(raw);
 }
 
@@ -57,7 +58,8 @@ function certificateOf(key: Element): string | null {
  */
 export function readSpMetadata(xml: string): SpMetadata {
   const root = parseXml(xml, MAX_METADATA_BYTES).documentElement;
-  if (root.namespaceURI !== NS.metadata || root.localName !== 'EntityDescriptor') throw new SamlInputError('metadataXml must be one EntityDescriptor');
+  if (root.namespaceURI !== NS.metadata || root.localName !== 'EntityDescriptor')
+    throw new SamlInputError('metadataXml must be one EntityDescriptor');
   const entityId = root.getAttribute('entityID') ?? '';
   if (!entityId) throw new SamlInputError('the EntityDescriptor has no entityID');
   const sp = onlyChild(root, NS.metadata, 'SPSSODescriptor');

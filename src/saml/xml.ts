@@ -48,7 +48,8 @@ export function inflateBounded(data: Buffer, maxBytes = MAX_MESSAGE_BYTES): stri
   try {
     return inflateRawSync(data, { maxOutputLength: maxBytes }).toString('utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new SamlInputError(`the message inflates to more than ${maxBytes} bytes`);
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      throw new SamlInputError(`the message inflates to more than ${maxBytes} bytes`);
     throw new SamlInputError('the message is not DEFLATE-compressed');
   }
 }

@@ -14,5 +14,8 @@ export function addressOf(ip: string): string {
   const right = tail ? tail.split(':') : [];
   // An embedded IPv4 tail (::1.2.3.4) sits in the low 64 bits, which are dropped anyway.
   const groups = ip.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -112,7 +112,11 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
         held.push(key);
         continue;
       }
-      if (held.length > 0) await queries.endAttempt(held.map((k) => ({ key: k, outcome: 'released' as const })), now);
+      if (held.length > 0)
+        await queries.endAttempt(
+          held.map((k) => ({ key: k, outcome: 'released' as const })),
+          now,
+        );
       held.forEach((k) => waiters.wake(k));
       return { ok: false, key, ladder };
     }
@@ -147,10 +151,20 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
       const userKey = `u:${account}`;
       const totalKey = `t:${account}`;
       const laneKey =
-        lane.kind === 'confidential' ? `c:${lane.clientId}:${account}` : lane.kind === 'public' ? `p:${account}:${net}` : lane.device ? `d:${lane.device}` : userKey;
+        lane.kind === 'confidential'
+          ? `c:${lane.clientId}:${account}`
+          : lane.kind === 'public'
+            ? `p:${account}:${net}`
+            : lane.device
+              ? `d:${lane.device}`
+              : userKey;
       // The lanes anyone can open are capped by the account's total; the others only count into it.
       const openToAll = lane.kind === 'public' || (lane.kind === 'browser' && !lane.device);
-      const gates: Array<[string, Ladder]> = [[addressKey, address], [laneKey, user], ...(openToAll ? [[totalKey, total] as [string, Ladder]] : [])];
+      const gates: Array<[string, Ladder]> = [
+        [addressKey, address],
+        [laneKey, user],
+        ...(openToAll ? [[totalKey, total] as [string, Ladder]] : []),
+      ];
       const keys = gates.map(([key]) => key);
       let lease = 0;
 

@@ -14,7 +14,12 @@ export interface Ladder {
 }
 
 /** A limit rather than a ladder: past `free` within the window, one block of `blockMs`, never doubling. */
-export const flatLadder = (free: number, blockMs: number, windowMs: number): Ladder => ({ free, baseMs: blockMs, maxMs: blockMs, windowMs });
+export const flatLadder = (free: number, blockMs: number, windowMs: number): Ladder => ({
+  free,
+  baseMs: blockMs,
+  maxMs: blockMs,
+  windowMs,
+});
 
 export const delayMs = (n: number, l: Ladder): number => (n < l.free ? 0 : Math.min(l.baseMs * 2 ** (n - l.free), l.maxMs));
 

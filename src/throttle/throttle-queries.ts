@@ -40,7 +40,8 @@ WHERE (login_throttle.blocked_until <= CAST(:now AS BIGINT) OR ${EXPIRED})
 RETURNING failures`;
 
 /** The slot given back (`:held` = 1) or none held (0). */
-const LET_GO = 'CASE WHEN login_throttle.inflight >= CAST(:held AS INTEGER) THEN login_throttle.inflight - CAST(:held AS INTEGER) ELSE 0 END';
+const LET_GO =
+  'CASE WHEN login_throttle.inflight >= CAST(:held AS INTEGER) THEN login_throttle.inflight - CAST(:held AS INTEGER) ELSE 0 END';
 
 /** A failure: counted within the window, the key's next delay set, its slot given back. */
 function failSql(l: Ladder): string {
@@ -68,7 +69,10 @@ function named(sql: string): { stmt: Statement; order: string[] } {
   return { stmt: statement(sql.replace(/:(\w+)/g, (_m, name: string) => (order.push(name), '?'))), order };
 }
 
-const bind = (s: ReturnType<typeof named>, values: Record<string, unknown>): Step => ({ stmt: s.stmt, params: s.order.map((n) => values[n]) });
+const bind = (s: ReturnType<typeof named>, values: Record<string, unknown>): Step => ({
+  stmt: s.stmt,
+  params: s.order.map((n) => values[n]),
+});
 
 const sql = {
   reserve: named(reserveSql),

@@ -93,7 +93,15 @@ export const deviceCodes = (queries: DeviceQueries, config: Config, guesses: Gue
     for (let attempt = 0; ; attempt++) {
       const userCode = drawUserCode();
       try {
-        await queries.insert({ deviceCodeHash: hashToken(deviceCode), userCode, clientId: client.clientId, scope: scopes.join(' '), intervalS: DEVICE_INTERVAL, expiresAt: now + ttl * 1000, now });
+        await queries.insert({
+          deviceCodeHash: hashToken(deviceCode),
+          userCode,
+          clientId: client.clientId,
+          scope: scopes.join(' '),
+          intervalS: DEVICE_INTERVAL,
+          expiresAt: now + ttl * 1000,
+          now,
+        });
         return { deviceCode, userCode: showUserCode(userCode), expiresIn: ttl, interval: DEVICE_INTERVAL };
       } catch (err) {
         if (attempt >= 2) throw err;
@@ -113,7 +121,13 @@ export const deviceCodes = (queries: DeviceQueries, config: Config, guesses: Gue
       const client = await deps.findClient(found.row.clientId);
       if (!client?.oauthEnabled) return { ok: false, reason: 'no_client' };
       if (client.ssoEnabled) return { ...found, client };
-      await deps.audit.record({ kind: 'device.code_refused', clientId: client.clientId, ip: origin.ip, requestId: origin.requestId, details: { reason: 'sso_disabled' } });
+      await deps.audit.record({
+        kind: 'device.code_refused',
+        clientId: client.clientId,
+        ip: origin.ip,
+        requestId: origin.requestId,
+        details: { reason: 'sso_disabled' },
+      });
       return { ok: false, reason: 'sso_disabled', client };
     }
     await deps.audit.record({ kind: 'device.code_refused', ip: origin.ip, requestId: origin.requestId, details: { reason: found.reason } });
@@ -126,7 +140,13 @@ export const deviceCodes = (queries: DeviceQueries, config: Config, guesses: Gue
    */
   decide: (row: DeviceRow, approve: boolean, by: DeviceDecision, origin: Origin): Promise<boolean> =>
     deps.transaction(async (tx) => {
-      const decision = { status: approve ? ('approved' as const) : ('denied' as const), userId: by.userId, sessionId: by.sessionId, authTime: by.authTime, amr: JSON.stringify(by.amr) };
+      const decision = {
+        status: approve ? ('approved' as const) : ('denied' as const),
+        userId: by.userId,
+        sessionId: by.sessionId,
+        authTime: by.authTime,
+        amr: JSON.stringify(by.amr),
+      };
       if (!(await tx.queries.devices.decide(row.userCode, decision, clock.now()))) return false;
       await tx.audit.record({
         kind: approve ? 'consent.granted' : 'consent.denied',

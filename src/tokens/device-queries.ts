@@ -20,7 +20,15 @@ const toRow = (r: Record<string, unknown>): DeviceRow => ({
 /** The device_codes table (RFC 8628): every change of state is one conditional update. */
 export const deviceQueries = ({ knex: db }: Database) => ({
   /** Throws on a taken user code (unique): the service draws another. */
-  async insert(row: { deviceCodeHash: string; userCode: string; clientId: string; scope: string; intervalS: number; expiresAt: number; now: number }): Promise<void> {
+  async insert(row: {
+    deviceCodeHash: string;
+    userCode: string;
+    clientId: string;
+    scope: string;
+    intervalS: number;
+    expiresAt: number;
+    now: number;
+  }): Promise<void> {
     await db('device_codes').insert({
       device_code_hash: row.deviceCodeHash,
       user_code: row.userCode,
@@ -45,11 +53,21 @@ export const deviceQueries = ({ knex: db }: Database) => ({
   },
 
   /** The user's decision; only a pending, unexpired request takes one. */
-  async decide(userCode: string, decision: { status: 'approved' | 'denied'; userId: string; sessionId: string | null; authTime: number | null; amr: string | null }, now: number): Promise<boolean> {
+  async decide(
+    userCode: string,
+    decision: { status: 'approved' | 'denied'; userId: string; sessionId: string | null; authTime: number | null; amr: string | null },
+    now: number,
+  ): Promise<boolean> {
     const n = await db('device_codes')
       .where({ user_code: userCode, status: 'pending' })
       .andWhere('expires_at', '>', now)
-      .update({ status: decision.status, user_id: decision.userId, session_id: decision.sessionId, auth_time: decision.authTime, amr: decision.amr });
+      .update({
+        status: decision.status,
+        user_id: decision.userId,
+        session_id: decision.sessionId,
+        auth_time: decision.authTime,
+        amr: decision.amr,
+      });
     return n > 0;
   },
 

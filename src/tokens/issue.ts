@@ -84,7 +84,15 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
     const refreshTtl = client.refreshTokenTtl ?? config.tokens.refreshTokenTtl;
     const audience = req.audience ?? req.resource ?? client.defaultAudience ?? issuerAudience(config.publicUrl);
     const accessToken = jwt
-      ? await signJwtAccessToken(keys, { issuer: config.publicUrl, clientId: client.clientId, audience: audClaim(audience), userId, scope, ttl: accessTtl, authTime: req.authTime })
+      ? await signJwtAccessToken(keys, {
+          issuer: config.publicUrl,
+          clientId: client.clientId,
+          audience: audClaim(audience),
+          userId,
+          scope,
+          ttl: accessTtl,
+          authTime: req.authTime,
+        })
       : randomToken();
     const refreshToken = client.grantTypes.includes('refresh_token') && userId ? randomToken() : undefined;
 
@@ -126,8 +134,22 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
 
     const idToken =
       userId && req.user && req.scopes.includes('openid')
-        ? await signIdToken(keys, config, client, accessToken, { user: req.user, scopes: req.scopes, authTime: req.authTime, amr: req.amr, nonce: req.nonce, sessionId: req.sessionId })
+        ? await signIdToken(keys, config, client, accessToken, {
+            user: req.user,
+            scopes: req.scopes,
+            authTime: req.authTime,
+            amr: req.amr,
+            nonce: req.nonce,
+            sessionId: req.sessionId,
+          })
         : undefined;
-    await trail.issues.issued({ kind: 'token.issued', userId, clientId: client.clientId, ip: trail.ip, requestId: trail.requestId, details: { grant: req.grantType, scope } });
+    await trail.issues.issued({
+      kind: 'token.issued',
+      userId,
+      clientId: client.clientId,
+      ip: trail.ip,
+      requestId: trail.requestId,
+      details: { grant: req.grantType, scope },
+    });
     return { accessToken, expiresIn: accessTtl, refreshToken, idToken, scope };
   };

@@ -67,7 +67,16 @@ export interface AccessGrant {
   expiresAt: number;
   createdAt: number;
   client: { oauthEnabled: boolean; roles: string[]; scopes: string[] };
-  user: { id: string; username: string; email: string | null; emailVerified: boolean; displayName: string | null; groups: string[]; roles: string[]; disabled: boolean } | null;
+  user: {
+    id: string;
+    username: string;
+    email: string | null;
+    emailVerified: boolean;
+    displayName: string | null;
+    groups: string[];
+    roles: string[];
+    disabled: boolean;
+  } | null;
 }
 
 export interface DeviceRow {

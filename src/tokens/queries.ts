@@ -107,8 +107,32 @@ export type NewRefreshToken = Omit<NewAccessToken, 'user_id' | 'family_id' | 'au
   resource: string | null;
 };
 
-const ACCESS_COLUMNS = ['token_hash', 'client_id', 'user_id', 'scope', 'family_id', 'code_hash', 'session_id', 'audience', 'expires_at', 'created_at'] as const;
-const REFRESH_COLUMNS = ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'session_id', 'code_hash', 'auth_time', 'amr', 'resource', 'expires_at', 'created_at'] as const;
+const ACCESS_COLUMNS = [
+  'token_hash',
+  'client_id',
+  'user_id',
+  'scope',
+  'family_id',
+  'code_hash',
+  'session_id',
+  'audience',
+  'expires_at',
+  'created_at',
+] as const;
+const REFRESH_COLUMNS = [
+  'token_hash',
+  'family_id',
+  'client_id',
+  'user_id',
+  'scope',
+  'session_id',
+  'code_hash',
+  'auth_time',
+  'amr',
+  'resource',
+  'expires_at',
+  'created_at',
+] as const;
 const CODE_COLUMNS = [
   'code_hash',
   'client_id',
@@ -126,7 +150,8 @@ const CODE_COLUMNS = [
   'created_at',
 ] as const;
 
-const insertSql = (table: string, columns: readonly string[]) => statement(`insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
+const insertSql = (table: string, columns: readonly string[]) =>
+  statement(`insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
 
 const sql = {
   insertCode: insertSql('auth_codes', CODE_COLUMNS),
@@ -199,10 +224,19 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
      * concurrent replay waits until these tokens are committed and then revokes them (docs/decisions.md). False,
      * with nothing written, when the code or token was already spent: a replay.
      */
-    async insertTokens(access: NewAccessToken, refresh: NewRefreshToken | undefined, spend: Spend | undefined, now: number): Promise<boolean> {
+    async insertTokens(
+      access: NewAccessToken,
+      refresh: NewRefreshToken | undefined,
+      spend: Spend | undefined,
+      now: number,
+    ): Promise<boolean> {
       const steps: Step[] = [];
       if (spend) {
-        steps.push('code' in spend ? { stmt: sql.spendCode, params: [now, spend.code], expectRows: 1 } : { stmt: sql.spendRefresh, params: [now, spend.refresh], expectRows: 1 });
+        steps.push(
+          'code' in spend
+            ? { stmt: sql.spendCode, params: [now, spend.code], expectRows: 1 }
+            : { stmt: sql.spendRefresh, params: [now, spend.refresh], expectRows: 1 },
+        );
       }
       steps.push({ stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) });
       if (refresh) steps.push({ stmt: sql.insertRefresh, params: values(refresh, REFRESH_COLUMNS) });

@@ -48,7 +48,12 @@ interface TokenTransaction {
  * The token rules, whoever asks: codes, issuing (with the id_token and the audit), refresh, bearer
  * authentication and revocation. Tokens are hashed here and nowhere else.
  */
-export const tokenService = (queries: TokenQueries, config: Config, keys: SigningKeys, deps: { transaction: Transaction<TokenTransaction> }) => ({
+export const tokenService = (
+  queries: TokenQueries,
+  config: Config,
+  keys: SigningKeys,
+  deps: { transaction: Transaction<TokenTransaction> },
+) => ({
   ...codeRules(queries, config),
 
   issue: issuing(queries, config, keys),
@@ -101,7 +106,13 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
       if (owner === undefined) return 'unknown';
       if (owner !== client.clientId && !anyClient) return 'other_client';
       await q.revokeWhere(access ? { token_hash: hash } : { family_id: refresh!.familyId }, clock.now());
-      await tx.audit.record({ kind: 'token.revoked', clientId: client.clientId, actorClientId: client.clientId, ip: origin.ip, requestId: origin.requestId });
+      await tx.audit.record({
+        kind: 'token.revoked',
+        clientId: client.clientId,
+        actorClientId: client.clientId,
+        ip: origin.ip,
+        requestId: origin.requestId,
+      });
       return 'revoked';
     });
   },
@@ -132,7 +143,16 @@ export const tokenService = (queries: TokenQueries, config: Config, keys: Signin
         await tx.tokens.refuseCodes(where);
         count = await tx.tokens.revokeWhere(where);
       }
-      await tx.audit.record({ kind: 'token.revoked', userId, clientId, actorUserId: actor.userId, actorClientId: actor.clientId, ip: actor.ip, requestId: actor.requestId, details: { count } });
+      await tx.audit.record({
+        kind: 'token.revoked',
+        userId,
+        clientId,
+        actorUserId: actor.userId,
+        actorClientId: actor.clientId,
+        ip: actor.ip,
+        requestId: actor.requestId,
+        details: { count },
+      });
       await tx.audit.change('tokens.revoke', actor, { userId, clientId }, { count });
       return count;
     });

@@ -59,10 +59,17 @@ export const directoryPasswordChanges = (deps: {
     if (!directoryPasswordFits(change.newPassword)) return { ok: false, reason: 'length' };
     let written: PasswordWrite | undefined;
     try {
-      written = await deps.directory?.writePassword(user, { how: 'change', oldPassword: change.oldPassword, newPassword: change.newPassword });
+      written = await deps.directory?.writePassword(user, {
+        how: 'change',
+        oldPassword: change.oldPassword,
+        newPassword: change.newPassword,
+      });
     } catch (err) {
       if (!(err instanceof BackendUnavailableError)) throw err;
-      deps.logger?.warn({ requestId: origin.requestId, backend: user.backend, err: err.message }, 'directory unavailable during a password change');
+      deps.logger?.warn(
+        { requestId: origin.requestId, backend: user.backend, err: err.message },
+        'directory unavailable during a password change',
+      );
       await deps.audit.record({ kind: 'account.password_change_failed', ...event, details: { ...details, reason: 'unavailable' } });
       return { ok: false, reason: 'unavailable' };
     }
@@ -85,7 +92,13 @@ export const directoryPasswordChanges = (deps: {
    */
   async directoryPasswordUnreachable(user: User, via: DirectoryChangeVia, origin: Origin): Promise<DirectoryPasswordChange> {
     const details = { backend: user.backend, via, reason: 'unavailable' };
-    await deps.audit.record({ kind: 'account.password_change_failed', userId: user.id, ip: origin.ip, requestId: origin.requestId, details });
+    await deps.audit.record({
+      kind: 'account.password_change_failed',
+      userId: user.id,
+      ip: origin.ip,
+      requestId: origin.requestId,
+      details,
+    });
     return { ok: false, reason: 'unavailable' };
   },
 });

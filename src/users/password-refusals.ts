@@ -15,7 +15,8 @@ export const REFUSAL_WORDS: Readonly<Record<PasswordRefusal, string>> = {
 };
 
 /** What the user is told for a refused write: the backend's own words, else ours for its reason. */
-export const refusalWords = (refused: Extract<PasswordWrite, { ok: false }>): string => refused.message.trim() || REFUSAL_WORDS[refused.refusal] || REFUSAL_WORDS.refused;
+export const refusalWords = (refused: Extract<PasswordWrite, { ok: false }>): string =>
+  refused.message.trim() || REFUSAL_WORDS[refused.refusal] || REFUSAL_WORDS.refused;
 
 /** The longest new password Latchkey takes, a database user's or a directory user's. */
 export const MAX_PASSWORD = 1024;

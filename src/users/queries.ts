@@ -23,7 +23,21 @@ function toUser(r: Record<string, unknown>): User {
   };
 }
 
-const USER_COLUMNS = ['id', 'backend', 'external_id', 'username', 'email', 'email_verified', 'display_name', 'password_hash', 'roles', 'groups', 'disabled', 'created_at', 'updated_at'] as const;
+const USER_COLUMNS = [
+  'id',
+  'backend',
+  'external_id',
+  'username',
+  'email',
+  'email_verified',
+  'display_name',
+  'password_hash',
+  'roles',
+  'groups',
+  'disabled',
+  'created_at',
+  'updated_at',
+] as const;
 
 /**
  * A user joined to another read (a code, a refresh token): their columns under `u_` names, so the
@@ -78,7 +92,11 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
   },
   /** Whether an account other than `exceptId` holds `email` as verified (compared without case). */
   async holdsVerifiedEmail(email: string, exceptId: string): Promise<boolean> {
-    const row = await db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).andWhere('email_verified', true).andWhereNot('id', exceptId).first('id');
+    const row = await db('users')
+      .whereRaw('lower(email) = ?', [email.toLowerCase()])
+      .andWhere('email_verified', true)
+      .andWhereNot('id', exceptId)
+      .first('id');
     return row !== undefined;
   },
   /**
@@ -87,7 +105,12 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
    */
   async demoteClaimedEmail(email: string, exceptId: string, upstreams: readonly string[]): Promise<void> {
     if (upstreams.length === 0) return;
-    await db('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).whereIn('backend', [...upstreams]).andWhere('email_verified', true).andWhereNot('id', exceptId).update({ email_verified: false });
+    await db('users')
+      .whereRaw('lower(email) = ?', [email.toLowerCase()])
+      .whereIn('backend', [...upstreams])
+      .andWhere('email_verified', true)
+      .andWhereNot('id', exceptId)
+      .update({ email_verified: false });
   },
   async insert(user: User): Promise<void> {
     await db('users').insert(toRow(user));
@@ -117,7 +140,9 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
   ping: () => ping(db),
   async anyWithRole(role: string): Promise<boolean> {
     // Roles are a short JSON list; a LIKE on the quoted name is exact enough and portable.
-    const row = await db('users').where('roles', 'like', `%${JSON.stringify(role)}%`).first('id');
+    const row = await db('users')
+      .where('roles', 'like', `%${JSON.stringify(role)}%`)
+      .first('id');
     return row !== undefined;
   },
 });

@@ -49,14 +49,16 @@ function checkDirectoryPassword(password: string): void {
 function checkEmail(email: string | null | undefined): string | null | undefined {
   if (email === '') return null;
   if (email == null) return email;
-  if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email)) throw new InputError('email', `${JSON.stringify(email)} is not an email address`);
+  if (email.length > 320 || !/^[^\s@]+@[^\s@]+$/.test(email))
+    throw new InputError('email', `${JSON.stringify(email)} is not an email address`);
   return email;
 }
 
 function checkDisplayName(name: string | null | undefined): string | null {
   const trimmed = name?.trim();
   if (!trimmed) return null;
-  if (trimmed.length > 255 || /[\x00-\x1f\x7f]/.test(trimmed)) throw new InputError('displayName', 'must be at most 255 characters, no control characters');
+  if (trimmed.length > 255 || /[\x00-\x1f\x7f]/.test(trimmed))
+    throw new InputError('displayName', 'must be at most 255 characters, no control characters');
   return trimmed;
 }
 
@@ -103,7 +105,10 @@ export const userService = (
    */
   async function writeToDirectory(user: User, password: string): Promise<void> {
     if (!directory?.canWritePassword(user, 'reset')) {
-      throw new InputError('password', `cannot be set here: backend "${user.backend}" does not allow password resets (its passwordReset is off)`);
+      throw new InputError(
+        'password',
+        `cannot be set here: backend "${user.backend}" does not allow password resets (its passwordReset is off)`,
+      );
     }
     checkDirectoryPassword(password);
     const written = await directory.writePassword(user, { how: 'reset', newPassword: password });
@@ -112,138 +117,138 @@ export const userService = (
   }
 
   return {
-  localBackend,
-  ...directoryPasswordChanges({ directory, audit: deps.audit, logger: deps.logger, transaction }),
-  find: queries.find,
-  findByUsername: queries.findByUsername,
-  page: queries.page,
+    localBackend,
+    ...directoryPasswordChanges({ directory, audit: deps.audit, logger: deps.logger, transaction }),
+    find: queries.find,
+    findByUsername: queries.findByUsername,
+    page: queries.page,
 
-  async create(input: CreateUserInput, actor: Actor): Promise<User> {
-    const username = checkUsername(input.username);
-    checkPassword(input.password);
-    checkEmail(input.email);
-    const id = randomUUID();
-    const now = clock.now();
-    const user: User = {
-      id,
-      backend: localBackend,
-      externalId: id,
-      username,
-      email: input.email ?? null,
-      emailVerified: true,
-      displayName: checkDisplayName(input.displayName),
-      passwordHash: await hashPassword(input.password),
-      roles: checkRoles(input.roles ?? []),
-      groups: input.groups ?? [],
-      disabled: false,
-      createdAt: now,
-      updatedAt: now,
-    };
-    return transaction(async (tx) => {
-      if (await tx.queries.users.findByUsername(localBackend, username)) throw new InputError('username', `${username} is taken`);
-      await tx.queries.users.insert(user);
-      if (user.email) await tx.queries.users.demoteClaimedEmail(user.email, id, upstreams);
-      await tx.audit.change('user.create', actor, { userId: id });
-      return user;
-    });
-  },
+    async create(input: CreateUserInput, actor: Actor): Promise<User> {
+      const username = checkUsername(input.username);
+      checkPassword(input.password);
+      checkEmail(input.email);
+      const id = randomUUID();
+      const now = clock.now();
+      const user: User = {
+        id,
+        backend: localBackend,
+        externalId: id,
+        username,
+        email: input.email ?? null,
+        emailVerified: true,
+        displayName: checkDisplayName(input.displayName),
+        passwordHash: await hashPassword(input.password),
+        roles: checkRoles(input.roles ?? []),
+        groups: input.groups ?? [],
+        disabled: false,
+        createdAt: now,
+        updatedAt: now,
+      };
+      return transaction(async (tx) => {
+        if (await tx.queries.users.findByUsername(localBackend, username)) throw new InputError('username', `${username} is taken`);
+        await tx.queries.users.insert(user);
+        if (user.email) await tx.queries.users.demoteClaimedEmail(user.email, id, upstreams);
+        await tx.audit.change('user.create', actor, { userId: id });
+        return user;
+      });
+    },
 
-  /** Users of other backends are read-only here but for roles and disabled (their profile is the directory's). */
-  update(id: string, input: UpdateUserInput, actor: Actor): Promise<User> {
-    return transaction(async (tx) => {
-      const user = await tx.queries.users.find(id);
-      if (!user) throw new NotFoundError('id', `no user ${id}`);
-      const local = user.backend === localBackend;
-      const next = { ...user, updatedAt: clock.now() };
-      for (const field of ['username', 'email', 'displayName'] as const) {
-        if (input[field] !== undefined && !local) {
-          throw new InputError(field, `is read-only: the user comes from backend "${user.backend}"`);
+    /** Users of other backends are read-only here but for roles and disabled (their profile is the directory's). */
+    update(id: string, input: UpdateUserInput, actor: Actor): Promise<User> {
+      return transaction(async (tx) => {
+        const user = await tx.queries.users.find(id);
+        if (!user) throw new NotFoundError('id', `no user ${id}`);
+        const local = user.backend === localBackend;
+        const next = { ...user, updatedAt: clock.now() };
+        for (const field of ['username', 'email', 'displayName'] as const) {
+          if (input[field] !== undefined && !local) {
+            throw new InputError(field, `is read-only: the user comes from backend "${user.backend}"`);
+          }
         }
-      }
-      if (input.username != null) {
-        next.username = checkUsername(input.username);
-        const clash = await tx.queries.users.findByUsername(localBackend, next.username);
-        if (clash && clash.id !== id) throw new InputError('username', `${next.username} is taken`);
-      }
-      if (input.email !== undefined) next.email = checkEmail(input.email) ?? null;
-      if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
-      if (input.roles != null) next.roles = checkRoles(input.roles);
-      if (input.disabled != null) next.disabled = input.disabled;
-      await tx.queries.users.update(next);
-      // A disabled user's sessions, codes and tokens stop working now, not when they expire.
-      const disabling = next.disabled && !user.disabled;
-      if (disabling) await tx.sessions.endAllOf(id, { actor });
-      // A reset link mailed to the old address, or outstanding when the user was disabled, dies with
-      // the change: re-enabling the user later does not bring it back (docs/decisions.md).
-      if (disabling || next.email !== user.email) await tx.queries.resets.discardAllOf(id);
-      if (next.email && next.email !== user.email) await tx.queries.users.demoteClaimedEmail(next.email, id, upstreams);
-      await tx.audit.change('user.update', actor, { userId: id });
-      return next;
-    });
-  },
+        if (input.username != null) {
+          next.username = checkUsername(input.username);
+          const clash = await tx.queries.users.findByUsername(localBackend, next.username);
+          if (clash && clash.id !== id) throw new InputError('username', `${next.username} is taken`);
+        }
+        if (input.email !== undefined) next.email = checkEmail(input.email) ?? null;
+        if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
+        if (input.roles != null) next.roles = checkRoles(input.roles);
+        if (input.disabled != null) next.disabled = input.disabled;
+        await tx.queries.users.update(next);
+        // A disabled user's sessions, codes and tokens stop working now, not when they expire.
+        const disabling = next.disabled && !user.disabled;
+        if (disabling) await tx.sessions.endAllOf(id, { actor });
+        // A reset link mailed to the old address, or outstanding when the user was disabled, dies with
+        // the change: re-enabling the user later does not bring it back (docs/decisions.md).
+        if (disabling || next.email !== user.email) await tx.queries.resets.discardAllOf(id);
+        if (next.email && next.email !== user.email) await tx.queries.users.demoteClaimedEmail(next.email, id, upstreams);
+        await tx.audit.change('user.update', actor, { userId: id });
+        return next;
+      });
+    },
 
-  /**
-   * A new password for a database user; every session, code and token the user holds stops working
-   * (docs/decisions.md), but `keep`: the session that changed it, at /account. Every reset link of the user dies
-   * with it, the one a reset by mail used included: one reset is enough, older mails stop working.
-   */
-  async setPassword(id: string, password: string, actor: Actor, keep?: string): Promise<void> {
-    const owner = await queries.find(id);
-    if (!owner) throw new NotFoundError('id', `no user ${id}`);
-    if (owner.backend !== localBackend) {
-      // The directory holds the password: written there first (it cannot join our transaction), then
-      // the sessions and tokens end as for a database user.
-      await writeToDirectory(owner, password);
+    /**
+     * A new password for a database user; every session, code and token the user holds stops working
+     * (docs/decisions.md), but `keep`: the session that changed it, at /account. Every reset link of the user dies
+     * with it, the one a reset by mail used included: one reset is enough, older mails stop working.
+     */
+    async setPassword(id: string, password: string, actor: Actor, keep?: string): Promise<void> {
+      const owner = await queries.find(id);
+      if (!owner) throw new NotFoundError('id', `no user ${id}`);
+      if (owner.backend !== localBackend) {
+        // The directory holds the password: written there first (it cannot join our transaction), then
+        // the sessions and tokens end as for a database user.
+        await writeToDirectory(owner, password);
+        await transaction(async (tx) => {
+          await tx.sessions.endAllOf(id, { except: keep, actor });
+          await tx.queries.resets.discardAllOf(id);
+          await tx.audit.change('user.set_password', actor, { userId: id }, { backend: owner.backend });
+        });
+        return;
+      }
+      checkPassword(password);
+      const passwordHash = await hashPassword(password);
       await transaction(async (tx) => {
+        const user = await tx.queries.users.find(id);
+        if (!user) throw new NotFoundError('id', `no user ${id}`);
+        await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
         await tx.sessions.endAllOf(id, { except: keep, actor });
         await tx.queries.resets.discardAllOf(id);
-        await tx.audit.change('user.set_password', actor, { userId: id }, { backend: owner.backend });
+        await tx.audit.change('user.set_password', actor, { userId: id });
       });
-      return;
-    }
-    checkPassword(password);
-    const passwordHash = await hashPassword(password);
-    await transaction(async (tx) => {
-      const user = await tx.queries.users.find(id);
-      if (!user) throw new NotFoundError('id', `no user ${id}`);
-      await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
-      await tx.sessions.endAllOf(id, { except: keep, actor });
-      await tx.queries.resets.discardAllOf(id);
-      await tx.audit.change('user.set_password', actor, { userId: id });
-    });
-  },
+    },
 
-  /** Deletes a user; their sessions, codes, tokens and consents go with them (ON DELETE CASCADE). */
-  remove(id: string, actor: Actor): Promise<boolean> {
-    return transaction(async (tx) => {
-      // Its sessions end through the one funnel first, so the clients are told (back-channel logout).
-      await tx.sessions.endAllOf(id, { actor });
-      const removed = await tx.queries.users.remove(id);
-      if (removed) await tx.audit.change('user.delete', actor, { userId: id });
-      return removed;
-    });
-  },
-
-  /**
-   * docs/configuration.md: when no admin exists, create one. Returns the generated password when none was given,
-   * for the caller to print once; it is never logged or stored in plain text.
-   */
-  async ensureAdmin(username: string, password?: string): Promise<{ created: boolean; generatedPassword?: string }> {
-    if (await queries.anyWithRole('admin')) return { created: false };
-    const generated = password ? undefined : randomToken(18);
-    const existing = await queries.findByUsername(localBackend, username);
-    if (existing) {
-      await queries.update({
-        ...existing,
-        roles: [...new Set([...existing.roles, 'admin'])],
-        passwordHash: await hashPassword(password ?? generated!),
-        updatedAt: clock.now(),
+    /** Deletes a user; their sessions, codes, tokens and consents go with them (ON DELETE CASCADE). */
+    remove(id: string, actor: Actor): Promise<boolean> {
+      return transaction(async (tx) => {
+        // Its sessions end through the one funnel first, so the clients are told (back-channel logout).
+        await tx.sessions.endAllOf(id, { actor });
+        const removed = await tx.queries.users.remove(id);
+        if (removed) await tx.audit.change('user.delete', actor, { userId: id });
+        return removed;
       });
-    } else {
-      await this.create({ username, password: password ?? generated!, roles: ['admin'], displayName: 'Administrator' }, SYSTEM_ACTOR);
-    }
-    return { created: true, generatedPassword: generated };
-  },
+    },
+
+    /**
+     * docs/configuration.md: when no admin exists, create one. Returns the generated password when none was given,
+     * for the caller to print once; it is never logged or stored in plain text.
+     */
+    async ensureAdmin(username: string, password?: string): Promise<{ created: boolean; generatedPassword?: string }> {
+      if (await queries.anyWithRole('admin')) return { created: false };
+      const generated = password ? undefined : randomToken(18);
+      const existing = await queries.findByUsername(localBackend, username);
+      if (existing) {
+        await queries.update({
+          ...existing,
+          roles: [...new Set([...existing.roles, 'admin'])],
+          passwordHash: await hashPassword(password ?? generated!),
+          updatedAt: clock.now(),
+        });
+      } else {
+        await this.create({ username, password: password ?? generated!, roles: ['admin'], displayName: 'Administrator' }, SYSTEM_ACTOR);
+      }
+      return { created: true, generatedPassword: generated };
+    },
   };
 };
 

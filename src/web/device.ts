@@ -32,14 +32,18 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
   const steps = signInSteps(ctx);
   const csrf = (req: Request, res: Response) => issueCsrfToken(req, res, ctx.csrfKey, secureCookies(ctx.config));
   const codeForm = (req: Request, res: Response, status: number, error?: string, userCode?: string) =>
-    res.status(status).type('html').send(deviceCodePage({ action: paths.device, csrfToken: csrf(req, res), error, userCode }));
+    res
+      .status(status)
+      .type('html')
+      .send(deviceCodePage({ action: paths.device, csrfToken: csrf(req, res), error, userCode }));
 
   return async (req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     try {
       const params = readParams(req);
       const typed = params.user_code?.trim();
-      if (req.method === 'POST' && !checkCsrfToken(req, ctx.csrfKey, params.csrf_token)) return codeForm(req, res, 403, expiredForm.other, typed);
+      if (req.method === 'POST' && !checkCsrfToken(req, ctx.csrfKey, params.csrf_token))
+        return codeForm(req, res, 403, expiredForm.other, typed);
       if (!typed) return codeForm(req, res, 200);
 
       const origin = originOf(req);
@@ -51,7 +55,8 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
         }
         if (found.reason === 'no_client') return codeForm(req, res, 400, notFound.unknown[1]);
         // As at the authorize endpoint (app_unsupport_sso): no browser sign-in for this application.
-        if (found.reason === 'sso_disabled') return codeForm(req, res, 403, `${found.client.name} may not use single sign-on. Ask your administrator.`);
+        if (found.reason === 'sso_disabled')
+          return codeForm(req, res, 403, `${found.client.name} may not use single sign-on. Ask your administrator.`);
         const [status, message] = notFound[found.reason];
         return codeForm(req, res, status, message, typed);
       }
@@ -70,7 +75,12 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
       });
       if (step.show === 'refused') return codeForm(req, res, 400, step.description);
       if (step.show !== 'continue') {
-        return await showStep(ctx, req, res, step, { action: paths.device, fields: { user_code: userCode }, clientName: client.name, continueLabel: `Continue to ${client.name}` });
+        return await showStep(ctx, req, res, step, {
+          action: paths.device,
+          fields: { user_code: userCode },
+          clientName: client.name,
+          continueLabel: `Continue to ${client.name}`,
+        });
       }
 
       const { session, user } = step.signedIn;
@@ -83,7 +93,19 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
           : deviceDonePage('Request denied', `${client.name} was not connected. You can close this page.`);
         return res.status(200).type('html').send(html);
       }
-      res.status(200).type('html').send(deviceApprovalPage({ action: paths.device, csrfToken: csrf(req, res), clientName: client.name, username: user.username, scopes: step.scopes, userCode }));
+      res
+        .status(200)
+        .type('html')
+        .send(
+          deviceApprovalPage({
+            action: paths.device,
+            csrfToken: csrf(req, res),
+            clientName: client.name,
+            username: user.username,
+            scopes: step.scopes,
+            userCode,
+          }),
+        );
     } catch (err) {
       sendPageError(ctx, req, res, err);
     }

@@ -18,13 +18,22 @@ export function directoryChangeAnswer(outcome: DirectoryPasswordChange): Directo
     case 'length':
       return { ok: false, status: 400, message: `The new password must be 1 to ${MAX_PASSWORD} characters. ${UNCHANGED}` };
     case 'unavailable':
-      return { ok: false, status: 503, message: 'The directory is unreachable right now. Your password is unchanged; please try again shortly.' };
+      return {
+        ok: false,
+        status: 503,
+        message: 'The directory is unreachable right now. Your password is unchanged; please try again shortly.',
+      };
     case 'not_allowed':
       return { ok: false, status: 400, message: 'Your directory does not let you change your password here.' };
     case 'refused': {
       const wrongPassword = outcome.refusal === 'wrong_password';
       const { words } = outcome;
-      return { ok: false, status: wrongPassword ? 401 : 400, message: `${words}${/[.!?]$/.test(words) ? '' : '.'} ${UNCHANGED}`, wrongPassword };
+      return {
+        ok: false,
+        status: wrongPassword ? 401 : 400,
+        message: `${words}${/[.!?]$/.test(words) ? '' : '.'} ${UNCHANGED}`,
+        wrongPassword,
+      };
     }
   }
 }

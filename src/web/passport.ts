@@ -22,11 +22,15 @@ export function signInStrategies(signIn: SignInService) {
     authenticate: (strategy: 'password' | 'passkey', req: Request, res: Response, soFar: SignInSoFar): Promise<SignInOutcome> =>
       new Promise((resolve, reject) => {
         setSoFar(res, soFar);
-        passport.authenticate(strategy, { session: false }, (err: unknown, ok: SignInOutcome | false, info?: { outcome?: SignInOutcome }) => {
-          if (err) reject(err);
-          // passport-local answers a missing field itself, before the sequence: a plain wrong-credentials.
-          else resolve(ok || info?.outcome || { ok: false, reason: 'invalid_credentials' });
-        })(req, res, () => undefined);
+        passport.authenticate(
+          strategy,
+          { session: false },
+          (err: unknown, ok: SignInOutcome | false, info?: { outcome?: SignInOutcome }) => {
+            if (err) reject(err);
+            // passport-local answers a missing field itself, before the sequence: a plain wrong-credentials.
+            else resolve(ok || info?.outcome || { ok: false, reason: 'invalid_credentials' });
+          },
+        )(req, res, () => undefined);
       }),
   };
 }
@@ -67,7 +71,8 @@ function runStrategy(strategy: Strategy, req: Request, options: unknown): Promis
 }
 
 /** Passport strategies keep a round trip's state in `req.session`; ours is a stored row (web/sign-in/upstream.ts). */
-const withSession = (req: Request, session: Record<string, unknown>) => Object.assign(req, { session }) as Request & { session: Record<string, unknown> };
+const withSession = (req: Request, session: Record<string, unknown>) =>
+  Object.assign(req, { session }) as Request & { session: Record<string, unknown> };
 
 /** An upstream's strategy, both legs (docs/upstream-identity-providers.md). */
 export const upstreamStrategy = {
@@ -77,12 +82,17 @@ export const upstreamStrategy = {
     const ended = await runStrategy(await upstream.strategy(), withState, upstream.authenticateOptions(ask));
     if (ended.end === 'error') throw ended.err;
     const state = withState.session[upstream.sessionKey] as StrategyState | undefined;
-    if (ended.end !== 'redirect' || !state) throw new Error(`upstream "${upstream.id}": its strategy did not start a sign-in (${ended.end})`);
+    if (ended.end !== 'redirect' || !state)
+      throw new Error(`upstream "${upstream.id}": its strategy did not start a sign-in (${ended.end})`);
     return { location: ended.url, state };
   },
 
   /** The callback: who signed in, or the strategy's refusal (`fail`) or fault (`error`) as thrown. */
-  async callback(upstream: Upstream, req: Request, state: StrategyState): Promise<{ ok: true; identity: UpstreamIdentity } | { ok: false; err: unknown }> {
+  async callback(
+    upstream: Upstream,
+    req: Request,
+    state: StrategyState,
+  ): Promise<{ ok: true; identity: UpstreamIdentity } | { ok: false; err: unknown }> {
     const ended = await runStrategy(await upstream.strategy(), withSession(req, { [upstream.sessionKey]: state }), { session: false });
     if (ended.end === 'success') return { ok: true, identity: ended.user as UpstreamIdentity };
     if (ended.end === 'fail') return { ok: false, err: new UpstreamRefusal(messageOf(ended.info)) };

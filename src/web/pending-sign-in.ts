@@ -82,7 +82,12 @@ export function pendingSignIns(key: Buffer, secure: boolean, store: Pick<Session
       const nonce = readCookie(req, PENDING_COOKIE);
       if (!p || p.clientId !== clientId || !nonce || !safeEqual(hashToken(nonce), p.browser)) return undefined;
       if (!(await store.takePending(p.id))) return undefined;
-      const pending: Pending = { userId: p.userId, amr: p.amr, clientId: p.clientId, ...(p.passwordExpiresAt !== undefined ? { passwordExpiresAt: p.passwordExpiresAt } : {}) };
+      const pending: Pending = {
+        userId: p.userId,
+        amr: p.amr,
+        clientId: p.clientId,
+        ...(p.passwordExpiresAt !== undefined ? { passwordExpiresAt: p.passwordExpiresAt } : {}),
+      };
       if (p.oldPassword !== undefined) pending.oldPassword = decrypt(secretKey(key, nonce), p.oldPassword);
       return { ...pending, again: (res) => begin(req, res, pending, p.exp) };
     },

@@ -20,7 +20,13 @@ export async function startSession(ctx: AppContext, res: Response, user: User, a
 }
 
 /** A factor used on a session that had less (step-up): the same session, carrying the factor from now on. */
-export async function raiseSession(ctx: AppContext, res: Response, signedIn: SignedIn, amr: Amr[], deviceCookie?: string): Promise<SignedIn> {
+export async function raiseSession(
+  ctx: AppContext,
+  res: Response,
+  signedIn: SignedIn,
+  amr: Amr[],
+  deviceCookie?: string,
+): Promise<SignedIn> {
   await ctx.sessions.setAmr(signedIn.session.id, amr);
   if (deviceCookie) res.cookie(DEVICE_COOKIE, deviceCookie, deviceCookieOptions(secureCookies(ctx.config)));
   return { ...signedIn, session: { ...signedIn.session, amr } };

@@ -25,9 +25,16 @@ export function accountTests(kind: DatabaseKind): void {
       const app = await server.client({ scopes: ['openid', 'profile', 'email', 'groups'] });
       const { code } = await obtainCode(new Browser(server), app, 'alice', people.alice.password, { scope: 'openid profile email groups' });
       const tokens = (await (await exchangeCode(server, app, code!)).json()) as Tokens;
-      expect(await me(server, tokens.access_token)).toMatchObject({ uid: 'alice', displayName: 'Alice Liddell', email: 'alice@latchkey.test' });
+      expect(await me(server, tokens.access_token)).toMatchObject({
+        uid: 'alice',
+        displayName: 'Alice Liddell',
+        email: 'alice@latchkey.test',
+      });
       // A name with filter metacharacters and non-ASCII, under a DN full of DN metacharacters.
-      expect(await profileOf(server, people.special.sam, people.special.password)).toMatchObject({ uid: people.special.sam, groups: ['Night, Ops (24*7)'] });
+      expect(await profileOf(server, people.special.sam, people.special.password)).toMatchObject({
+        uid: people.special.sam,
+        groups: ['Night, Ops (24*7)'],
+      });
     });
 
     test("the userid is anchored on objectGUID (Windows' string form): a renamed account keeps it, its old name stops working", async () => {
@@ -40,14 +47,20 @@ export function accountTests(kind: DatabaseKind): void {
 
       const rename = (from: string, sam: string, cn: string) =>
         dc().asAdmin(async (c) => {
-          await c.modify(from, new Change({ operation: 'replace', modification: new Attribute({ type: 'sAMAccountName', values: [sam] }) }));
+          await c.modify(
+            from,
+            new Change({ operation: 'replace', modification: new Attribute({ type: 'sAMAccountName', values: [sam] }) }),
+          );
           await c.modifyDN(from, `CN=${cn}`);
         });
       await rename(personDn(ren), 'renata', 'Renata Renamed');
       try {
         const after = await profileOf(server, 'renata', ren.password);
         expect(after).toMatchObject({ userid: before.userid, uid: 'renata' });
-        expect((await signIn(server, 'ren', ren.password)).body).toEqual({ error: 'invalid_grant', error_description: 'invalid username or password' });
+        expect((await signIn(server, 'ren', ren.password)).body).toEqual({
+          error: 'invalid_grant',
+          error_description: 'invalid username or password',
+        });
       } finally {
         await rename(personDn({ ...ren, cn: 'Renata Renamed' }), 'ren', ren.cn);
       }
@@ -60,14 +73,22 @@ export function accountTests(kind: DatabaseKind): void {
       // accountExpires is a Windows FILETIME: 100 ns ticks since 1601; yesterday, then 0 (never) again.
       const yesterday = ((BigInt(Date.now() - 86_400_000) + 11_644_473_600_000n) * 10_000n).toString();
       const expires = (value: string) =>
-        dc().asAdmin((c) => c.modify(personDn(p), new Change({ operation: 'replace', modification: new Attribute({ type: 'accountExpires', values: [value] }) })));
+        dc().asAdmin((c) =>
+          c.modify(
+            personDn(p),
+            new Change({ operation: 'replace', modification: new Attribute({ type: 'accountExpires', values: [value] }) }),
+          ),
+        );
       await expires(yesterday);
       try {
         expect(await refresh(server, first.body.refresh_token!)).toEqual({
           status: 400,
           body: { error: 'invalid_grant', error_description: 'the user no longer exists or is disabled in their directory' },
         });
-        expect(await signIn(server, p.sam, p.password)).toMatchObject({ status: 400, body: { error_description: 'the account has expired' } });
+        expect(await signIn(server, p.sam, p.password)).toMatchObject({
+          status: 400,
+          body: { error_description: 'the account has expired' },
+        });
       } finally {
         await expires('0');
       }
@@ -80,7 +101,12 @@ export function accountTests(kind: DatabaseKind): void {
 
     test('adminGroups through nesting: alice, in IT Ops which is in Latchkey Admins, gets the admin API; bob does not', async () => {
       const usersCount = async (username: string, password: string) => {
-        const token = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', client_id: 'admin-cli', username, password });
+        const token = await postForm(`${server.url}/oauth/v20/token`, {
+          grant_type: 'password',
+          client_id: 'admin-cli',
+          username,
+          password,
+        });
         const { access_token } = (await token.json()) as Tokens;
         const res = await fetch(`${server.url}/graphql`, {
           method: 'POST',
@@ -99,7 +125,9 @@ export function accountTests(kind: DatabaseKind): void {
 
     test(`a 1,601-member group, and a user in ${GUS_TEAMS} groups (more than a page) and in the big one through them`, async () => {
       // Groups searched from the domain root, as docs/identity-backends.md's example does.
-      const wholeDomain = await servers.start(adConfig({ groupSearch: { baseDN: AD_BASE_DN, filter: '(objectClass=group)', nested: 'matchingRule' } }));
+      const wholeDomain = await servers.start(
+        adConfig({ groupSearch: { baseDN: AD_BASE_DN, filter: '(objectClass=group)', nested: 'matchingRule' } }),
+      );
       expect(sorted((await profileOf(wholeDomain, 'bob', people.bob.password)).groups)).toEqual([ALL_HANDS, 'Engineers', 'Staff']);
       const gus = await profileOf(wholeDomain, 'gus', people.gus.password);
       expect(gus.groups).toHaveLength(GUS_TEAMS + 1);

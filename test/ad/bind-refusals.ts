@@ -29,7 +29,11 @@ export function bindRefusalTests(kind: DatabaseKind): void {
     /** The error the login page shows for this attempt. */
     async function pageError(username: string, password: string): Promise<string | undefined> {
       const app = await server.client();
-      const page = await new Browser(server).signIn({ client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code' }, username, password);
+      const page = await new Browser(server).signIn(
+        { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code' },
+        username,
+        password,
+      );
       return /<p class="error" role="alert">([^<]*)<\/p>/.exec(await page.text())?.[1];
     }
 
@@ -43,17 +47,23 @@ export function bindRefusalTests(kind: DatabaseKind): void {
       ['dora', '533', 'the account is disabled', 'This account is disabled.'],
       ['eve', '701', 'the account has expired', 'This account has expired.'],
       ['mike', '773', 'the password must be changed before signing in', 'Your password must be changed before you can sign in.'],
-    ] as const)('%s (data %s): the right password is told why; a wrong one gets the answer any wrong password gets', async (key, code, description, sentence) => {
-      const p = people[key];
-      // The DC's own answers: the state is real, and only the right password hears about it.
-      expect(await dc().rawBind(personDn(p), p.password)).toContain(`data ${code}`);
-      expect(await dc().rawBind(personDn(p), WRONG)).toContain('data 52e');
+    ] as const)(
+      '%s (data %s): the right password is told why; a wrong one gets the answer any wrong password gets',
+      async (key, code, description, sentence) => {
+        const p = people[key];
+        // The DC's own answers: the state is real, and only the right password hears about it.
+        expect(await dc().rawBind(personDn(p), p.password)).toContain(`data ${code}`);
+        expect(await dc().rawBind(personDn(p), WRONG)).toContain('data 52e');
 
-      expect(await signIn(server, p.sam, p.password)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: description } });
-      expect(await pageError(p.sam, p.password)).toBe(sentence);
-      expect(await signIn(server, p.sam, WRONG)).toEqual(wrongPassword);
-      expect(await pageError(p.sam, WRONG)).toBe('Invalid username or password.');
-    });
+        expect(await signIn(server, p.sam, p.password)).toEqual({
+          status: 400,
+          body: { error: 'invalid_grant', error_description: description },
+        });
+        expect(await pageError(p.sam, p.password)).toBe(sentence);
+        expect(await signIn(server, p.sam, WRONG)).toEqual(wrongPassword);
+        expect(await pageError(p.sam, WRONG)).toBe('Invalid username or password.');
+      },
+    );
 
     test('a locked account: AD answers 775 to any password, so Latchkey says what it says to any wrong password', async () => {
       const lou = people.lou;

@@ -24,7 +24,12 @@ export interface AdPerson {
   state?: Record<string, string>;
 }
 
-const person = (sam: string, cn: string, state?: Record<string, string>): AdPerson => ({ sam, cn, password: `${sam.slice(0, 4)}-Directory-Pw1`, state });
+const person = (sam: string, cn: string, state?: Record<string, string>): AdPerson => ({
+  sam,
+  cn,
+  password: `${sam.slice(0, 4)}-Directory-Pw1`,
+  state,
+});
 
 export const people = {
   alice: person('alice', 'Alice Liddell'),
@@ -78,7 +83,9 @@ type Attrs = Record<string, string | string[]>;
 /** One LDIF record; values that are not plain ASCII, and passwords (UTF-16LE in quotes), in base64. */
 function record(dn: string, attrs: Attrs): string {
   const line = (name: string, value: string) =>
-    /^[\x20-\x7e]*$/.test(value) && !/^[ :<]/.test(value) ? `${name}: ${value}` : `${name}:: ${Buffer.from(value, 'utf8').toString('base64')}`;
+    /^[\x20-\x7e]*$/.test(value) && !/^[ :<]/.test(value)
+      ? `${name}: ${value}`
+      : `${name}:: ${Buffer.from(value, 'utf8').toString('base64')}`;
   const lines = [line('dn', dn)];
   for (const [name, value] of Object.entries(attrs)) {
     for (const v of Array.isArray(value) ? value : [value]) {
@@ -91,7 +98,12 @@ function record(dn: string, attrs: Attrs): string {
 export function domainLdif(): string {
   let out = '';
   for (const ou of [PEOPLE, GROUPS, TEAMS]) out += record(ou, { objectClass: 'organizationalUnit' });
-  out += record(SERVICE_DN, { objectClass: 'user', sAMAccountName: 'svc-latchkey', unicodePwd: SERVICE_PASSWORD, userAccountControl: '66048' });
+  out += record(SERVICE_DN, {
+    objectClass: 'user',
+    sAMAccountName: 'svc-latchkey',
+    unicodePwd: SERVICE_PASSWORD,
+    userAccountControl: '66048',
+  });
   for (const p of Object.values(people)) {
     out += record(personDn(p), {
       objectClass: 'user',

@@ -58,7 +58,8 @@ const clients = new WeakMap<TestServer, Promise<{ clientId: string; clientSecret
 
 /** A password grant by the server's test application; the answer as the application sees it. */
 export async function signIn(server: TestServer, username: string, password: string) {
-  if (!clients.has(server)) clients.set(server, server.client({ grantTypes: ['password', 'refresh_token'], scopes: ['openid', 'profile', 'email', 'groups'] }));
+  if (!clients.has(server))
+    clients.set(server, server.client({ grantTypes: ['password', 'refresh_token'], scopes: ['openid', 'profile', 'email', 'groups'] }));
   const c = await clients.get(server)!;
   const res = await postForm(
     `${server.url}/oauth/v20/token`,
@@ -71,13 +72,23 @@ export async function signIn(server: TestServer, username: string, password: str
 /** A refresh grant by the same test application; the answer as the application sees it. */
 export async function refresh(server: TestServer, refreshToken: string) {
   const c = await clients.get(server)!;
-  const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: refreshToken }, { authorization: basic(c.clientId, c.clientSecret!) });
+  const res = await postForm(
+    `${server.url}/oauth/v20/token`,
+    { grant_type: 'refresh_token', refresh_token: refreshToken },
+    { authorization: basic(c.clientId, c.clientSecret!) },
+  );
   return { status: res.status, body: (await res.json()) as Tokens & { error?: string; error_description?: string } };
 }
 
 /** The `/me` profile of a token. */
 export const me = async (server: TestServer, accessToken: string) =>
-  (await (await get(`${server.url}/api/oauth/v20/me`, { access_token: accessToken })).json()) as { userid: string; uid: string; displayName?: string; email?: string; groups: string[] };
+  (await (await get(`${server.url}/api/oauth/v20/me`, { access_token: accessToken })).json()) as {
+    userid: string;
+    uid: string;
+    displayName?: string;
+    email?: string;
+    groups: string[];
+  };
 
 /** Signs in (which must succeed) and returns the profile. */
 export async function profileOf(server: TestServer, username: string, password: string) {

@@ -30,24 +30,34 @@ export function outageTests(kind: DatabaseKind): void {
     test.each([
       ['StartTLS', startTlsConfig],
       ['ldaps', adConfig],
-    ] as const)('%s: a stopped DC is a prompt 503 and /readyz names it; once a probe finds it back, the first sign-in succeeds at once', async (transport, config) => {
-      const server = await servers.start(config({ timeoutMs: TIMEOUT_MS }));
-      const alice = () => signIn(server, 'alice', people.alice.password);
-      expect((await alice()).status).toBe(200); // both pools now hold a connection to the DC
+    ] as const)(
+      '%s: a stopped DC is a prompt 503 and /readyz names it; once a probe finds it back, the first sign-in succeeds at once',
+      async (transport, config) => {
+        const server = await servers.start(config({ timeoutMs: TIMEOUT_MS }));
+        const alice = () => signIn(server, 'alice', people.alice.password);
+        expect((await alice()).status).toBe(200); // both pools now hold a connection to the DC
 
-      await dc().stop();
-      const [down, outageMs] = await elapsed(alice);
-      expect(down).toEqual({ status: 503, body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' } });
-      expect(await (await get(`${server.url}/readyz`)).json()).toEqual({ database: 'up', backends: { corp: 'down', local: 'up' } });
+        await dc().stop();
+        const [down, outageMs] = await elapsed(alice);
+        expect(down).toEqual({
+          status: 503,
+          body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' },
+        });
+        expect(await (await get(`${server.url}/readyz`)).json()).toEqual({ database: 'up', backends: { corp: 'down', local: 'up' } });
 
-      await dc().start();
-      await eventually('the probe finds the DC answering', async () => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp === 'up');
-      const [up, recoveryMs] = await elapsed(alice);
-      expect(up.status).toBe(200);
+        await dc().start();
+        await eventually(
+          'the probe finds the DC answering',
+          async () => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp === 'up',
+        );
+        const [up, recoveryMs] = await elapsed(alice);
+        expect(up.status).toBe(200);
 
-      if (process.env.AD_TIMINGS) process.stdout.write(`AD ${transport} on ${kind}: 503 after ${outageMs} ms; first sign-in after restart ${recoveryMs} ms\n`);
-      expect(outageMs).toBeLessThan(1000);
-      expect(recoveryMs).toBeLessThan(2000);
-    });
+        if (process.env.AD_TIMINGS)
+          process.stdout.write(`AD ${transport} on ${kind}: 503 after ${outageMs} ms; first sign-in after restart ${recoveryMs} ms\n`);
+        expect(outageMs).toBeLessThan(1000);
+        expect(recoveryMs).toBeLessThan(2000);
+      },
+    );
   });
 }

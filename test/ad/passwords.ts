@@ -20,7 +20,11 @@ const DAY = 86_400;
 const dnOf = (sam: string) => `CN=${sam},${PEOPLE}`;
 
 /** A fresh AD user, with a password of their own, under a PSO made for them (the rules under test). */
-async function adUser(sam: string, password: string, rules: { minAge?: number; maxAge?: number; mustChange?: boolean; mail?: string } = {}): Promise<void> {
+async function adUser(
+  sam: string,
+  password: string,
+  rules: { minAge?: number; maxAge?: number; mustChange?: boolean; mail?: string } = {},
+): Promise<void> {
   await dc().asAdmin(async (client) => {
     await client.add(dnOf(sam), [
       new Attribute({ type: 'objectClass', values: ['top', 'person', 'organizationalPerson', 'user'] }),
@@ -60,7 +64,13 @@ export function passwordTests(kind: DatabaseKind): void {
     const servers = new Servers(kind);
     let server: TestServer;
     let client: CodeFlowClient;
-    const query = () => ({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
+    const query = () => ({
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's',
+    });
     /** The DC's own answer to a bind: `ok`, or its `data` code (52e wrong, 532 expired, 773 must change). */
     const bindAnswer = async (sam: string, password: string) => {
       const raw = await dc().rawBind(dnOf(sam), password);
@@ -87,7 +97,8 @@ export function passwordTests(kind: DatabaseKind): void {
       await adUser('pat', 'Pat-First-Pw1');
       const browser = new AccountBrowser(server);
       expect((await browser.signInAtAccount('pat', 'Pat-First-Pw1')).html).toContain('Signed in as');
-      const change = (old: string, next: string) => browser.post('password', { password: old, new_password: next, new_password_again: next });
+      const change = (old: string, next: string) =>
+        browser.post('password', { password: old, new_password: next, new_password_again: next });
 
       const simple = await change('Pat-First-Pw1', 'simplesimple');
       expect(simple.status).toBe(400);
@@ -115,7 +126,11 @@ export function passwordTests(kind: DatabaseKind): void {
       await adUser('yan', 'Yan-First-Pw1', { minAge: DAY });
       const browser = new AccountBrowser(server);
       await browser.signInAtAccount('yan', 'Yan-First-Pw1');
-      const young = await browser.post('password', { password: 'Yan-First-Pw1', new_password: 'Yan-Second-Pw2', new_password_again: 'Yan-Second-Pw2' });
+      const young = await browser.post('password', {
+        password: 'Yan-First-Pw1',
+        new_password: 'Yan-Second-Pw2',
+        new_password_again: 'Yan-Second-Pw2',
+      });
       expect(young.status).toBe(400);
       expect(young.html).toMatch(/changed too recently|password rules/);
       expect(await bindAnswer('yan', 'Yan-First-Pw1')).toBe('ok');
@@ -146,7 +161,10 @@ export function passwordTests(kind: DatabaseKind): void {
       expect(rex).toBeDefined();
       const admin = (await adminCliToken(server, 'alice', people.alice.password)).access_token;
       const setPassword = (password: string) =>
-        graphqlPost(server, admin, `mutation($id: ID!, $password: String!) { setUserPassword(id: $id, password: $password) }`, { id: rex.id, password });
+        graphqlPost(server, admin, `mutation($id: ID!, $password: String!) { setUserPassword(id: $id, password: $password) }`, {
+          id: rex.id,
+          password,
+        });
 
       const simple = await setPassword('simplesimple');
       expect(simple.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');

@@ -21,7 +21,7 @@ describe.each(databaseKinds)('admin changes name their target in the audit trail
   let token: string;
   let adminId: string;
 
-  const call = async <T,>(query: string, variables?: Record<string, unknown>): Promise<T> => {
+  const call = async <T>(query: string, variables?: Record<string, unknown>): Promise<T> => {
     const answer = await graphqlPost(server, token, query, variables);
     if (answer.errors) throw new Error(JSON.stringify(answer.errors));
     return answer.data as T;

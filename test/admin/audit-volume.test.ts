@@ -30,7 +30,12 @@ describe.each(databaseKinds)('token issues in the audit trail on %s', (kind) => 
     return s;
   }
 
-  async function grants(s: TestServer, c: { clientId: string; clientSecret: string | null }, n: number, grant: Record<string, string> = { grant_type: 'client_credentials' }): Promise<void> {
+  async function grants(
+    s: TestServer,
+    c: { clientId: string; clientSecret: string | null },
+    n: number,
+    grant: Record<string, string> = { grant_type: 'client_credentials' },
+  ): Promise<void> {
     for (let i = 0; i < n; i++) {
       const res = await postForm(`${s.url}/oauth/v20/token`, grant, { authorization: basic(c.clientId, c.clientSecret!) });
       expect(res.status).toBe(200);
@@ -38,10 +43,12 @@ describe.each(databaseKinds)('token issues in the audit trail on %s', (kind) => 
   }
 
   const issued = (s: TestServer, clientId: string): Promise<Row[]> =>
-    withOwnConnection(s.db, (k) => k('audit_events').where({ kind: 'token.issued', client_id: clientId }).orderBy('id').select('at', 'user_id', 'request_id', 'details'));
+    withOwnConnection(s.db, (k) =>
+      k('audit_events').where({ kind: 'token.issued', client_id: clientId }).orderBy('id').select('at', 'user_id', 'request_id', 'details'),
+    );
   const counts = (rows: Row[]) => rows.map((r) => JSON.parse(r.details) as { grant: string; count?: number; from?: string; to?: string });
 
-  test('50 client_credentials grants in a row are one event with count 50, written at shutdown at the latest; a user\'s token and the admin change stay one event each', async () => {
+  test("50 client_credentials grants in a row are one event with count 50, written at shutdown at the latest; a user's token and the admin change stay one event each", async () => {
     const s = await start();
     s.logs.length = 0;
     freezeClock();
@@ -59,9 +66,14 @@ describe.each(databaseKinds)('token issues in the audit trail on %s', (kind) => 
     expect(summaries[0]!.request_id).toBeNull();
     // The user's tokens: one event each, with their request.
     const perUser = rows.filter((r) => r.user_id !== null);
-    expect(counts(perUser)).toEqual([{ grant: 'password', scope: expect.any(String) }, { grant: 'password', scope: expect.any(String) }]);
+    expect(counts(perUser)).toEqual([
+      { grant: 'password', scope: expect.any(String) },
+      { grant: 'password', scope: expect.any(String) },
+    ]);
     expect(perUser.every((r) => r.request_id)).toBe(true);
-    const registered = await withOwnConnection(s.db, (k) => k('audit_events').where({ kind: 'admin.change', client_id: c.clientId }).count({ n: '*' }));
+    const registered = await withOwnConnection(s.db, (k) =>
+      k('audit_events').where({ kind: 'admin.change', client_id: c.clientId }).count({ n: '*' }),
+    );
     expect(Number(registered[0]!.n)).toBe(1);
     expect(s.logs).toEqual([]);
   });

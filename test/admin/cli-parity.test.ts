@@ -53,7 +53,11 @@ describe.each(databaseKinds)('the CLI and GraphQL agree on %s', (kind) => {
     const created = await cli('client', 'create', '--name', 'From the shell', '--redirect-uri', 'https://shell.example.com/cb');
     expect(created.code).toBe(0);
     const shellClient = (JSON.parse(created.stdout) as { clientId: string }).clientId;
-    const registered = await graphqlPost(server, token, 'mutation { registerClient(input: { name: "From the API", redirectUris: ["https://api.example.com/cb"] }) { client { clientId } } }');
+    const registered = await graphqlPost(
+      server,
+      token,
+      'mutation { registerClient(input: { name: "From the API", redirectUris: ["https://api.example.com/cb"] }) { client { clientId } } }',
+    );
     const apiClient = (registered.data as { registerClient: { client: { clientId: string } } }).registerClient.client.clientId;
 
     expect((await cli('client', 'delete', '--client-id', shellClient)).code).toBe(0);

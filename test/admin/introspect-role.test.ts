@@ -21,15 +21,21 @@ describe.each(databaseKinds)('the introspect role on %s', (kind) => {
   const UPDATE = 'mutation($id: ID!, $roles: [String!]) { updateClient(clientId: $id, input: { roles: $roles }) { clientId roles } }';
 
   async function register(name: string, roles?: string[]): Promise<Registered> {
-    const res = await graphqlPost(server, adminToken, REGISTER, { input: { name, redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], ...(roles ? { roles } : {}) } });
+    const res = await graphqlPost(server, adminToken, REGISTER, {
+      input: { name, redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], ...(roles ? { roles } : {}) },
+    });
     expect(res.errors).toBeUndefined();
     return res.data!.registerClient as Registered;
   }
 
   const introspect = async (caller: Registered, token: string) =>
-    (await postForm(`${server.url}/oauth/v20/introspect`, { token }, { authorization: basic(caller.client.clientId, caller.clientSecret) })).json();
+    (
+      await postForm(`${server.url}/oauth/v20/introspect`, { token }, { authorization: basic(caller.client.clientId, caller.clientSecret) })
+    ).json();
 
-  const ownToken = async (c: Registered) => (await tokenRequest(server, { grant_type: 'client_credentials' }, { authorization: basic(c.client.clientId, c.clientSecret) })).access_token;
+  const ownToken = async (c: Registered) =>
+    (await tokenRequest(server, { grant_type: 'client_credentials' }, { authorization: basic(c.client.clientId, c.clientSecret) }))
+      .access_token;
 
   beforeAll(async () => {
     server = await startTestServer(kind);
@@ -65,7 +71,10 @@ describe.each(databaseKinds)('the introspect role on %s', (kind) => {
   test('and nothing else: the admin API is FORBIDDEN to its token, and it cannot revoke tokens it did not get', async () => {
     const api = await register('Reports API', ['introspect']);
     const apiToken = await ownToken(api);
-    for (const query of ['{ clients { totalCount } }', 'mutation { createUser(input: { username: "sneaky", password: "sneaky-password-1", roles: ["admin"] }) { id } }']) {
+    for (const query of [
+      '{ clients { totalCount } }',
+      'mutation { createUser(input: { username: "sneaky", password: "sneaky-password-1", roles: ["admin"] }) { id } }',
+    ]) {
       const res = await graphqlPost(server, apiToken, query);
       expect(res.status).toBe(403);
       expect(res.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -73,7 +82,11 @@ describe.each(databaseKinds)('the introspect role on %s', (kind) => {
     }
     const app = await register('Reports job');
     const appToken = await ownToken(app);
-    const revoke = await postForm(`${server.url}/oauth/v20/revoke`, { token: appToken }, { authorization: basic(api.client.clientId, api.clientSecret) });
+    const revoke = await postForm(
+      `${server.url}/oauth/v20/revoke`,
+      { token: appToken },
+      { authorization: basic(api.client.clientId, api.clientSecret) },
+    );
     expect(revoke.status).toBe(400);
     expect(await introspect(app, appToken)).toMatchObject({ active: true });
   });

@@ -19,21 +19,37 @@ describe('introspection under the cost limit', () => {
   afterAll(() => server.stop());
 
   test('the introspection query of GraphQL tools (graphql-js getIntrospectionQuery, with every option) answers the whole schema', async () => {
-    for (const query of [getIntrospectionQuery(), getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true })]) {
+    for (const query of [
+      getIntrospectionQuery(),
+      getIntrospectionQuery({
+        descriptions: true,
+        specifiedByUrl: true,
+        directiveIsRepeatable: true,
+        schemaDescription: true,
+        inputValueDeprecation: true,
+      }),
+    ]) {
       const res = await graphqlPost(server, token, query);
       expect(res.errors).toBeUndefined();
       expect(res.status).toBe(200);
       const types = (res.data!.__schema as { types: Array<{ name: string }> }).types.map((t) => t.name);
       expect(types).toEqual(expect.arrayContaining(['Query', 'Mutation', 'Client', 'User', '__Schema']));
     }
-    const one = await graphqlPost(server, token, '{ __type(name: "Client") { name fields { name type { kind name ofType { kind name } } } } }');
+    const one = await graphqlPost(
+      server,
+      token,
+      '{ __type(name: "Client") { name fields { name type { kind name ofType { kind name } } } } }',
+    );
     expect(one.errors).toBeUndefined();
   });
 
   test('a big nested introspection query is refused by the cost limit, in the usual error shape, before it runs', async () => {
     // Each alias is small and passes graphql-js's own introspection depth rule; together they were
     // free, and asked for the whole schema hundreds of times over.
-    const aliases = Array.from({ length: 700 }, (_, i) => `a${i}: __schema { types { name fields { name args { name } type { name kind } } } }`);
+    const aliases = Array.from(
+      { length: 700 },
+      (_, i) => `a${i}: __schema { types { name fields { name args { name } type { name kind } } } }`,
+    );
     const query = `{ ${aliases.join(' ')} }`;
     expect(query.length).toBeGreaterThan(50_000);
     const started = Date.now();
@@ -46,7 +62,11 @@ describe('introspection under the cost limit', () => {
     expect(Date.now() - started).toBeLessThan(5000);
 
     // Nesting multiplies: one block that walks from types to their fields' types' fields is refused alone.
-    const nested = await graphqlPost(server, token, '{ __schema { types { name fields { name type { name fields { name type { name kind } } } } } } }');
+    const nested = await graphqlPost(
+      server,
+      token,
+      '{ __schema { types { name fields { name type { name fields { name type { name kind } } } } } } }',
+    );
     expect(nested.errors?.map((e) => e.message)).toContainEqual(expect.stringMatching(/^query cost \d+ exceeds the limit of 5000$/));
     // Aliases of a small introspection add up like aliases of any field.
     const alias = (i: number) => `t${i}: __type(name: "Client") { name kind fields { name } }`;

@@ -6,7 +6,14 @@ import { basic, postForm } from '../helpers/http.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const FIELDS = 'clientId tokenEndpointAuthMethod jwks jwksUri accessTokenTtl refreshTokenTtl defaultAudience backchannelLogoutUri name';
-type Shown = { clientId: string; tokenEndpointAuthMethod: string | null; jwks: string | null; jwksUri: string | null; accessTokenTtl: number | null; name: string };
+type Shown = {
+  clientId: string;
+  tokenEndpointAuthMethod: string | null;
+  jwks: string | null;
+  jwksUri: string | null;
+  accessTokenTtl: number | null;
+  name: string;
+};
 
 /** updateClient as GraphQL clients expect it: a field left out stays, null clears it (or resets it to the default). */
 describe.each(databaseKinds)('updateClient with null on %s', (kind) => {
@@ -23,13 +30,23 @@ describe.each(databaseKinds)('updateClient with null on %s', (kind) => {
   afterAll(() => server.stop());
 
   const update = async (clientId: string, input: Record<string, unknown>): Promise<GraphQLAnswer & { client?: Shown }> => {
-    const answer = await graphqlPost(server, admin, `mutation($c: ID!, $i: UpdateClientInput!) { updateClient(clientId: $c, input: $i) { ${FIELDS} } }`, { c: clientId, i: input });
+    const answer = await graphqlPost(
+      server,
+      admin,
+      `mutation($c: ID!, $i: UpdateClientInput!) { updateClient(clientId: $c, input: $i) { ${FIELDS} } }`,
+      { c: clientId, i: input },
+    );
     return { ...answer, client: answer.data?.updateClient as Shown | undefined };
   };
   const register = async (input: Record<string, unknown>): Promise<Shown> => {
-    const answer = await graphqlPost(server, admin, `mutation($i: RegisterClientInput!) { registerClient(input: $i) { client { ${FIELDS} } } }`, {
-      i: { name: 'Keys', redirectUris: ['https://rp.example/cb'], grantTypes: ['CLIENT_CREDENTIALS'], ...input },
-    });
+    const answer = await graphqlPost(
+      server,
+      admin,
+      `mutation($i: RegisterClientInput!) { registerClient(input: $i) { client { ${FIELDS} } } }`,
+      {
+        i: { name: 'Keys', redirectUris: ['https://rp.example/cb'], grantTypes: ['CLIENT_CREDENTIALS'], ...input },
+      },
+    );
     expect(answer.errors).toBeUndefined();
     return (answer.data!.registerClient as { client: Shown }).client;
   };
@@ -42,7 +59,12 @@ describe.each(databaseKinds)('updateClient with null on %s', (kind) => {
     expect(c).toMatchObject({ tokenEndpointAuthMethod: 'PRIVATE_KEY_JWT', jwks, jwksUri: null, accessTokenTtl: 60 });
 
     // Left out: unchanged.
-    expect((await update(c.clientId, { name: 'Keys 2' })).client).toMatchObject({ name: 'Keys 2', tokenEndpointAuthMethod: 'PRIVATE_KEY_JWT', jwks, accessTokenTtl: 60 });
+    expect((await update(c.clientId, { name: 'Keys 2' })).client).toMatchObject({
+      name: 'Keys 2',
+      tokenEndpointAuthMethod: 'PRIVATE_KEY_JWT',
+      jwks,
+      accessTokenTtl: 60,
+    });
     // From registered keys to a key URL.
     const moved = await update(c.clientId, { jwks: null, jwksUri: 'https://rp.example/jwks' });
     expect(moved.errors).toBeUndefined();
@@ -53,7 +75,9 @@ describe.each(databaseKinds)('updateClient with null on %s', (kind) => {
     const reset = await update(c.clientId, { tokenEndpointAuthMethod: null, jwksUri: null, accessTokenTtl: null });
     expect(reset.errors).toBeUndefined();
     expect(reset.client).toMatchObject({ tokenEndpointAuthMethod: null, jwks: null, jwksUri: null, accessTokenTtl: null });
-    const rotated = await graphqlPost(server, admin, 'mutation($c: ID!) { rotateClientSecret(clientId: $c) { clientSecret } }', { c: c.clientId });
+    const rotated = await graphqlPost(server, admin, 'mutation($c: ID!) { rotateClientSecret(clientId: $c) { clientSecret } }', {
+      c: c.clientId,
+    });
     const secret = (rotated.data!.rotateClientSecret as { clientSecret: string }).clientSecret;
     const tokenUrl = `${server.url}/oauth/v20/token`;
     expect((await postForm(tokenUrl, { grant_type: 'client_credentials' }, { authorization: basic(c.clientId, secret) })).status).toBe(200);
@@ -68,8 +92,11 @@ describe.each(databaseKinds)('updateClient with null on %s', (kind) => {
 
   test('null for a field that always has a value is refused, and the client is unchanged', async () => {
     const c = await register({});
-    for (const field of ['name', 'redirectUris', 'ssoEnabled', 'errorCodes', 'idTokenAlg']) refused(await update(c.clientId, { [field]: null }), field);
-    const shown = await graphqlPost(server, admin, 'query($c: ID!) { client(clientId: $c) { name ssoEnabled redirectUris } }', { c: c.clientId });
+    for (const field of ['name', 'redirectUris', 'ssoEnabled', 'errorCodes', 'idTokenAlg'])
+      refused(await update(c.clientId, { [field]: null }), field);
+    const shown = await graphqlPost(server, admin, 'query($c: ID!) { client(clientId: $c) { name ssoEnabled redirectUris } }', {
+      c: c.clientId,
+    });
     expect(shown.data!.client).toEqual({ name: 'Keys', ssoEnabled: true, redirectUris: ['https://rp.example/cb'] });
   });
 });

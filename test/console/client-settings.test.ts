@@ -5,7 +5,6 @@ import { consoleSuite, checkSection, expectOnlyOwnOrigin, signIn, watchedContext
 /** The client form's "Advanced" section, at phone width: web origins and a back-channel logout URI, stored and shown again. */
 const suite = consoleSuite();
 
-
 test('register a client with web origins and a back-channel logout URI; a bad origin shows the API error at the form', async () => {
   const { server, browser } = suite;
   const { context, page, requests } = await watchedContext(browser, 'phone');

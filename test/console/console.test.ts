@@ -3,7 +3,16 @@ import type { Browser, Page } from 'playwright-core';
 import { CLI_ACTOR } from '../../src/audit/record.ts';
 import { codeAt } from '../helpers/totp.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
-import { buildConsoleIfStale, checkSection, expectOnlyOwnOrigin, launch, signIn, tokenStatus, watchedContext, type Width } from './harness.ts';
+import {
+  buildConsoleIfStale,
+  checkSection,
+  expectOnlyOwnOrigin,
+  launch,
+  signIn,
+  tokenStatus,
+  watchedContext,
+  type Width,
+} from './harness.ts';
 
 /**
  * docs/admin-console.md: the admin console at /admin, in Debian's Chromium at desktop and phone width, against a real
@@ -25,7 +34,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const passwordGrant = (username: string, password: string) => tokenStatus(server, { grant_type: 'password', client_id: 'admin-cli', username, password });
+const passwordGrant = (username: string, password: string) =>
+  tokenStatus(server, { grant_type: 'password', client_id: 'admin-cli', username, password });
 
 async function openSection(page: Page, title: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: title }).click();
@@ -118,7 +128,11 @@ describe.each(['desktop', 'phone'] as const)('the admin console at %s width', (w
 
   test('users: create, edit roles, set a password, disable (their password grant is refused) and enable (accepted)', async () => {
     await openSection(page, 'Users');
-    await page.getByRole('cell', { name: 'bob' }).or(page.getByRole('rowheader', { name: 'bob' })).first().waitFor();
+    await page
+      .getByRole('cell', { name: 'bob' })
+      .or(page.getByRole('rowheader', { name: 'bob' }))
+      .first()
+      .waitFor();
     await checkSection(page, 'users', width);
     await page.getByRole('button', { name: 'Create a user' }).click();
     await page.getByLabel('Username', { exact: true }).fill(carol);
@@ -178,9 +192,21 @@ describe.each(['desktop', 'phone'] as const)('the admin console at %s width', (w
     await page.waitForURL((u) => u.searchParams.get('kind') === 'admin.change');
     // The list stays on screen while the filtered one loads: wait for the filtered one.
     await page.waitForFunction(() => [...document.querySelectorAll('tbody th')].every((th) => th.textContent!.startsWith('admin.change')));
-    await page.getByRole('rowheader', { name: /user\.set_password/ }).first().waitFor();
+    await page
+      .getByRole('rowheader', { name: /user\.set_password/ })
+      .first()
+      .waitFor();
     const text = await page.locator('table').textContent();
-    for (const action of ['client.register', 'client.update', 'client.rotate_secret', 'client.delete', 'user.create', 'user.update', 'user.set_password', 'tokens.revoke']) {
+    for (const action of [
+      'client.register',
+      'client.update',
+      'client.rotate_secret',
+      'client.delete',
+      'user.create',
+      'user.update',
+      'user.set_password',
+      'tokens.revoke',
+    ]) {
       expect(text).toContain(action);
     }
     await checkSection(page, 'audit', width);
@@ -271,7 +297,10 @@ test('the access token is renewed with the refresh token, then by a silent round
   await server.ctx.clients.update('admin-console', { accessTokenTtl: 6 }, CLI_ACTOR);
   const { context, page, requests } = await watchedContext(browser, 'desktop');
   try {
-    const refreshed = page.waitForRequest((r) => r.url().endsWith('/oauth/v20/token') && (r.postData() ?? '').includes('grant_type=refresh_token'), { timeout: 15_000 });
+    const refreshed = page.waitForRequest(
+      (r) => r.url().endsWith('/oauth/v20/token') && (r.postData() ?? '').includes('grant_type=refresh_token'),
+      { timeout: 15_000 },
+    );
     await signIn(server, page, 'admin', ADMIN_PASSWORD);
     await page.getByRole('heading', { level: 1, name: 'Clients' }).waitFor();
     expect((await (await refreshed).response())!.status()).toBe(200);
@@ -280,14 +309,23 @@ test('the access token is renewed with the refresh token, then by a silent round
     // console comes back through the authorize endpoint with prompt=none, without a login page.
     await openSection(page, 'Users');
     await page.getByRole('button', { name: 'Revoke the tokens of admin' }).click();
-    const silent = page.waitForRequest((r) => r.url().includes('/oauth/v20/authorize') && r.url().includes('prompt=none'), { timeout: 15_000 });
+    const silent = page.waitForRequest((r) => r.url().includes('/oauth/v20/authorize') && r.url().includes('prompt=none'), {
+      timeout: 15_000,
+    });
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke tokens' }).click();
     await openSection(page, 'Clients').catch(() => undefined);
     await silent;
     await page.waitForURL((u) => u.pathname.startsWith('/admin/') && !u.pathname.endsWith('/callback'));
     await page.getByRole('heading', { level: 1 }).waitFor();
     await page.getByText('Signed in as').waitFor();
-    expect(requests.some((u) => u.includes('/oauth/v20/authorize') && !u.includes('prompt=none') && requests.indexOf(u) > requests.findIndex((x) => x.includes('prompt=none')))).toBe(false);
+    expect(
+      requests.some(
+        (u) =>
+          u.includes('/oauth/v20/authorize') &&
+          !u.includes('prompt=none') &&
+          requests.indexOf(u) > requests.findIndex((x) => x.includes('prompt=none')),
+      ),
+    ).toBe(false);
 
     // Sign-out: RP-initiated logout with the id_token as hint (no question asked), back to the console's signed-out page.
     await page.getByRole('button', { name: 'Sign out' }).click();

@@ -12,7 +12,11 @@ import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** `npm ci` and `npm start` build the console; a checkout edited since gets the same rebuild here. */
 export function buildConsoleIfStale(): void {
-  execFileSync(process.execPath, ['--input-type=module', '-e', "const b = await import('./scripts/build.mjs'); if (b.isConsoleStale()) await b.buildConsole();"], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    ['--input-type=module', '-e', "const b = await import('./scripts/build.mjs'); if (b.isConsoleStale()) await b.buildConsole();"],
+    { stdio: 'inherit' },
+  );
 }
 
 export const launch = launchChromium;
@@ -88,8 +92,14 @@ export async function checkSection(page: Page, name: string, width: Width): Prom
   // The page's CSP allows no inline script: axe is handed to the page through the debugging protocol.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(ctx: Document, opts: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ html: string }> }> }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'rule', values: ['label', 'button-name', 'link-name', 'select-name', 'aria-input-field-name'] } });
+    const axe = (
+      window as unknown as {
+        axe: { run(ctx: Document, opts: unknown): Promise<{ violations: Array<{ id: string; nodes: Array<{ html: string }> }> }> };
+      }
+    ).axe;
+    const result = await axe.run(document, {
+      runOnly: { type: 'rule', values: ['label', 'button-name', 'link-name', 'select-name', 'aria-input-field-name'] },
+    });
     return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.html).join(' | ')}`);
   });
   expect(violations).toEqual([]);
@@ -105,4 +115,5 @@ export async function checkSection(page: Page, name: string, width: Width): Prom
 }
 
 /** The token endpoint's status for a request. */
-export const tokenStatus = async (server: TestServer, fields: Record<string, string>): Promise<number> => (await postForm(`${server.url}/oauth/v20/token`, fields)).status;
+export const tokenStatus = async (server: TestServer, fields: Record<string, string>): Promise<number> =>
+  (await postForm(`${server.url}/oauth/v20/token`, fields)).status;

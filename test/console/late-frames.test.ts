@@ -11,7 +11,6 @@ import { consoleSuite, signIn, watchedContext } from './harness.ts';
  */
 const suite = consoleSuite();
 
-
 test('what is typed right after a filter is applied, or cleared, is what the next Filter applies', async () => {
   const { server, browser } = suite;
   const { context, page } = await watchedContext(browser, 'desktop');
@@ -19,7 +18,8 @@ test('what is typed right after a filter is applied, or cleared, is what the nex
     await page.addInitScript(() => {
       const later = window.setTimeout;
       window.requestAnimationFrame = (cb: FrameRequestCallback) => later(() => cb(performance.now()), 700) as unknown as number;
-      window.setTimeout = ((fn: () => void, ms?: number, ...rest: unknown[]) => later(fn, ms === 35 ? 700 : ms, ...rest)) as typeof setTimeout;
+      window.setTimeout = ((fn: () => void, ms?: number, ...rest: unknown[]) =>
+        later(fn, ms === 35 ? 700 : ms, ...rest)) as typeof setTimeout;
     });
     await signIn(server, page, 'admin', ADMIN_PASSWORD);
     await page.getByRole('heading', { level: 1, name: 'Clients' }).waitFor();

@@ -7,7 +7,9 @@ import { consoleSuite, checkSection, expectOnlyOwnOrigin, signIn, watchedContext
 const suite = consoleSuite();
 
 const ENTITY = 'https://wiki.example.com/saml/metadata';
-const metadataWith = (cert: string) => `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${ENTITY}">
+const metadataWith = (
+  cert: string,
+) => `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${ENTITY}">
   <md:SPSSODescriptor AuthnRequestsSigned="true" protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol">
     <md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${cert.replace(/-----[A-Z ]+-----|\s/g, '')}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>
     <md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="https://wiki.example.com/saml/slo"/>
@@ -15,7 +17,6 @@ const metadataWith = (cert: string) => `<md:EntityDescriptor xmlns:md="urn:oasis
     <md:AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="https://wiki.example.com/saml/acs" index="0"/>
   </md:SPSSODescriptor>
 </md:EntityDescriptor>`;
-
 
 test('the SAML section shows what to enter at an application, registers one from its metadata, edits and deletes it', async () => {
   const { server, browser } = suite;
@@ -44,7 +45,13 @@ test('the SAML section shows what to enter at an application, registers one from
     await expect(row.textContent()).resolves.toContain('https://wiki.example.com/saml/acs');
     await expect(row.textContent()).resolves.toContain('signed requests');
     const stored = (await server.ctx.samlProviders.find(ENTITY))!;
-    expect(stored).toMatchObject({ name: 'Team wiki', nameIdFormat: 'emailAddress', wantAuthnRequestsSigned: true, singleLogoutServiceUrl: 'https://wiki.example.com/saml/slo', allowIdpInitiated: false });
+    expect(stored).toMatchObject({
+      name: 'Team wiki',
+      nameIdFormat: 'emailAddress',
+      wantAuthnRequestsSigned: true,
+      singleLogoutServiceUrl: 'https://wiki.example.com/saml/slo',
+      allowIdpInitiated: false,
+    });
     await checkSection(page, 'saml', 'desktop');
 
     await page.getByRole('button', { name: 'Edit Team wiki' }).click();
@@ -52,7 +59,10 @@ test('the SAML section shows what to enter at an application, registers one from
     await page.getByLabel('groups').uncheck();
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByText('Team wiki is saved.').waitFor();
-    expect(await server.ctx.samlProviders.find(ENTITY)).toMatchObject({ allowIdpInitiated: true, attributes: ['uid', 'mail', 'displayName'] });
+    expect(await server.ctx.samlProviders.find(ENTITY)).toMatchObject({
+      allowIdpInitiated: true,
+      attributes: ['uid', 'mail', 'displayName'],
+    });
 
     await page.getByRole('button', { name: 'Delete Team wiki' }).click();
     await page.getByRole('button', { name: 'Delete application' }).click();

@@ -21,7 +21,10 @@ describe('round trips per hot operation on PostgreSQL', () => {
   beforeAll(async () => {
     server = await startTestServer('postgres');
     await server.user('dora', 'dora-password-1');
-    app = await server.client({ grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'], scopes: ['openid', 'profile', 'offline_access'] });
+    app = await server.client({
+      grantTypes: ['authorization_code', 'refresh_token', 'client_credentials'],
+      scopes: ['openid', 'profile', 'offline_access'],
+    });
     tokenUrl = `${server.url}/oauth/v20/token`;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
       const q = args[0] as string | { text?: string };
@@ -39,7 +42,10 @@ describe('round trips per hot operation on PostgreSQL', () => {
     await op();
     const from = statements.length;
     for (let i = 0; i < times; i++) await op();
-    return { average: (statements.length - from) / times, sample: statements.slice(from, from + Math.ceil((statements.length - from) / times)) };
+    return {
+      average: (statements.length - from) / times,
+      sample: statements.slice(from, from + Math.ceil((statements.length - from) / times)),
+    };
   }
 
   const clientAuth = () => ({ client_id: app.clientId, client_secret: app.clientSecret! });
@@ -86,13 +92,17 @@ describe('round trips per hot operation on PostgreSQL', () => {
   test('32 concurrent client_credentials: every token committed, their inserts grouped into fewer statements', async () => {
     const before = Number((await server.sql('access_tokens').count({ n: '*' }).first())?.n);
     const from = statements.length;
-    const answers = await Promise.all(Array.from({ length: 32 }, () => postForm(tokenUrl, { grant_type: 'client_credentials', ...clientAuth() })));
+    const answers = await Promise.all(
+      Array.from({ length: 32 }, () => postForm(tokenUrl, { grant_type: 'client_credentials', ...clientAuth() })),
+    );
     expect(answers.map((r) => r.status)).toEqual(Array(32).fill(200));
     const tokens = await Promise.all(answers.map(async (r) => ((await r.json()) as { access_token: string }).access_token));
     expect(new Set(tokens).size).toBe(32);
     expect(Number((await server.sql('access_tokens').count({ n: '*' }).first())?.n)).toBe(before + 32);
     const writes = statements.slice(from).filter((q) => /insert into access_tokens/.test(q));
-    process.stdout.write(`32 concurrent client_credentials: ${statements.length - from} statements, ${writes.length} carrying the token inserts\n`);
+    process.stdout.write(
+      `32 concurrent client_credentials: ${statements.length - from} statements, ${writes.length} carrying the token inserts\n`,
+    );
     // One statement per group commit (fused-steps.ts), not BEGIN, 32 inserts and COMMIT.
     expect(writes.length).toBeLessThan(32);
     for (const t of tokens.slice(0, 3)) {

@@ -68,7 +68,13 @@ export class AccountBrowser extends Browser {
 
   /** A code for `client` from this browser's session: authorize answers with the redirect at once. */
   async code(client: CodeFlowClient): Promise<string> {
-    const res = await this.authorize({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
+    const res = await this.authorize({
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's',
+    });
     expect(res.status).toBe(302);
     return locationQuery(res).code!;
   }
@@ -85,7 +91,11 @@ export class AccountBrowser extends Browser {
 }
 
 /** A code exchange as the client makes it: the status, and the JSON answer. */
-export async function redeem(server: TestServer, client: CodeFlowClient, code: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function redeem(
+  server: TestServer,
+  client: CodeFlowClient,
+  code: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await exchangeCode(server, client, code);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }

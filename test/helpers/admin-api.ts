@@ -17,7 +17,12 @@ export interface GraphQLAnswer {
  * A raw POST to `/graphql` (JSON, as Apollo's CSRF prevention wants), returning the HTTP status with
  * the body as it came, `data` and `errors` both visible: a test can see a refusal that still ran.
  */
-export async function graphqlPost(server: TestServer, token: string | undefined, query: string, variables?: Record<string, unknown>): Promise<GraphQLAnswer> {
+export async function graphqlPost(
+  server: TestServer,
+  token: string | undefined,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<GraphQLAnswer> {
   const res = await fetch(`${server.url}/graphql`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },

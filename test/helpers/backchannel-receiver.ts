@@ -68,9 +68,18 @@ export class Receiver {
 }
 
 /** Checks a logout token as a relying party must (Back-Channel Logout 1.0, 2.6), with the published keys. */
-export async function verifyLogoutToken(server: { url: string; ctx: { config: { publicUrl: string } } }, token: string, clientId: string): Promise<JWTPayload> {
+export async function verifyLogoutToken(
+  server: { url: string; ctx: { config: { publicUrl: string } } },
+  token: string,
+  clientId: string,
+): Promise<JWTPayload> {
   const jwks = createRemoteJWKSet(new URL(`${server.url}/connect/v10/jwks`));
-  const { payload } = await jwtVerify(token, jwks, { issuer: server.ctx.config.publicUrl, audience: clientId, typ: 'logout+jwt', maxTokenAge: '2 min' });
+  const { payload } = await jwtVerify(token, jwks, {
+    issuer: server.ctx.config.publicUrl,
+    audience: clientId,
+    typ: 'logout+jwt',
+    maxTokenAge: '2 min',
+  });
   expect(payload.events).toEqual({ [EVENT]: {} });
   expect(payload).not.toHaveProperty('nonce');
   expect(typeof payload.jti).toBe('string');
@@ -78,4 +87,3 @@ export async function verifyLogoutToken(server: { url: string; ctx: { config: { 
   expect(decodeProtectedHeader(token).typ).toBe('logout+jwt');
   return payload;
 }
-

@@ -56,12 +56,17 @@ export async function badUpstream(port: number): Promise<BadUpstream> {
   });
   app.post('/token', express.urlencoded({ extended: false }), async (req, res) => {
     if (state.mode === 'hang') return void hanging.add(res);
-    if (state.mode === 'token-error') return void res.status(400).json({ error: 'invalid_grant', error_description: 'the code is not valid' });
+    if (state.mode === 'token-error')
+      return void res.status(400).json({ error: 'invalid_grant', error_description: 'the code is not valid' });
     const nonce = codes.get(String(req.body.code));
     codes.delete(String(req.body.code));
     if (nonce === undefined) return void res.status(400).json({ error: 'invalid_grant' });
     const signWith: CryptoKey = state.mode === 'bad-signature' ? stranger : privateKey;
-    const idToken = await new SignJWT({ nonce: state.mode === 'wrong-nonce' ? 'not-the-nonce' : nonce, preferred_username: 'carol', email: 'carol@partner.test' })
+    const idToken = await new SignJWT({
+      nonce: state.mode === 'wrong-nonce' ? 'not-the-nonce' : nonce,
+      preferred_username: 'carol',
+      email: 'carol@partner.test',
+    })
       .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
       .setIssuer(issuer)
       .setSubject('carol-sub')

@@ -135,10 +135,14 @@ export async function spawnCluster(
   };
 
   try {
-    await waitFor('every worker to listen', () => {
-      if (!alive()) throw new Error(`latchkey exited with ${child.exitCode} before every worker listened:\n${out}`);
-      return logged('every worker is listening').length > 0;
-    }, startupMs);
+    await waitFor(
+      'every worker to listen',
+      () => {
+        if (!alive()) throw new Error(`latchkey exited with ${child.exitCode} before every worker listened:\n${out}`);
+        return logged('every worker is listening').length > 0;
+      },
+      startupMs,
+    );
   } catch (err) {
     await stop();
     throw err;
@@ -154,10 +158,12 @@ export async function spawnCluster(
 export const FRESH_CONNECTION = { connection: 'close' } as const;
 
 /** A GET on a connection of its own. */
-export const freshGet = (url: string, query: Fields = {}, headers: Record<string, string> = {}) => get(url, query, { ...headers, ...FRESH_CONNECTION });
+export const freshGet = (url: string, query: Fields = {}, headers: Record<string, string> = {}) =>
+  get(url, query, { ...headers, ...FRESH_CONNECTION });
 
 /** A form POST on a connection of its own. */
-export const freshPost = (url: string, fields: Fields, headers: Record<string, string> = {}) => postForm(url, fields, { ...headers, ...FRESH_CONNECTION });
+export const freshPost = (url: string, fields: Fields, headers: Record<string, string> = {}) =>
+  postForm(url, fields, { ...headers, ...FRESH_CONNECTION });
 
 /** A GraphQL request to `/graphql` on a connection of its own; throws unless it answered 200 without errors. */
 export async function freshGraphql<T>(baseUrl: string, token: string, query: string, variables?: Record<string, unknown>): Promise<T> {

@@ -41,7 +41,9 @@ export interface InjectedFault {
 export async function failInsertsInto(db: TestDatabase, table: string): Promise<InjectedFault> {
   const name = `injected_fault_${table}`;
   if (db.url.startsWith('sqlite:')) {
-    await withOwnConnection(db, (k) => k.raw(`CREATE TRIGGER ${name} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`));
+    await withOwnConnection(db, (k) =>
+      k.raw(`CREATE TRIGGER ${name} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, 'injected fault'); END`),
+    );
     return { remove: () => withOwnConnection(db, (k) => k.raw(`DROP TRIGGER IF EXISTS ${name}`)).then(() => undefined) };
   }
   await withOwnConnection(db, async (k) => {

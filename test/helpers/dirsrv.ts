@@ -50,7 +50,8 @@ const SERVICE_READS = ['objectClass', 'uid', 'cn', 'sn', 'mail', 'member', 'memb
 const SYSTEM_DEFAULTS = '/usr/share/dirsrv/inf/defaults.inf';
 
 /** Where the package put its programs (`/usr/sbin` on Debian), which need not be on a test's PATH. */
-const sbin = (program: string) => join(/^sbin_dir\s*=\s*(.+)$/m.exec(readFileSync(SYSTEM_DEFAULTS, 'utf8'))?.[1]?.trim() ?? '/usr/sbin', program);
+const sbin = (program: string) =>
+  join(/^sbin_dir\s*=\s*(.+)$/m.exec(readFileSync(SYSTEM_DEFAULTS, 'utf8'))?.[1]?.trim() ?? '/usr/sbin', program);
 
 /** The system's defaults.inf with every path that is written to moved into `dir`. */
 function privateDefaults(dir: string): string {
@@ -148,7 +149,10 @@ function entries(): Array<{ dn: string; attrs: Record<string, string | string[]>
         aci: `(targetattr="${reads}")(version 3.0; acl "latchkey service account"; allow (read, search, compare) userdn="ldap:///${SERVICE_DN}";)`,
       },
     },
-    ...['people', 'groups', 'services'].map((ou) => ({ dn: `ou=${ou},${BASE_DN}`, attrs: { objectClass: ['top', 'organizationalUnit'], ou } })),
+    ...['people', 'groups', 'services'].map((ou) => ({
+      dn: `ou=${ou},${BASE_DN}`,
+      attrs: { objectClass: ['top', 'organizationalUnit'], ou },
+    })),
     { dn: SERVICE_DN, attrs: { objectClass: ['top', 'person'], cn: 'latchkey', sn: 'service', userPassword: SERVICE_PASSWORD } },
     ...Object.values(people).map((p) => ({
       dn: personDn(p),
@@ -164,7 +168,10 @@ function entries(): Array<{ dn: string; attrs: Record<string, string | string[]>
       },
     })),
     // After the people: each group's add makes the memberOf plugin write its members' memberOf.
-    ...Object.entries(groups).map(([cn, members]) => ({ dn: groupDn(cn), attrs: { objectClass: ['top', 'groupOfNames'], cn, member: members } })),
+    ...Object.entries(groups).map(([cn, members]) => ({
+      dn: groupDn(cn),
+      attrs: { objectClass: ['top', 'groupOfNames'], cn, member: members },
+    })),
   ];
 }
 
@@ -173,7 +180,13 @@ export async function startDirsrv(): Promise<Dirsrv> {
   const name = `lk${randomBytes(5).toString('hex')}`;
   const [port, tlsPort] = [await freePort(), await freePort()];
   const configDir = join(dir, 'etc', 'dirsrv', `slapd-${name}`);
-  const errorsTail = () => (existsSync(join(dir, 'log', 'errors')) ? readFileSync(join(dir, 'log', 'errors'), 'utf8').split('\n').slice(-15).join('\n') : '(no error log)');
+  const errorsTail = () =>
+    existsSync(join(dir, 'log', 'errors'))
+      ? readFileSync(join(dir, 'log', 'errors'), 'utf8')
+          .split('\n')
+          .slice(-15)
+          .join('\n')
+      : '(no error log)';
   let child: ChildProcess | undefined;
 
   const manager = async (url = `ldap://127.0.0.1:${port}`) => {
@@ -252,7 +265,10 @@ suffix = ${BASE_DN}
 `,
     );
     // PREFIX makes dscreate (lib389) read the private defaults.inf instead of the system's.
-    await run(sbin('dscreate'), ['from-file', join(dir, 'instance.inf')], { env: { ...process.env, PREFIX: dir }, timeout: 5 * 60_000 }).catch((err: Error & { stdout?: string; stderr?: string }) => {
+    await run(sbin('dscreate'), ['from-file', join(dir, 'instance.inf')], {
+      env: { ...process.env, PREFIX: dir },
+      timeout: 5 * 60_000,
+    }).catch((err: Error & { stdout?: string; stderr?: string }) => {
       throw new Error(`dscreate failed: ${err.message}\n${err.stdout ?? ''}${err.stderr ?? ''}\n${errorsTail()}`);
     });
     await start();
@@ -270,8 +286,11 @@ suffix = ${BASE_DN}
     ldapsUrl: `ldaps://localhost:${tlsPort}`,
     ca: readFileSync(join(dir, 'etc', 'dirsrv', 'ssca', 'ca.crt'), 'utf8'),
     modify: (dn, attr, values) =>
-      asManager((c) => c.modify(dn, new Change({ operation: values.length ? 'replace' : 'delete', modification: new Attribute({ type: attr, values }) }))),
-    change: (dn, operation, attr, value) => asManager((c) => c.modify(dn, new Change({ operation, modification: new Attribute({ type: attr, values: [value] }) }))),
+      asManager((c) =>
+        c.modify(dn, new Change({ operation: values.length ? 'replace' : 'delete', modification: new Attribute({ type: attr, values }) })),
+      ),
+    change: (dn, operation, attr, value) =>
+      asManager((c) => c.modify(dn, new Change({ operation, modification: new Attribute({ type: attr, values: [value] }) }))),
     rawBind: (dn, password) => rawBind(new Client({ url: `ldap://127.0.0.1:${port}`, timeout: 5000 }), dn, password),
     stop,
     start,

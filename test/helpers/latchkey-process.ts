@@ -18,7 +18,10 @@ export interface LatchkeyProcess {
  * Starts a second Latchkey process, e.g. on the database of a TestServer: `DATABASE_URL` and
  * `LATCHKEY_SECRET` must then be that server's, as for any two nodes of one deployment.
  */
-export async function spawnLatchkey(env: { DATABASE_URL: string; LATCHKEY_SECRET: string } & Record<string, string>, startupMs = 60_000): Promise<LatchkeyProcess> {
+export async function spawnLatchkey(
+  env: { DATABASE_URL: string; LATCHKEY_SECRET: string } & Record<string, string>,
+  startupMs = 60_000,
+): Promise<LatchkeyProcess> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   let out = '';

@@ -13,7 +13,13 @@ export interface LoadResult {
  * last answer arrived, for `ms` milliseconds. Latencies in milliseconds. Meant for a server in another
  * process: in the same process the load and the server would share one event loop.
  */
-export async function closedLoop(url: string, path: string, headers: Record<string, string>, connections: number, ms: number): Promise<LoadResult> {
+export async function closedLoop(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  connections: number,
+  ms: number,
+): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const { hostname, port } = new URL(url);
   const latencies: number[] = [];

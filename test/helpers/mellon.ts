@@ -119,8 +119,12 @@ ScriptAliasMatch ^/secret/ ${dir}/cgi/attributes.sh
 async function waitForApache(child: ChildProcess, url: string, log: () => string, ms = 15_000): Promise<void> {
   const deadline = Date.now() + ms;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`apache2 exited (${child.exitCode ?? child.signalCode}):\n${log()}`);
-    const ok = await fetch(url).then((r) => r.status === 200, () => false);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`apache2 exited (${child.exitCode ?? child.signalCode}):\n${log()}`);
+    const ok = await fetch(url).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return;
     if (Date.now() > deadline) throw new Error(`apache2 did not answer ${url} within ${ms} ms:\n${log()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -135,7 +139,11 @@ export async function startMellon(options: MellonOptions): Promise<Mellon> {
   const url = `http://127.0.0.1:${port}`;
   const entityId = `${url}/mellon/metadata`;
 
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'sp.key', '-out', 'sp.pem', '-days', '2', '-subj', '/CN=127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'sp.key', '-out', 'sp.pem', '-days', '2', '-subj', '/CN=127.0.0.1'],
+    { cwd: dir, stdio: 'pipe' },
+  );
   chmodSync(join(dir, 'sp.key'), 0o644); // a throwaway key the worker user must read
   const metadataXml = spMetadata(entityId, url, readFileSync(join(dir, 'sp.pem'), 'utf8'));
   writeFileSync(join(dir, 'sp-metadata.xml'), metadataXml);
@@ -147,7 +155,10 @@ export async function startMellon(options: MellonOptions): Promise<Mellon> {
 
   const errorLog = () => readFileSync(join(dir, 'error.log'), 'utf8');
   // Its own process group: prefork's shutdown signals its whole group, which would otherwise be jest's.
-  const child = spawn('/usr/sbin/apache2', ['-DFOREGROUND', '-d', dir, '-f', join(dir, 'httpd.conf')], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn('/usr/sbin/apache2', ['-DFOREGROUND', '-d', dir, '-f', join(dir, 'httpd.conf')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   try {
@@ -202,7 +213,9 @@ export class WebWalker {
     const form = htmlForms(page.html)[0];
     if (!form) throw new Error(`no form on ${page.url} (${page.status}):\n${page.html.slice(0, 500)}`);
     const action = new URL(form.action || page.url, page.url).href;
-    const body = new URLSearchParams(Object.entries({ ...form.fields, ...fields }).filter((e): e is [string, string] => e[1] !== undefined));
+    const body = new URLSearchParams(
+      Object.entries({ ...form.fields, ...fields }).filter((e): e is [string, string] => e[1] !== undefined),
+    );
     if (form.method !== 'post') {
       const target = new URL(action);
       for (const [k, v] of body) target.searchParams.set(k, v);
@@ -218,7 +231,10 @@ export class WebWalker {
       const res = await fetch(url, {
         method: body ? 'POST' : 'GET',
         redirect: 'manual',
-        headers: { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+        headers: {
+          cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+          ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        },
         body: body?.toString(),
       });
       for (const line of res.headers.getSetCookie()) {

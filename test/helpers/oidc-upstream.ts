@@ -37,7 +37,16 @@ export async function startOidcUpstream(redirectUris: string[]): Promise<OidcUps
   const clientId = 'latchkey-downstream';
   const clientSecret = 'upstream-client-secret-0123456789';
   const provider = new Provider(issuer, {
-    clients: [{ client_id: clientId, client_secret: clientSecret, redirect_uris: redirectUris, token_endpoint_auth_method: 'client_secret_post', grant_types: ['authorization_code'], response_types: ['code'] }],
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: redirectUris,
+        token_endpoint_auth_method: 'client_secret_post',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
     claims: { openid: ['sub', 'amr'], profile: ['name', 'preferred_username'], email: ['email', 'email_verified'], groups: ['groups'] },
     scopes: ['openid', 'profile', 'email', 'groups'],
     features: { devInteractions: { enabled: false } },
@@ -71,7 +80,12 @@ export async function startOidcUpstream(redirectUris: string[]): Promise<OidcUps
       const grant = new provider.Grant({ accountId, clientId: String(details.params.client_id) });
       grant.addOIDCScope(String(details.params.scope));
       const grantId = await grant.save();
-      await provider.interactionFinished(req, res, { login: { accountId, amr: account.amr ?? ['pwd'] }, consent: { grantId } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(
+        req,
+        res,
+        { login: { accountId, amr: account.amr ?? ['pwd'] }, consent: { grantId } },
+        { mergeWithLastSubmission: false },
+      );
     } catch (err) {
       next(err);
     }

@@ -63,7 +63,23 @@ async function makeCertificate(dir: string): Promise<void> {
   await openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Latchkey Test AD CA');
   await openssl('req', ...ec, '-keyout', 'key.pem', '-out', 'server.csr', '-subj', '/CN=localhost');
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  await openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'cert.pem', '-days', '2', '-extfile', 'san.ext');
+  await openssl(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'cert.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+  );
   chmodSync(join(dir, 'key.pem'), 0o600);
 }
 
@@ -73,7 +89,11 @@ async function assertPortsFree(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const probe = createServer();
       probe.once('error', (err: NodeJS.ErrnoException) =>
-        reject(new Error(`the Samba AD fixture needs 127.0.0.1:${port}, which is taken (${err.code}); stop what listens there (a system slapd or samba?)`)),
+        reject(
+          new Error(
+            `the Samba AD fixture needs 127.0.0.1:${port}, which is taken (${err.code}); stop what listens there (a system slapd or samba?)`,
+          ),
+        ),
       );
       probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
     });
@@ -99,18 +119,30 @@ async function provision(dir: string, tls: string, ldif: string): Promise<string
     'tls cafile': join(tls, 'ca.pem'),
   };
   await run('samba-tool', [
-    'domain', 'provision', '--use-rfc2307', `--realm=${AD_REALM}`, '--domain=LATCHKEY', '--server-role=dc', '--dns-backend=NONE',
-    `--adminpass=${ADMIN_PASSWORD}`, `--targetdir=${dir}`, '--host-ip=127.0.0.1', '--host-name=dc1',
+    'domain',
+    'provision',
+    '--use-rfc2307',
+    `--realm=${AD_REALM}`,
+    '--domain=LATCHKEY',
+    '--server-role=dc',
+    '--dns-backend=NONE',
+    `--adminpass=${ADMIN_PASSWORD}`,
+    `--targetdir=${dir}`,
+    '--host-ip=127.0.0.1',
+    '--host-name=dc1',
     ...Object.entries(options).map(([k, v]) => `--option=${k} = ${v}`),
   ]).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') throw new Error('samba-tool not found: install Debian\'s samba samba-ad-dc krb5-user winbind ldb-tools (.ci/run does)');
+    if (err.code === 'ENOENT')
+      throw new Error("samba-tool not found: install Debian's samba samba-ad-dc krb5-user winbind ldb-tools (.ci/run does)");
     throw err;
   });
   for (const sub of ['run', 'cache']) mkdirSync(join(dir, sub), { recursive: true });
   const conf = join(dir, 'etc', 'smb.conf');
   if (ldif) {
     writeFileSync(join(dir, 'content.ldif'), ldif);
-    await run('ldbadd', ['--nosync', `--configfile=${conf}`, '-H', join(dir, 'private', 'sam.ldb'), join(dir, 'content.ldif')], { maxBuffer: 1 << 24 });
+    await run('ldbadd', ['--nosync', `--configfile=${conf}`, '-H', join(dir, 'private', 'sam.ldb'), join(dir, 'content.ldif')], {
+      maxBuffer: 1 << 24,
+    });
   }
   return conf;
 }

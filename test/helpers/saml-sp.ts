@@ -12,9 +12,19 @@ x509.cryptoProvider.set(webcrypto as unknown as Crypto);
 export async function keyAndCertificate(cn: string): Promise<{ key: string; cert: string }> {
   const alg = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', publicExponent: new Uint8Array([1, 0, 1]), modulusLength: 2048 };
   const keys = (await webcrypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const cert = await x509.X509CertificateGenerator.createSelfSigned({ serialNumber: '01', name: `CN=${cn}`, notBefore: new Date(Date.now() - 86_400_000), notAfter: new Date(Date.now() + 86_400_000 * 365), signingAlgorithm: alg, keys });
+  const cert = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: '01',
+    name: `CN=${cn}`,
+    notBefore: new Date(Date.now() - 86_400_000),
+    notAfter: new Date(Date.now() + 86_400_000 * 365),
+    signingAlgorithm: alg,
+    keys,
+  });
   const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
-  return { key: `-----BEGIN PRIVATE KEY-----\n${pkcs8.match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`, cert: cert.toString('pem') };
+  return {
+    key: `-----BEGIN PRIVATE KEY-----\n${pkcs8.match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----\n`,
+    cert: cert.toString('pem'),
+  };
 }
 
 export interface SpOptions {

@@ -17,9 +17,12 @@ export interface TestServer extends RunningServer {
   /** Registers a client through the service layer; returns its id and secret. */
   client(input?: Partial<RegisterClientInput>): Promise<{ clientId: string; clientSecret: string | null; redirectUri: string }>;
   /** Creates a database-backend user. */
-  user(username: string, password: string, extra?: { email?: string; displayName?: string; roles?: string[]; groups?: string[] }): Promise<string>;
+  user(
+    username: string,
+    password: string,
+    extra?: { email?: string; displayName?: string; roles?: string[]; groups?: string[] },
+  ): Promise<string>;
 }
-
 
 /** The real server on a free loopback port, on a fresh database of the given kind. */
 export async function startTestServer(kind: DatabaseKind, overrides: Record<string, unknown> = {}): Promise<TestServer> {
@@ -52,11 +55,14 @@ export async function startTestServer(kind: DatabaseKind, overrides: Record<stri
     },
     async client(input = {}) {
       const redirectUri = input.redirectUris?.[0] ?? 'http://localhost:3000/callback';
-      const { client, clientSecret } = await running.ctx.clients.register({
-        name: 'Test app',
-        redirectUris: [redirectUri],
-        ...input,
-      }, CLI_ACTOR);
+      const { client, clientSecret } = await running.ctx.clients.register(
+        {
+          name: 'Test app',
+          redirectUris: [redirectUri],
+          ...input,
+        },
+        CLI_ACTOR,
+      );
       return { clientId: client.clientId, clientSecret, redirectUri };
     },
     async user(username, password, extra = {}) {

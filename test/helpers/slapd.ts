@@ -48,10 +48,55 @@ function tls(): { dir: string; ca: string } {
   if (tlsMaterial) return tlsMaterial;
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-tls-'));
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Latchkey Test CA');
-  run('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'key.pem', '-out', 'server.csr', '-subj', '/CN=localhost');
+  run(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Latchkey Test CA',
+  );
+  run(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'key.pem',
+    '-out',
+    'server.csr',
+    '-subj',
+    '/CN=localhost',
+  );
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'cert.pem', '-days', '2', '-extfile', 'san.ext');
+  run(
+    'x509',
+    '-req',
+    '-in',
+    'server.csr',
+    '-CA',
+    'ca.pem',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'cert.pem',
+    '-days',
+    '2',
+    '-extfile',
+    'san.ext',
+  );
   tlsMaterial = { dir, ca: readFileSync(join(dir, 'ca.pem'), 'utf8') };
   return tlsMaterial;
 }
@@ -129,9 +174,13 @@ directory ${dir}/data
 index objectClass eq
 index uid,cn,mail,member,sAMAccountName eq
 access to attrs=userPassword${options.serviceWritesPasswords ? ` by dn.exact="${SERVICE_DN}" write` : ''} by self write by anonymous auth by * none
-${options.serviceWritesPasswords ? `# A reset clears ppolicy's must-change mark (plugins/ldap/password-writes.ts).
+${
+  options.serviceWritesPasswords
+    ? `# A reset clears ppolicy's must-change mark (plugins/ldap/password-writes.ts).
 access to attrs=pwdReset by dn.exact="${SERVICE_DN}" write by users read by * none
-` : ''}access to * by users read by * none
+`
+    : ''
+}access to * by users read by * none
 ${options.ppolicy ? `overlay ppolicy\nppolicy_default "${PPOLICY_DN}"\n` : ''}`,
   );
   writeFileSync(join(dir, 'directory.ldif'), toLdif(options.ppolicy ? [...entries(), policyEntry(options.policy)] : entries()));
@@ -195,7 +244,12 @@ ${options.ppolicy ? `overlay ppolicy\nppolicy_default "${PPOLICY_DN}"\n` : ''}`,
 
 /** Server settings for a chain of the LDAP backend `corp` in front of the database backend `local`. */
 export const ldapChain = (config: Record<string, unknown>) => ({
-  identity: { backends: [{ id: 'corp', plugin: 'ldap', config }, { id: 'local', plugin: 'database' }] },
+  identity: {
+    backends: [
+      { id: 'corp', plugin: 'ldap', config },
+      { id: 'local', plugin: 'database' },
+    ],
+  },
 });
 
 /** The `ldap` backend config that fits the test directory (OpenLDAP style). */

@@ -44,18 +44,42 @@ export class SoftAuthenticator {
   register(options: PublicKeyCredentialCreationOptionsJSON, o: { userVerified?: boolean } = {}): RegistrationResponseJSON {
     this.userHandle = options.user.id;
     const jwk = this.keys.publicKey.export({ format: 'jwk' });
-    const cose = isoCBOR.encode(new Map<number, number | Uint8Array>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')]]));
+    const cose = isoCBOR.encode(
+      new Map<number, number | Uint8Array>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(jwk.x!, 'base64url')],
+        [-3, Buffer.from(jwk.y!, 'base64url')],
+      ]),
+    );
     const length = Buffer.alloc(2);
     length.writeUInt16BE(this.credentialId.length);
-    const authData = Buffer.concat([this.header(options.rp.id!, AT | (o.userVerified === false ? 0 : UV)), Buffer.alloc(16), length, this.credentialId, cose]);
-    const attestationObject = isoCBOR.encode(new Map<string, unknown>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]) as never);
+    const authData = Buffer.concat([
+      this.header(options.rp.id!, AT | (o.userVerified === false ? 0 : UV)),
+      Buffer.alloc(16),
+      length,
+      this.credentialId,
+      cose,
+    ]);
+    const attestationObject = isoCBOR.encode(
+      new Map<string, unknown>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', authData],
+      ]) as never,
+    );
     return {
       id: this.id,
       rawId: this.id,
       type: 'public-key',
       clientExtensionResults: {},
       authenticatorAttachment: 'platform',
-      response: { clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge)), attestationObject: b64url(attestationObject), transports: ['internal'] },
+      response: {
+        clientDataJSON: b64url(this.clientData('webauthn.create', options.challenge)),
+        attestationObject: b64url(attestationObject),
+        transports: ['internal'],
+      },
     };
   }
 
@@ -70,7 +94,12 @@ export class SoftAuthenticator {
       type: 'public-key',
       clientExtensionResults: {},
       authenticatorAttachment: 'platform',
-      response: { clientDataJSON: b64url(clientData), authenticatorData: b64url(authData), signature: b64url(signature), userHandle: this.userHandle },
+      response: {
+        clientDataJSON: b64url(clientData),
+        authenticatorData: b64url(authData),
+        signature: b64url(signature),
+        userHandle: this.userHandle,
+      },
     };
   }
 

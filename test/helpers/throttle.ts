@@ -17,7 +17,11 @@ export interface PasswordClient {
 
 /** One password grant against the server at `baseUrl` (any process of the deployment). */
 export const passwordGrant = (baseUrl: string, client: PasswordClient, username: string, password: string) =>
-  postForm(`${baseUrl}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(client.clientId, client.clientSecret!) });
+  postForm(
+    `${baseUrl}/oauth/v20/token`,
+    { grant_type: 'password', username, password },
+    { authorization: basic(client.clientId, client.clientSecret!) },
+  );
 
 export interface Answer {
   status: number;
@@ -37,7 +41,11 @@ export const tally = (answers: Array<{ status: number }>) =>
 
 /** A failed password check: 400 `invalid_grant`, nothing about a delay. */
 export function expectRefused(a: Answer): void {
-  expect({ status: a.status, error: a.body.error, retryAfter: a.retryAfter }).toEqual({ status: 400, error: 'invalid_grant', retryAfter: null });
+  expect({ status: a.status, error: a.body.error, retryAfter: a.retryAfter }).toEqual({
+    status: 400,
+    error: 'invalid_grant',
+    retryAfter: null,
+  });
 }
 
 /** A throttled attempt on the token endpoint: 429, `Retry-After`, and the documented body. */
@@ -78,4 +86,3 @@ export const codeRequest = (client: { clientId: string; redirectUri: string }, e
   state: 'st-1',
   ...extra,
 });
-

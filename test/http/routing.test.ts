@@ -31,7 +31,8 @@ describe('routing by exact path and by the router', () => {
   });
   afterAll(() => server.stop());
 
-  const me = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } });
+  const me = (path: string, init: RequestInit = {}) =>
+    fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } });
 
   test('another spelling of the path gets the same answer as the exact one', async () => {
     const exact = await me('/api/oauth/v20/me');
@@ -71,7 +72,9 @@ describe('routing by exact path and by the router', () => {
   });
 
   test('an error on an exact path reaches the error handler, with the request id given', async () => {
-    const res = await fetch(`${server.url}/api/oauth/v20/me`, { headers: { authorization: 'Bearer not-a-token', 'x-request-id': 'routing-test-1' } });
+    const res = await fetch(`${server.url}/api/oauth/v20/me`, {
+      headers: { authorization: 'Bearer not-a-token', 'x-request-id': 'routing-test-1' },
+    });
     expect(res.status).toBe(401);
     expect(res.headers.get('x-request-id')).toBe('routing-test-1');
     expect(await res.json()).toMatchObject({ error: 'invalid_access_token' });

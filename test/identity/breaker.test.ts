@@ -9,7 +9,12 @@ describe('backend breaker', () => {
     new Breaker({ id: 'corp', probe, intervalMs: 20, probeTimeoutMs, logger: pino({ level: 'silent' }) });
 
   test('tripped, it stays down while probes fail (or throw, or hang) and is up again after the first that answers', async () => {
-    const answers = [async () => false, async () => Promise.reject(new Error('refused')), () => new Promise<boolean>(() => undefined), async () => true];
+    const answers = [
+      async () => false,
+      async () => Promise.reject(new Error('refused')),
+      () => new Promise<boolean>(() => undefined),
+      async () => true,
+    ];
     let probes = 0;
     const breaker = make(() => answers[Math.min(probes++, answers.length - 1)]!(), 100);
     expect(breaker.down).toBe(false);
@@ -45,7 +50,14 @@ describe('backend breaker', () => {
   test('half-open: a call that finds it down starts a probe at once and goes ahead when it answers; a hung probe costs a call only the short wait', async () => {
     let answer: () => Promise<boolean> = async () => false;
     let probes = 0;
-    const breaker = new Breaker({ id: 'corp', probe: () => (probes++, answer()), intervalMs: 60_000, probeTimeoutMs: 60_000, trialWaitMs: 100, logger: pino({ level: 'silent' }) });
+    const breaker = new Breaker({
+      id: 'corp',
+      probe: () => (probes++, answer()),
+      intervalMs: 60_000,
+      probeTimeoutMs: 60_000,
+      trialWaitMs: 100,
+      logger: pino({ level: 'silent' }),
+    });
     expect(await breaker.admit()).toBe(true);
     breaker.trip();
     expect(await breaker.admit()).toBe(false); // the probe, brought forward, found it still down

@@ -12,12 +12,33 @@ describe.each(databaseKinds)('identity backend chain on %s', (kind) => {
   let down: TestServer;
 
   const grant = (server: TestServer, c: { clientId: string; clientSecret: string | null }, username: string, password: string) =>
-    postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!) });
+    postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password },
+      { authorization: basic(c.clientId, c.clientSecret!) },
+    );
 
   beforeAll(async () => {
-    const users = { kim: { password: 'kim-directory-pw', email: 'kim@corp.example', groups: ['eng'] }, shared: { password: 'directory-pw' } };
-    up = await startTestServer(kind, { identity: { backends: [{ id: 'corp', plugin, config: { users } }, { id: 'local', plugin: 'database' }] } });
-    down = await startTestServer(kind, { identity: { backends: [{ id: 'corp', plugin, config: { down: true, users } }, { id: 'local', plugin: 'database' }] } });
+    const users = {
+      kim: { password: 'kim-directory-pw', email: 'kim@corp.example', groups: ['eng'] },
+      shared: { password: 'directory-pw' },
+    };
+    up = await startTestServer(kind, {
+      identity: {
+        backends: [
+          { id: 'corp', plugin, config: { users } },
+          { id: 'local', plugin: 'database' },
+        ],
+      },
+    });
+    down = await startTestServer(kind, {
+      identity: {
+        backends: [
+          { id: 'corp', plugin, config: { down: true, users } },
+          { id: 'local', plugin: 'database' },
+        ],
+      },
+    });
     for (const s of [up, down]) {
       await s.user('lee', 'lee-local-password');
       await s.user('shared', 'database-pw');
@@ -68,16 +89,34 @@ describe.each(databaseKinds)('identity backend chain on %s', (kind) => {
 
   test('a refusal answered after a backend was down names the skipped backend: the account may be its user, whom an outage never counts against', async () => {
     // "shared" is also a directory user: with the directory down, the local account of that name answers.
-    expect(await down.ctx.identity.signIn('shared', 'directory-pw')).toMatchObject({ ok: false, reason: 'invalid_credentials', backend: 'local', skipped: ['corp'] });
-    expect(await down.ctx.identity.signIn('nobody-by-this-name', 'x')).toMatchObject({ ok: false, reason: 'unavailable', backends: ['corp'] });
+    expect(await down.ctx.identity.signIn('shared', 'directory-pw')).toMatchObject({
+      ok: false,
+      reason: 'invalid_credentials',
+      backend: 'local',
+      skipped: ['corp'],
+    });
+    expect(await down.ctx.identity.signIn('nobody-by-this-name', 'x')).toMatchObject({
+      ok: false,
+      reason: 'unavailable',
+      backends: ['corp'],
+    });
     // With every backend answering, nothing was skipped.
-    expect(await up.ctx.identity.signIn('lee', 'not-lees-password')).toMatchObject({ ok: false, reason: 'invalid_credentials', backend: 'local', skipped: [] });
+    expect(await up.ctx.identity.signIn('lee', 'not-lees-password')).toMatchObject({
+      ok: false,
+      reason: 'invalid_credentials',
+      backend: 'local',
+      skipped: [],
+    });
     expect(await up.ctx.identity.signIn('nobody-by-this-name', 'x')).toEqual({ ok: false, reason: 'invalid_credentials', skipped: [] });
   });
 
   test('an empty password is refused as a malformed request, before the chain', async () => {
     const c = await up.client({ grantTypes: ['password'] });
-    const res = await postForm(`${up.url}/oauth/v20/token`, { grant_type: 'password', username: 'kim', password: '' }, { authorization: basic(c.clientId, c.clientSecret!) });
+    const res = await postForm(
+      `${up.url}/oauth/v20/token`,
+      { grant_type: 'password', username: 'kim', password: '' },
+      { authorization: basic(c.clientId, c.clientSecret!) },
+    );
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_request');
   });

@@ -33,8 +33,13 @@ export function backendConformance(name: string, makeFixture: () => Promise<Back
     let client: { clientId: string; clientSecret: string | null };
 
     const grant = (username: string, password: string) =>
-      postForm(`${f.server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(client.clientId, client.clientSecret!) });
-    const me = async (accessToken: string) => (await (await get(`${f.server.url}/api/oauth/v20/me`, { access_token: accessToken })).json()) as Record<string, unknown>;
+      postForm(
+        `${f.server.url}/oauth/v20/token`,
+        { grant_type: 'password', username, password },
+        { authorization: basic(client.clientId, client.clientSecret!) },
+      );
+    const me = async (accessToken: string) =>
+      (await (await get(`${f.server.url}/api/oauth/v20/me`, { access_token: accessToken })).json()) as Record<string, unknown>;
     const refused = async (res: Response) => ({ status: res.status, body: await res.json() });
     const wrongPasswordAnswer = { status: 400, body: { error: 'invalid_grant', error_description: 'invalid username or password' } };
 
@@ -88,17 +93,28 @@ export function backendConformance(name: string, makeFixture: () => Promise<Back
       expect((await me(((await res.json()) as { access_token: string }).access_token)).uid).toBe(f.special.username);
     });
 
-    test.each(['*', `${'alice'})(uid=*`, '*)(|(uid=*', 'alice*', '*)(objectClass=*))(|(uid=*'])('injection through the username (%s) signs nobody in', async (name) => {
-      expect(await refused(await grant(name, f.active.password))).toEqual(wrongPasswordAnswer);
-    });
+    test.each(['*', `${'alice'})(uid=*`, '*)(|(uid=*', 'alice*', '*)(objectClass=*))(|(uid=*'])(
+      'injection through the username (%s) signs nobody in',
+      async (name) => {
+        expect(await refused(await grant(name, f.active.password))).toEqual(wrongPasswordAnswer);
+      },
+    );
 
     test('the refresh grant keeps the user; the backend re-reads an active user and knows no unknown one', async () => {
       const refresher = await f.server.client({ grantTypes: ['password', 'refresh_token'], scopes: ['openid', 'profile'] });
       const auth = { authorization: basic(refresher.clientId, refresher.clientSecret!) };
       const first = (await (
-        await postForm(`${f.server.url}/oauth/v20/token`, { grant_type: 'password', username: f.active.username, password: f.active.password }, auth)
+        await postForm(
+          `${f.server.url}/oauth/v20/token`,
+          { grant_type: 'password', username: f.active.username, password: f.active.password },
+          auth,
+        )
       ).json()) as { access_token: string; refresh_token: string };
-      const refreshed = await postForm(`${f.server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, auth);
+      const refreshed = await postForm(
+        `${f.server.url}/oauth/v20/token`,
+        { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+        auth,
+      );
       expect(refreshed.status).toBe(200);
       const before = await me(first.access_token);
       const after = await me(((await refreshed.json()) as { access_token: string }).access_token);
@@ -108,7 +124,10 @@ export function backendConformance(name: string, makeFixture: () => Promise<Back
       const backend = f.server.ctx.identity.members.find((m) => m.id === f.backendId)!.backend;
       if (!backend.refresh) return;
       const user = (await f.server.ctx.users.find(String(before.userid)))!;
-      expect(await backend.refresh({ username: user.username, externalId: user.externalId })).toMatchObject({ externalId: user.externalId, username: f.active.username });
+      expect(await backend.refresh({ username: user.username, externalId: user.externalId })).toMatchObject({
+        externalId: user.externalId,
+        username: f.active.username,
+      });
       expect(await backend.refresh({ username: 'nobody-by-this-name', externalId: 'no-such-entry' })).toBeNull();
     });
 

@@ -7,7 +7,11 @@ import { backendConformance, type BackendFixture } from './conformance-suite.ts'
 
 async function databaseFixture(kind: DatabaseKind): Promise<BackendFixture> {
   const server = await startTestServer(kind);
-  const accounts = { active: { username: 'alice', password: 'alice-local-pw' }, disabled: { username: 'carol', password: 'carol-local-pw' }, special: { username: SPECIAL_NAME, password: 'special-local-pw' } };
+  const accounts = {
+    active: { username: 'alice', password: 'alice-local-pw' },
+    disabled: { username: 'carol', password: 'carol-local-pw' },
+    special: { username: SPECIAL_NAME, password: 'special-local-pw' },
+  };
   for (const a of Object.values(accounts)) await server.user(a.username, a.password);
   const carol = (await server.ctx.users.findByUsername('local', 'carol'))!;
   await server.ctx.users.update(carol.id, { disabled: true }, CLI_ACTOR);
@@ -35,4 +39,3 @@ for (const kind of databaseKinds) {
   backendConformance(`database on ${kind}`, () => databaseFixture(kind));
   backendConformance(`ldap on ${kind}`, () => ldapFixture(kind));
 }
-

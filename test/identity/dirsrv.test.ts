@@ -22,7 +22,14 @@ async function fixture(kind: DatabaseKind): Promise<BackendFixture> {
   const server = await startTestServer(kind, ldapChain(dirsrvBackendConfig(ds)));
   const account = (p: Person) => ({ username: p.uid, password: p.password });
   // carol is locked with nsAccountLock: 389 DS refuses her bind whatever the password.
-  return { server, backendId: 'corp', active: account(people.alice), disabled: account(people.carol), special: account(people.special), stop: () => server.stop() };
+  return {
+    server,
+    backendId: 'corp',
+    active: account(people.alice),
+    disabled: account(people.carol),
+    special: account(people.special),
+    stop: () => server.stop(),
+  };
 }
 
 for (const kind of databaseKinds) backendConformance(`ldap on 389 Directory Server on ${kind}`, () => fixture(kind));
@@ -41,8 +48,15 @@ describe.each(databaseKinds)('389 Directory Server account state on %s', (kind) 
     const c = await server.client({ grantTypes: ['password', 'refresh_token'], scopes: ['openid', 'profile', 'groups'] });
     const auth = { authorization: basic(c.clientId, c.clientSecret!) };
     const password = async () => {
-      const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: p.uid, password: p.password, scope: 'openid profile groups' }, auth);
-      return { status: res.status, body: (await res.json()) as { error?: string; error_description?: string; refresh_token?: string; access_token?: string } };
+      const res = await postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: p.uid, password: p.password, scope: 'openid profile groups' },
+        auth,
+      );
+      return {
+        status: res.status,
+        body: (await res.json()) as { error?: string; error_description?: string; refresh_token?: string; access_token?: string },
+      };
     };
     const first = await password();
     expect(first.status).toBe(200);
@@ -78,12 +92,17 @@ describe.each(databaseKinds)('389 Directory Server account state on %s', (kind) 
 
   test('a user the configured filter no longer matches (removed from the group it requires) can neither refresh nor sign in', async () => {
     const staff = groupDn('staff');
-    const server = await serve({ userSearch: { baseDN: PEOPLE, filter: `(&(objectClass=inetOrgPerson)(uid={username})(memberOf=${staff}))` } });
+    const server = await serve({
+      userSearch: { baseDN: PEOPLE, filter: `(&(objectClass=inetOrgPerson)(uid={username})(memberOf=${staff}))` },
+    });
     const alice = await session(server, people.alice);
     await ds.change(staff, 'delete', 'member', personDn(people.alice));
     try {
       expect(await alice.refresh()).toEqual({ status: 400, error: 'invalid_grant' });
-      expect(await alice.password()).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'invalid username or password' } });
+      expect(await alice.password()).toEqual({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'invalid username or password' },
+      });
     } finally {
       await ds.change(staff, 'add', 'member', personDn(people.alice));
     }

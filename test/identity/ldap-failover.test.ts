@@ -24,11 +24,16 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
   };
   const signIn = async (server: TestServer, username = 'alice', password = people.alice.password) => {
     const c = await server.client({ grantTypes: ['password'] });
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!) });
+    const res = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password },
+      { authorization: basic(c.clientId, c.clientSecret!) },
+    );
     return { status: res.status, body: (await res.json()) as { error?: string; access_token?: string } };
   };
 
-  const readiness = async (server: TestServer) => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp;
+  const readiness = async (server: TestServer) =>
+    ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp;
   /** Once the directory answers again, the background probe lets its users back in (docs/decisions.md). */
   const backUp = (server: TestServer) => eventually('alice signs in again', async () => (await signIn(server)).status === 200);
 
@@ -90,16 +95,26 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
     // One client for every grant, so that the times measured are the grants' alone.
     const c = await server.client({ grantTypes: ['password'] });
     const grant = async (username: string, password: string) => {
-      const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!) });
+      const res = await postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username, password },
+        { authorization: basic(c.clientId, c.clientSecret!) },
+      );
       return { status: res.status, body: (await res.json()) as { error?: string } };
     };
     const lee = () => grant('lee', 'lee-local-password');
     const alice = () => grant('alice', people.alice.password);
-    const unavailable = { status: 503, body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' } };
+    const unavailable = {
+      status: 503,
+      body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' },
+    };
     expect((await signIn(server)).status).toBe(200); // pooled connections to the directory exist now
 
     // First a local user (the chain asks the directory first), then, once it is back and hangs again, a directory user.
-    for (const [who, firstAnswer] of [[lee, 200], [alice, 503]] as const) {
+    for (const [who, firstAnswer] of [
+      [lee, 200],
+      [alice, 503],
+    ] as const) {
       a.pause(); // SIGSTOP: connections stay open, nothing answers
       const [first, firstMs] = await timed(who);
       expect(first.status).toBe(firstAnswer);
@@ -146,8 +161,16 @@ describe.each(databaseKinds)('LDAP failover and outages on %s', (kind) => {
     await server.user('lee', 'lee-local-password');
     await Promise.all([a.stop(), b.stop()]);
 
-    for (let i = 0; i < 7; i++) expect(await signIn(server)).toEqual({ status: 503, body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' } });
-    const page = await new Browser(server).signIn({ client_id: (await server.client()).clientId, redirect_uri: 'http://localhost:3000/callback', response_type: 'code' }, 'alice', people.alice.password);
+    for (let i = 0; i < 7; i++)
+      expect(await signIn(server)).toEqual({
+        status: 503,
+        body: { error: 'temporarily_unavailable', error_description: 'the identity backend is unreachable; try again later' },
+      });
+    const page = await new Browser(server).signIn(
+      { client_id: (await server.client()).clientId, redirect_uri: 'http://localhost:3000/callback', response_type: 'code' },
+      'alice',
+      people.alice.password,
+    );
     expect(page.status).toBe(503);
     expect(await page.text()).toContain('The directory is unreachable right now.');
 

@@ -17,7 +17,11 @@ describe('a directory password that must change, in Chromium', () => {
   beforeAll(async () => {
     slapd = await startSlapd({ ppolicy: true, policy: { pwdMinLength: '8', pwdCheckQuality: '2', pwdMustChange: 'TRUE' } });
     const port = await freePort();
-    server = await startTestServer('sqlite', { ...ldapChain(ldapBackendConfig(slapd, { passwordChange: true })), port, publicUrl: `http://localhost:${port}` });
+    server = await startTestServer('sqlite', {
+      ...ldapChain(ldapBackendConfig(slapd, { passwordChange: true })),
+      port,
+      publicUrl: `http://localhost:${port}`,
+    });
     base = `http://localhost:${port}`;
     browser = await launchChromium();
   });

@@ -43,16 +43,35 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
   async function person(password = 'first-Password-1'): Promise<{ uid: string; dn: string; password: string }> {
     const uid = `pw-user-${kind}-${++n}`;
     const dn = `uid=${uid},${PEOPLE}`;
-    await slapd.add({ dn, attrs: { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, mail: `${uid}@example.org`, userPassword: password } });
+    await slapd.add({
+      dn,
+      attrs: { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, mail: `${uid}@example.org`, userPassword: password },
+    });
     return { uid, dn, password };
   }
 
-  const authorizeQuery = () => ({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 'st' });
+  const authorizeQuery = () => ({
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    response_type: 'code',
+    scope: 'openid',
+    state: 'st',
+  });
 
   beforeAll(async () => {
     slapd = await startSlapd({ ppolicy: true, policy: POLICY, serviceWritesPasswords: true });
     // A second policy, for users whose password may change once a day at most.
-    await slapd.add({ dn: `cn=daily-policy,ou=services,dc=example,dc=org`, attrs: { objectClass: ['device', 'pwdPolicy'], cn: 'daily-policy', pwdAttribute: 'userPassword', pwdMinAge: String(DAY_S), pwdCheckQuality: '2', pwdMinLength: '8' } });
+    await slapd.add({
+      dn: `cn=daily-policy,ou=services,dc=example,dc=org`,
+      attrs: {
+        objectClass: ['device', 'pwdPolicy'],
+        cn: 'daily-policy',
+        pwdAttribute: 'userPassword',
+        pwdMinAge: String(DAY_S),
+        pwdCheckQuality: '2',
+        pwdMinLength: '8',
+      },
+    });
     server = await startTestServer(kind, ldapChain(ldapBackendConfig(slapd, { passwordChange: true, passwordReset: true })));
     client = await server.client({ grantTypes: ['authorization_code', 'password'], scopes: ['openid'] });
   });
@@ -65,7 +84,11 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     const u = await person();
     const browser = new AccountBrowser(server);
     expect((await browser.signInAtAccount(u.uid, u.password)).html).toContain('Signed in as');
-    const page = await browser.post('password', { password: u.password, new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    const page = await browser.post('password', {
+      password: u.password,
+      new_password: 'second-Password-2',
+      new_password_again: 'second-Password-2',
+    });
     expect(page.status).toBe(200);
     expect(page.html).toContain('Your password is changed in the directory');
     expect(await binds(u.uid, 'second-Password-2')).toBe(true);
@@ -99,7 +122,10 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
 
     expect(await binds(u.uid, u.password)).toBe(true);
     const user = await server.sql('users').where({ username: u.uid }).first('id');
-    const refusals = await server.sql('audit_events').where({ kind: 'account.password_change_refused', user_id: user.id }).select('details');
+    const refusals = await server
+      .sql('audit_events')
+      .where({ kind: 'account.password_change_refused', user_id: user.id })
+      .select('details');
     // The wrong current password was refused as a counted sign-in before anything was written.
     expect(refusals.map((r: { details: string }) => JSON.parse(r.details).refusal).sort()).toEqual(['in_history', 'too_short']);
 
@@ -112,7 +138,8 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     const u = await person();
     const browser = new AccountBrowser(server);
     await browser.signInAtAccount(u.uid, u.password);
-    const change = (old: string) => browser.post('password', { password: old, new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    const change = (old: string) =>
+      browser.post('password', { password: old, new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
     // The first delay is one second: the server's clock stands still so that all of these fall inside it.
     freezeClock();
     try {
@@ -133,7 +160,11 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     const browser = new AccountBrowser(server);
     await browser.signInAtAccount(u.uid, u.password);
     // The password was set when the entry was made, less than a day ago.
-    const young = await browser.post('password', { password: u.password, new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    const young = await browser.post('password', {
+      password: u.password,
+      new_password: 'second-Password-2',
+      new_password_again: 'second-Password-2',
+    });
     expect(young.status).toBe(400);
     expect(young.html).toContain('The password was changed too recently');
     expect(await binds(u.uid, u.password)).toBe(true);
@@ -159,12 +190,18 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     // The old password is not in the page.
     expect(askHtml).not.toContain(u.password);
 
-    const mismatch = await browser.submit(new Response(askHtml), { new_password: 'second-Password-2', new_password_again: 'other-Password-2' });
+    const mismatch = await browser.submit(new Response(askHtml), {
+      new_password: 'second-Password-2',
+      new_password_again: 'other-Password-2',
+    });
     expect(mismatch.status).toBe(400);
     const mismatchHtml = await mismatch.text();
     expect(mismatchHtml).toContain('The two new passwords are not the same.');
 
-    const done = await browser.submit(new Response(mismatchHtml), { new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    const done = await browser.submit(new Response(mismatchHtml), {
+      new_password: 'second-Password-2',
+      new_password_again: 'second-Password-2',
+    });
     expect(done.status).toBe(303);
     const token = await exchangeCode(server, client, locationQuery(done).code!);
     expect(token.status).toBe(200);
@@ -177,7 +214,13 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     // Elsewhere: a session at the account page, and a token from the password grant.
     const elsewhere = new AccountBrowser(server);
     expect((await elsewhere.signInAtAccount(u.uid, u.password)).html).toContain('Signed in as');
-    const grant = (await (await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: u.uid, password: u.password, scope: 'openid' }, { authorization: basic(client.clientId, client.clientSecret!) })).json()) as { access_token: string };
+    const grant = (await (
+      await postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: u.uid, password: u.password, scope: 'openid' },
+        { authorization: basic(client.clientId, client.clientSecret!) },
+      )
+    ).json()) as { access_token: string };
     const me = () => fetch(`${server.url}/api/oauth/v20/me`, { headers: { authorization: `Bearer ${grant.access_token}` } });
     expect((await me()).status).toBe(200);
     await slapd.modify(u.dn, 'pwdReset', ['TRUE'], { relax: true });
@@ -185,7 +228,10 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     const browser = new Browser(server);
     const askHtml = await (await browser.signIn(authorizeQuery(), u.uid, u.password)).text();
     expect(askHtml).toContain('must be changed');
-    const done = await browser.submit(new Response(askHtml), { new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    const done = await browser.submit(new Response(askHtml), {
+      new_password: 'second-Password-2',
+      new_password_again: 'second-Password-2',
+    });
     expect(done.status).toBe(303);
     expect(locationQuery(done).code).toBeDefined();
 
@@ -215,7 +261,10 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     const browser = new Browser(server);
     const askHtml = await (await browser.signIn(authorizeQuery(), u.uid, u.password)).text();
     expect(askHtml).toContain('must be changed');
-    const second = await browser.submit(new Response(askHtml), { new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+    const second = await browser.submit(new Response(askHtml), {
+      new_password: 'second-Password-2',
+      new_password_again: 'second-Password-2',
+    });
     expect(second.status).toBe(200);
     const secondHtml = await second.text();
     expect(secondHtml).toContain('name="code"');
@@ -226,7 +275,7 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     expect(locationQuery(done).code).toBeDefined();
   });
 
-  test('the pending change is this browser\'s, and used once', async () => {
+  test("the pending change is this browser's, and used once", async () => {
     const u = await person();
     await slapd.modify(u.dn, 'pwdReset', ['TRUE'], { relax: true });
     const browser = new Browser(server);
@@ -234,26 +283,44 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     // Another browser posting the same form is sent back to sign in.
     const other = new Browser(server);
     const otherPage = await other.authorize(authorizeQuery());
-    const stolen = await postForm(`${server.url}/oauth/v20/authorize`, { ...firstForm(askHtml), csrf_token: firstForm(await otherPage.text()).csrf_token, new_password: 'second-Password-2', new_password_again: 'second-Password-2' }, { cookie: other.jar.header() });
+    const stolen = await postForm(
+      `${server.url}/oauth/v20/authorize`,
+      {
+        ...firstForm(askHtml),
+        csrf_token: firstForm(await otherPage.text()).csrf_token,
+        new_password: 'second-Password-2',
+        new_password_again: 'second-Password-2',
+      },
+      { cookie: other.jar.header() },
+    );
     expect(stolen.status).toBe(403);
     expect(await binds(u.uid, u.password)).toBe(true);
-
   });
 
   test('an expired password (in its grace logins) is changed at sign-in; the password grant refuses it', async () => {
     const u = await person();
     await slapd.modify(u.dn, 'pwdChangedTime', [generalizedTime(Date.now() - 61 * DAY_S * 1000)], { relax: true });
 
-    const grant = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: u.uid, password: u.password, scope: 'openid' }, { authorization: basic(client.clientId, client.clientSecret!) });
+    const grant = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username: u.uid, password: u.password, scope: 'openid' },
+      { authorization: basic(client.clientId, client.clientSecret!) },
+    );
     expect(grant.status).toBe(400);
-    expect(await grant.json()).toMatchObject({ error: 'invalid_grant', error_description: expect.stringContaining('the password has expired') });
+    expect(await grant.json()).toMatchObject({
+      error: 'invalid_grant',
+      error_description: expect.stringContaining('the password has expired'),
+    });
 
     const browser = new Browser(server);
     const ask = await browser.signIn(authorizeQuery(), u.uid, u.password);
     expect(ask.status).toBe(200);
     const askHtml = await ask.text();
     expect(askHtml).toContain('Your password has expired');
-    const done = await browser.submit(new Response(askHtml), { new_password: 'renewed-Password-9', new_password_again: 'renewed-Password-9' });
+    const done = await browser.submit(new Response(askHtml), {
+      new_password: 'renewed-Password-9',
+      new_password_again: 'renewed-Password-9',
+    });
     expect(done.status).toBe(303);
     expect(await binds(u.uid, 'renewed-Password-9')).toBe(true);
   });
@@ -261,12 +328,26 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
   test('a reset (by mail, or an administrator) under pwdMustChange and pwdMinAge leaves the user able to sign in with it', async () => {
     const u = await person();
     const policyDn = `cn=reset-policy-${kind},ou=services,dc=example,dc=org`;
-    await slapd.add({ dn: policyDn, attrs: { objectClass: ['device', 'pwdPolicy'], cn: `reset-policy-${kind}`, pwdAttribute: 'userPassword', pwdMustChange: 'TRUE', pwdMinAge: String(DAY_S), pwdMinLength: '8' } });
+    await slapd.add({
+      dn: policyDn,
+      attrs: {
+        objectClass: ['device', 'pwdPolicy'],
+        cn: `reset-policy-${kind}`,
+        pwdAttribute: 'userPassword',
+        pwdMustChange: 'TRUE',
+        pwdMinAge: String(DAY_S),
+        pwdMinLength: '8',
+      },
+    });
     await slapd.modify(u.dn, 'pwdPolicySubentry', [policyDn]);
     // Set two days ago: pwdMinAge lets the service account reset it now.
     await slapd.modify(u.dn, 'pwdChangedTime', [generalizedTime(Date.now() - 2 * DAY_S * 1000)], { relax: true });
     const grant = (password: string) =>
-      postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: u.uid, password, scope: 'openid' }, { authorization: basic(client.clientId, client.clientSecret!) });
+      postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: u.uid, password, scope: 'openid' },
+        { authorization: basic(client.clientId, client.clientSecret!) },
+      );
     expect((await grant(u.password)).status).toBe(200);
 
     const user = (await server.ctx.users.findByUsername('corp', u.uid))!;
@@ -349,7 +430,14 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
     const { html } = await browser.open();
     await slapd.stop();
     try {
-      const page = await browser.send('/account', { ...firstForm(html), _action: 'password', csrf_token: firstForm(html).csrf_token, password: u.password, new_password: 'second-Password-2', new_password_again: 'second-Password-2' });
+      const page = await browser.send('/account', {
+        ...firstForm(html),
+        _action: 'password',
+        csrf_token: firstForm(html).csrf_token,
+        password: u.password,
+        new_password: 'second-Password-2',
+        new_password_again: 'second-Password-2',
+      });
       expect(page.status).toBe(503);
       expect(page.html).toContain('The directory is unreachable right now. Your password is unchanged');
     } finally {
@@ -362,7 +450,7 @@ describe.each(databaseKinds)('directory passwords (OpenLDAP ppolicy) on %s', (ki
 });
 
 /** The service account's reset (docs/identity-backends.md's forgotten password and `setUserPassword`), at the plugin. */
-describe('the LDAP backend\'s resetPassword (OpenLDAP)', () => {
+describe("the LDAP backend's resetPassword (OpenLDAP)", () => {
   let slapd: Slapd;
   beforeAll(async () => {
     slapd = await startSlapd({ ppolicy: true, policy: POLICY, serviceWritesPasswords: true });
@@ -374,7 +462,12 @@ describe('the LDAP backend\'s resetPassword (OpenLDAP)', () => {
   test('writes with the service account; the policy still refuses a short one', async () => {
     const { default: plugin } = await import('../../plugins/ldap/index.ts');
     const pino = (await import('pino')).default;
-    const backend = await plugin.create(plugin.configSchema.parse(ldapBackendConfig(slapd, { passwordReset: true })), { id: 'corp', logger: pino({ level: 'silent' }), db: undefined as never, localUsers: undefined as never });
+    const backend = await plugin.create(plugin.configSchema.parse(ldapBackendConfig(slapd, { passwordReset: true })), {
+      id: 'corp',
+      logger: pino({ level: 'silent' }),
+      db: undefined as never,
+      localUsers: undefined as never,
+    });
     try {
       const check = await backend.checkPassword('bob', 'bob-directory-pw');
       const known = { username: 'bob', externalId: check.identity!.externalId };
@@ -384,7 +477,10 @@ describe('the LDAP backend\'s resetPassword (OpenLDAP)', () => {
       // pwdMustChange marked it `pwdReset`; the reset took the mark off, so no change is asked for.
       expect(await backend.checkPassword('bob', 'reset-Password-1')).toMatchObject({ validPassword: true, identity: { disabled: false } });
       expect((await backend.checkPassword('bob', 'bob-directory-pw')).validPassword).toBe(false);
-      expect(await backend.resetPassword!({ ...known, externalId: 'someone-else' }, 'reset-Password-2')).toMatchObject({ ok: false, refusal: 'refused' });
+      expect(await backend.resetPassword!({ ...known, externalId: 'someone-else' }, 'reset-Password-2')).toMatchObject({
+        ok: false,
+        refusal: 'refused',
+      });
     } finally {
       await backend.close?.();
     }

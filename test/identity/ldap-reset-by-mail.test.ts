@@ -25,12 +25,19 @@ describe.each(databaseKinds)('reset by mail for a directory user never seen befo
   async function person(): Promise<{ uid: string; password: string; mail: string }> {
     const uid = `never-seen-${kind}-${++n}`;
     const mail = `${uid}@example.org`;
-    await slapd.add({ dn: `uid=${uid},${PEOPLE}`, attrs: { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, mail, userPassword: 'forgotten-Password-1' } });
+    await slapd.add({
+      dn: `uid=${uid},${PEOPLE}`,
+      attrs: { objectClass: 'inetOrgPerson', uid, cn: uid, sn: uid, mail, userPassword: 'forgotten-Password-1' },
+    });
     return { uid, password: 'forgotten-Password-1', mail };
   }
 
   const grant = (username: string, password: string) =>
-    postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password, scope: 'openid' }, { authorization: basic(client.clientId, client.clientSecret!) });
+    postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password, scope: 'openid' },
+      { authorization: basic(client.clientId, client.clientSecret!) },
+    );
 
   beforeAll(async () => {
     slapd = await startSlapd({ ppolicy: true, policy: { pwdMinLength: '8', pwdCheckQuality: '2' }, serviceWritesPasswords: true });
@@ -49,7 +56,7 @@ describe.each(databaseKinds)('reset by mail for a directory user never seen befo
     await slapd?.destroy();
   });
 
-  test('the directory is asked for the name: the mail goes to its address, and the new password is the directory\'s', async () => {
+  test("the directory is asked for the name: the mail goes to its address, and the new password is the directory's", async () => {
     const u = await person();
     expect(await server.ctx.users.findByUsername('corp', u.uid)).toBeUndefined();
 
@@ -71,7 +78,7 @@ describe.each(databaseKinds)('reset by mail for a directory user never seen befo
     expect((await grant(u.uid, u.password)).status).toBe(400);
   });
 
-  test('a link mailed to the old address dies when a sign-in brings the directory\'s new email', async () => {
+  test("a link mailed to the old address dies when a sign-in brings the directory's new email", async () => {
     const u = await person();
     const browser = new ResetBrowser(server, freshAddress());
     expect((await browser.requestReset(u.uid)).status).toBe(200);

@@ -22,14 +22,19 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
   };
   const passwordGrant = async (server: TestServer, username: string, password: string, scope = 'openid profile email groups') => {
     const c = await server.client({ grantTypes: ['password', 'refresh_token'], scopes: ['openid', 'profile', 'email', 'groups'] });
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password, scope }, { authorization: basic(c.clientId, c.clientSecret!) });
+    const res = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password, scope },
+      { authorization: basic(c.clientId, c.clientSecret!) },
+    );
     return { res, client: c };
   };
   const tokens = async (res: Response) => {
     expect(res.status).toBe(200);
     return (await res.json()) as Tokens;
   };
-  const me = async (server: TestServer, token: string) => (await (await get(`${server.url}/api/oauth/v20/me`, { access_token: token })).json()) as Record<string, unknown>;
+  const me = async (server: TestServer, token: string) =>
+    (await (await get(`${server.url}/api/oauth/v20/me`, { access_token: token })).json()) as Record<string, unknown>;
 
   beforeAll(async () => {
     slapd = await startSlapd();
@@ -47,7 +52,9 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     // engineers directly; staff through engineers; loop-a directly and loop-b through it (and back).
     expect([...(profile.groups as string[])].sort()).toEqual(['engineers', 'loop-a', 'loop-b', 'staff']);
 
-    const info = (await (await get(`${server.url}/connect/v10/userinfo`, {}, { authorization: `Bearer ${t.access_token}` })).json()) as Record<string, unknown>;
+    const info = (await (
+      await get(`${server.url}/connect/v10/userinfo`, {}, { authorization: `Bearer ${t.access_token}` })
+    ).json()) as Record<string, unknown>;
     expect(info).toMatchObject({ sub: profile.userid, preferred_username: 'bob', name: 'Bob Builder', email: 'bob@example.org' });
     expect([...(info.groups as string[])].sort()).toEqual(['engineers', 'loop-a', 'loop-b', 'staff']);
 
@@ -63,7 +70,11 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
       return ((await res.json()) as Tokens).access_token;
     };
     const query = (token: string) =>
-      fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query: '{ users { totalCount } }' }) });
+      fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query: '{ users { totalCount } }' }),
+      });
     const alice = await query(await adminToken('alice', people.alice.password));
     expect(alice.status).toBe(200);
     expect(((await alice.json()) as { data: { users: { totalCount: number } } }).data.users.totalCount).toBeGreaterThan(0);
@@ -88,7 +99,11 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     const server = await serve(ldapBackendConfig(slapd));
     const client = await server.client({ scopes: ['openid', 'profile'] });
     const browser = new Browser(server);
-    const wrong = await browser.signIn({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 's' }, 'alice', 'wrong');
+    const wrong = await browser.signIn(
+      { client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 's' },
+      'alice',
+      'wrong',
+    );
     expect(wrong.status).toBe(401); // the login page again, with the error
     expect(await wrong.text()).toContain('Invalid username or password.');
     const { code, state } = await obtainCode(browser, client, 'alice', people.alice.password);
@@ -100,7 +115,13 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
   test('Active Directory settings: sAMAccountName, objectGUID as a GUID string, memberOf, userAccountControl', async () => {
     const server = await serve(
       ldapBackendConfig(slapd, {
-        userSearch: { baseDN: BASE_DN, filter: '(&(objectClass=inetOrgPerson)(sAMAccountName={username}))', usernameAttr: 'sAMAccountName', idAttr: 'objectGUID', nameAttr: 'cn' },
+        userSearch: {
+          baseDN: BASE_DN,
+          filter: '(&(objectClass=inetOrgPerson)(sAMAccountName={username}))',
+          usernameAttr: 'sAMAccountName',
+          idAttr: 'objectGUID',
+          nameAttr: 'cn',
+        },
         groupSearch: undefined,
       }),
     );
@@ -135,7 +156,11 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     const { res, client } = await passwordGrant(server, 'bob', people.bob.password);
     const first = await tokens(res);
     const refresh = (token: string) =>
-      postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: token }, { authorization: basic(client.clientId, client.clientSecret!) });
+      postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'refresh_token', refresh_token: token },
+        { authorization: basic(client.clientId, client.clientSecret!) },
+      );
 
     const second = await tokens(await refresh(first.refresh_token!));
 
@@ -148,7 +173,10 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
       await slapd.start();
     }
     // The directory is skipped until the background probe finds it answering again (docs/decisions.md).
-    await eventually('the directory is up again', async () => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp === 'up');
+    await eventually(
+      'the directory is up again',
+      async () => ((await (await get(`${server.url}/readyz`)).json()) as { backends: Record<string, string> }).backends.corp === 'up',
+    );
     // Not spent by the failed attempt.
     const third = await tokens(await refresh(second.refresh_token!));
 
@@ -176,7 +204,11 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
         return [r.status, body.error];
       };
       const signIn = async () => {
-        const r = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'bob', password: people.bob.password }, auth);
+        const r = await postForm(
+          `${server.url}/oauth/v20/token`,
+          { grant_type: 'password', username: 'bob', password: people.bob.password },
+          auth,
+        );
         return [r.status, ((await r.json()) as { error?: string }).error];
       };
 
@@ -199,7 +231,9 @@ describe.each(databaseKinds)('LDAP backend on %s', (kind) => {
     const { res } = await passwordGrant(server, 'alice', people.alice.password);
     expect(res.status).toBe(503);
     expect(((await res.json()) as { error: string }).error).toBe('temporarily_unavailable');
-    const line = server.logs.map((l) => JSON.parse(l) as { msg: string; err?: string }).find((l) => l.msg === 'identity backend unavailable');
+    const line = server.logs
+      .map((l) => JSON.parse(l) as { msg: string; err?: string })
+      .find((l) => l.msg === 'identity backend unavailable');
     expect(line?.err).toContain('userSearch.baseDN "ou=nowhere,dc=example,dc=org" does not exist');
   });
 

@@ -22,13 +22,26 @@ describe('the example backend of docs/identity-backends.md, loaded from a plugin
   let server: TestServer;
   let client: { clientId: string; clientSecret: string | null };
   const grant = (username: string, password: string) =>
-    postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password, scope: 'openid email groups' }, { authorization: basic(client.clientId, client.clientSecret!) });
+    postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password, scope: 'openid email groups' },
+      { authorization: basic(client.clientId, client.clientSecret!) },
+    );
 
   beforeAll(async () => {
     mkdirSync(`${root}plugins/${name}`);
     writeFileSync(`${root}plugins/${name}/index.ts`, readmeExample());
-    const users = [{ username: 'pat', hash: await hash('pat-partner-pw', { algorithm: 2 }), email: 'pat@partner.example', groups: ['partners'] }];
-    server = await startTestServer('sqlite', { identity: { backends: [{ id: 'partners', plugin: name, config: { users } }, { id: 'local', plugin: 'database' }] } });
+    const users = [
+      { username: 'pat', hash: await hash('pat-partner-pw', { algorithm: 2 }), email: 'pat@partner.example', groups: ['partners'] },
+    ];
+    server = await startTestServer('sqlite', {
+      identity: {
+        backends: [
+          { id: 'partners', plugin: name, config: { users } },
+          { id: 'local', plugin: 'database' },
+        ],
+      },
+    });
     client = await server.client({ grantTypes: ['password'], scopes: ['openid', 'email', 'groups'] });
     await server.user('lee', 'lee-local-password');
   });
@@ -41,7 +54,10 @@ describe('the example backend of docs/identity-backends.md, loaded from a plugin
     const ok = await grant('pat', 'pat-partner-pw');
     expect(ok.status).toBe(200);
     const token = ((await ok.json()) as { access_token: string }).access_token;
-    const info = (await (await get(`${server.url}/connect/v10/userinfo`, {}, { authorization: `Bearer ${token}` })).json()) as Record<string, unknown>;
+    const info = (await (await get(`${server.url}/connect/v10/userinfo`, {}, { authorization: `Bearer ${token}` })).json()) as Record<
+      string,
+      unknown
+    >;
     expect(info).toMatchObject({ email: 'pat@partner.example', groups: ['partners'] });
     expect((await server.ctx.users.find(String(info.sub)))?.backend).toBe('partners');
 
@@ -51,7 +67,9 @@ describe('the example backend of docs/identity-backends.md, loaded from a plugin
 
   test('a config its schema rejects stops the start, naming the backend, plugin and key', async () => {
     await expect(
-      startTestServer('sqlite', { identity: { backends: [{ id: 'partners', plugin: name, config: { users: [{ username: 'x', hash: 'plain' }] } }] } }),
+      startTestServer('sqlite', {
+        identity: { backends: [{ id: 'partners', plugin: name, config: { users: [{ username: 'x', hash: 'plain' }] } }] },
+      }),
     ).rejects.toThrow(`identity backend "partners" (plugin "${name}"): invalid config: config.users.0.hash`);
   });
 });

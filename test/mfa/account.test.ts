@@ -15,7 +15,11 @@ describe.each(databaseKinds)('the account page on %s', (kind) => {
     const jar = new CookieJar();
     const login = await get(`${server.url}/account`, {}, { cookie: jar.header() });
     jar.store(login);
-    const res = await postForm(`${server.url}/account`, { ...hiddenFields(await login.text()), username, password }, { cookie: jar.header() });
+    const res = await postForm(
+      `${server.url}/account`,
+      { ...hiddenFields(await login.text()), username, password },
+      { cookie: jar.header() },
+    );
     jar.store(res);
     expect(res.status).toBe(303);
     const page = async () => {
@@ -24,7 +28,9 @@ describe.each(databaseKinds)('the account page on %s', (kind) => {
       return r.text();
     };
     const post = async (action: string, fields: Record<string, string>, path = '/account') => {
-      const html = await (path === '/account' ? page() : get(`${server.url}${path}`, {}, { cookie: jar.header() }).then((r) => (jar.store(r), r.text())));
+      const html = await (path === '/account'
+        ? page()
+        : get(`${server.url}${path}`, {}, { cookie: jar.header() }).then((r) => (jar.store(r), r.text())));
       const csrf = hiddenFields(html).csrf_token!;
       const r = await postForm(`${server.url}${path}`, { _action: action, csrf_token: csrf, ...fields }, { cookie: jar.header() });
       jar.store(r);
@@ -69,7 +75,12 @@ describe.each(databaseKinds)('the account page on %s', (kind) => {
     expect((await b.post('password', { password: 'wrong-password', new_password: 'fay-password-2' })).status).toBe(401);
     expect((await b.post('password', { password: 'fay-password-1', new_password: 'short' })).status).toBe(400);
     expect((await b.post('password', { password: 'fay-password-1', new_password: 'fay-password-2' })).status).toBe(200);
-    const grant = (password: string) => postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'fay', password }, { authorization: basic(client.clientId, client.clientSecret!) });
+    const grant = (password: string) =>
+      postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: 'fay', password },
+        { authorization: basic(client.clientId, client.clientSecret!) },
+      );
     expect((await grant('fay-password-1')).status).toBe(400);
     expect((await grant('fay-password-2')).status).toBe(200);
   });
@@ -78,13 +89,23 @@ describe.each(databaseKinds)('the account page on %s', (kind) => {
     await server.user('gil', 'gil-password-1');
     const here = await signedIn('gil', 'gil-password-1');
     const elsewhere = await signedIn('gil', 'gil-password-1');
-    const tokens = (await (await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'gil', password: 'gil-password-1' }, { authorization: basic(client.clientId, client.clientSecret!) })).json()) as { refresh_token: string };
+    const tokens = (await (
+      await postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: 'gil', password: 'gil-password-1' },
+        { authorization: basic(client.clientId, client.clientSecret!) },
+      )
+    ).json()) as { refresh_token: string };
 
     const out = await here.post('sign_out_everywhere', {});
     expect(out.status).toBe(200);
     expect(out.html).toContain('signed out');
     expect(await elsewhere.page()).toContain('name="password"'); // the login form: that session is gone too
-    const refresh = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, { authorization: basic(client.clientId, client.clientSecret!) });
+    const refresh = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      { authorization: basic(client.clientId, client.clientSecret!) },
+    );
     expect(refresh.status).toBe(400);
   });
 });

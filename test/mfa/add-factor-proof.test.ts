@@ -30,7 +30,7 @@ describe.each(databaseKinds)('adding a factor asks for proof on %s', (kind) => {
     return b;
   }
 
-  test('an older session is asked for its password before the authenticator app\'s key is shown', async () => {
+  test("an older session is asked for its password before the authenticator app's key is shown", async () => {
     const b = await signedIn('rosa');
     advanceClock(SIX_MINUTES);
     const asked = await b.open('/account/mfa/totp');
@@ -46,7 +46,9 @@ describe.each(databaseKinds)('adding a factor asks for proof on %s', (kind) => {
     const right = await b.post('prove', { password: 'rosa-password-1' }, '/account/mfa/totp');
     const secret = textOf(right.html, 'totp-secret')!;
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
-    expect((await b.send('/account/mfa/totp', { ...firstForm(right.html), code: codeAt(secret, serverNow()) })).html).toContain('id="recovery-codes"');
+    expect((await b.send('/account/mfa/totp', { ...firstForm(right.html), code: codeAt(secret, serverNow()) })).html).toContain(
+      'id="recovery-codes"',
+    );
   });
 
   test('an older session confirms before it is offered to add a passkey, and a passkey posted without is refused', async () => {

@@ -38,7 +38,12 @@ describe.each(databaseKinds)('passkey options throttled per address on %s', (kin
 
   beforeAll(async () => {
     const port = await freePort();
-    server = await startTestServer(kind, { port, publicUrl: `http://localhost:${port}`, trustProxy: '1', throttle: { passkeyMaxOptions: LIMIT, addressBlock: BLOCK_S } });
+    server = await startTestServer(kind, {
+      port,
+      publicUrl: `http://localhost:${port}`,
+      trustProxy: '1',
+      throttle: { passkeyMaxOptions: LIMIT, addressBlock: BLOCK_S },
+    });
   });
   afterEach(() => resetClock());
   afterAll(() => server.stop());
@@ -53,7 +58,10 @@ describe.each(databaseKinds)('passkey options throttled per address on %s', (kin
     expect(refused.status).toBe(429);
     const wait = Number(refused.retryAfter);
     expect(Number.isInteger(wait) && wait > 0 && wait <= BLOCK_S).toBe(true);
-    expect(refused.body).toEqual({ error: 'invalid_request', error_description: `too many passkey requests from this address, retry after ${wait} s` });
+    expect(refused.body).toEqual({
+      error: 'invalid_request',
+      error_description: `too many passkey requests from this address, retry after ${wait} s`,
+    });
     expect((await b.options()).status).toBe(429);
     expect(await challenges()).toBe(stored);
 

@@ -56,7 +56,12 @@ describe.each(databaseKinds)('passkey challenges on %s', (kind) => {
     expect((await b.password(username, `${username}-password-1`)).status).toBe(303);
     await b.open();
     const { options, state } = await b.options<PublicKeyCredentialCreationOptionsJSON>({ purpose: 'register' });
-    const registration = { _action: 'add_passkey', name: 'Soft key', webauthn_state: state, webauthn_response: JSON.stringify(key.register(options)) };
+    const registration = {
+      _action: 'add_passkey',
+      name: 'Soft key',
+      webauthn_state: state,
+      webauthn_response: JSON.stringify(key.register(options)),
+    };
     expect((await b.post('/account', registration)).status).toBe(200);
     return { b, registration };
   }
@@ -123,33 +128,65 @@ describe.each(databaseKinds)('passkey challenges on %s', (kind) => {
     const pending = hiddenFields(step.text).pending!;
     const { options, state } = await b.options<PublicKeyCredentialRequestOptionsJSON>({ purpose: 'login', pending });
     expect(options.allowCredentials?.map((c) => c.id)).toEqual([key.id]);
-    const second = await b.post('/account', { _action: 'passkey', pending, webauthn_state: state, webauthn_response: JSON.stringify(key.assert(options, { userVerified: false })) });
+    const second = await b.post('/account', {
+      _action: 'passkey',
+      pending,
+      webauthn_state: state,
+      webauthn_response: JSON.stringify(key.assert(options, { userVerified: false })),
+    });
     expect([second.status, second.location]).toEqual([303, '/account']);
-    const session = await server.sql('sso_sessions').where({ user_id: (await server.sql('users').where({ username: 'bob' }).first()).id }).orderBy('created_at', 'desc').first();
+    const session = await server
+      .sql('sso_sessions')
+      .where({ user_id: (await server.sql('users').where({ username: 'bob' }).first()).id })
+      .orderBy('created_at', 'desc')
+      .first();
     expect(JSON.parse(String(session.amr))).toEqual(['pwd', 'hwk', 'mfa']);
   });
 
-  test('a passkey as the second step of a SAML sign-on and of /device: the options list the user\'s passkey', async () => {
+  test("a passkey as the second step of a SAML sign-on and of /device: the options list the user's passkey", async () => {
     const key = new SoftAuthenticator(origin);
     await withPasskey('gina', key);
     const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD);
     const entityId = `https://sp-${kind}.example/metadata`;
-    const registered = await graphqlPost(server, access_token, 'mutation R($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }', {
-      input: { entityId, assertionConsumerServiceUrls: ['https://sp.example/acs'], allowIdpInitiated: true },
-    });
+    const registered = await graphqlPost(
+      server,
+      access_token,
+      'mutation R($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }',
+      {
+        input: { entityId, assertionConsumerServiceUrls: ['https://sp.example/acs'], allowIdpInitiated: true },
+      },
+    );
     expect(registered.errors).toBeUndefined();
-    const cli = await server.client({ confidential: false, grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'], redirectUris: [], scopes: ['openid'] });
-    const device = (await (await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: cli.clientId, scope: 'openid' })).json()) as { user_code: string };
+    const cli = await server.client({
+      confidential: false,
+      grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'],
+      redirectUris: [],
+      scopes: ['openid'],
+    });
+    const device = (await (
+      await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: cli.clientId, scope: 'openid' })
+    ).json()) as { user_code: string };
 
     // Each flow's forms carry no OAuth client_id (SAML: its sealed request; /device: the code).
-    const flows = [`/saml/v20/sso?${new URLSearchParams({ sp: entityId })}`, `/device?${new URLSearchParams({ user_code: device.user_code })}`];
+    const flows = [
+      `/saml/v20/sso?${new URLSearchParams({ sp: entityId })}`,
+      `/device?${new URLSearchParams({ user_code: device.user_code })}`,
+    ];
     for (const path of flows) {
       const b = browser();
       const login = await b.open(path);
-      const step = await b.post(path.split('?')[0]!, { ...hiddenFields(login), _action: 'login', username: 'gina', password: 'gina-password-1' });
+      const step = await b.post(path.split('?')[0]!, {
+        ...hiddenFields(login),
+        _action: 'login',
+        username: 'gina',
+        password: 'gina-password-1',
+      });
       expect(step.status).toBe(200);
       expect(step.text).toContain('Confirm it is you');
-      const { options } = await b.options<PublicKeyCredentialRequestOptionsJSON>({ purpose: 'login', pending: hiddenFields(step.text).pending! });
+      const { options } = await b.options<PublicKeyCredentialRequestOptionsJSON>({
+        purpose: 'login',
+        pending: hiddenFields(step.text).pending!,
+      });
       expect(options.allowCredentials?.map((c) => c.id)).toEqual([key.id]);
     }
   });
@@ -166,17 +203,33 @@ describe.each(databaseKinds)('passkey challenges on %s', (kind) => {
     // A new ceremony with the same credential (an authenticator that ignores excludeCredentials).
     await b.open();
     const { options, state } = await b.options<PublicKeyCredentialCreationOptionsJSON>({ purpose: 'register' });
-    const again = await b.post('/account', { _action: 'add_passkey', name: 'Again', webauthn_state: state, webauthn_response: JSON.stringify(key.register(options)) });
+    const again = await b.post('/account', {
+      _action: 'add_passkey',
+      name: 'Again',
+      webauthn_state: state,
+      webauthn_response: JSON.stringify(key.register(options)),
+    });
     expect([again.status, again.text.includes(already)]).toEqual([400, true]);
 
     // Another user with the same credential id.
     const { b: other } = await withPasskey('dave', new SoftAuthenticator(origin));
     await other.open();
     const theirs = await other.options<PublicKeyCredentialCreationOptionsJSON>({ purpose: 'register' });
-    const stolen = await other.post('/account', { _action: 'add_passkey', name: 'Not mine', webauthn_state: theirs.state, webauthn_response: JSON.stringify(key.register(theirs.options)) });
+    const stolen = await other.post('/account', {
+      _action: 'add_passkey',
+      name: 'Not mine',
+      webauthn_state: theirs.state,
+      webauthn_response: JSON.stringify(key.register(theirs.options)),
+    });
     expect([stolen.status, stolen.text.includes(already)]).toEqual([400, true]);
 
-    expect(await server.sql('passkeys').where({ credential_id: key.id }).count({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(1);
+    expect(
+      await server
+        .sql('passkeys')
+        .where({ credential_id: key.id })
+        .count({ n: '*' })
+        .then((r) => Number(r[0]!.n)),
+    ).toBe(1);
     expect(errorsLogged()).toEqual([]);
   });
 
@@ -184,9 +237,19 @@ describe.each(databaseKinds)('passkey challenges on %s', (kind) => {
     const { b } = await withPasskey('erin', new SoftAuthenticator(origin));
     const key = new SoftAuthenticator(origin);
     await b.open();
-    const [one, two] = [await b.options<PublicKeyCredentialCreationOptionsJSON>({ purpose: 'register' }), await b.options<PublicKeyCredentialCreationOptionsJSON>({ purpose: 'register' })];
+    const [one, two] = [
+      await b.options<PublicKeyCredentialCreationOptionsJSON>({ purpose: 'register' }),
+      await b.options<PublicKeyCredentialCreationOptionsJSON>({ purpose: 'register' }),
+    ];
     const answers = await Promise.all(
-      [one, two].map((o) => b.post('/account', { _action: 'add_passkey', name: 'Twice', webauthn_state: o.state, webauthn_response: JSON.stringify(key.register(o.options)) })),
+      [one, two].map((o) =>
+        b.post('/account', {
+          _action: 'add_passkey',
+          name: 'Twice',
+          webauthn_state: o.state,
+          webauthn_response: JSON.stringify(key.register(o.options)),
+        }),
+      ),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
     expect(answers.find((a) => a.status === 400)!.text).toContain('This passkey is already registered.');
@@ -202,7 +265,13 @@ describe.each(databaseKinds)('passkey challenges on %s', (kind) => {
       expect((await submitFresh(late)).status).toBe(401);
       const purged = await server.ctx.retention.purgeNow();
       expect((purged as Record<string, number>).webauthn_challenges).toBeGreaterThan(0);
-      expect(await server.sql('webauthn_challenges').where('expires_at', '<', serverNow()).count({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(0);
+      expect(
+        await server
+          .sql('webauthn_challenges')
+          .where('expires_at', '<', serverNow())
+          .count({ n: '*' })
+          .then((r) => Number(r[0]!.n)),
+      ).toBe(0);
     } finally {
       resetClock();
     }

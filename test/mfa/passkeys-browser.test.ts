@@ -40,7 +40,10 @@ describe('passkeys in Chromium', () => {
     if (process.env.SCREENSHOT_DIR) await page.screenshot({ path: `${process.env.SCREENSHOT_DIR}/${what}.png`, fullPage: true });
   };
 
-  async function idTokenAfterRedirect(client: { clientId: string; clientSecret: string | null }, state: string): Promise<Record<string, unknown>> {
+  async function idTokenAfterRedirect(
+    client: { clientId: string; clientSecret: string | null },
+    state: string,
+  ): Promise<Record<string, unknown>> {
     await page.waitForURL((u) => u.href.startsWith(callback));
     const url = new URL(page.url());
     expect(url.searchParams.get('state')).toBe(state);

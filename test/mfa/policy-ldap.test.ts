@@ -30,15 +30,26 @@ describe.each(databaseKinds)('mfa.required with an LDAP user on %s', (kind) => {
 
   test('the first sign-in enrols TOTP; the password grant then needs the code', async () => {
     const grant = (otp?: string) =>
-      postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'alice', password: people.alice.password, scope: 'openid', otp }, { authorization: basic(client.clientId, client.clientSecret!) });
+      postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: 'alice', password: people.alice.password, scope: 'openid', otp },
+        { authorization: basic(client.clientId, client.clientSecret!) },
+      );
 
     // Before any factor: the password grant cannot enrol, and says where to.
     const before = await grant();
     expect(before.status).toBe(400);
-    expect((await before.json()) as { error: string; error_description: string }).toMatchObject({ error: 'mfa_required', error_description: expect.stringContaining('/account') });
+    expect((await before.json()) as { error: string; error_description: string }).toMatchObject({
+      error: 'mfa_required',
+      error_description: expect.stringContaining('/account'),
+    });
 
     const browser = new Browser(server);
-    const enrol = await browser.signIn({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 's' }, 'alice', people.alice.password);
+    const enrol = await browser.signIn(
+      { client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 's' },
+      'alice',
+      people.alice.password,
+    );
     expect(enrol.status).toBe(200);
     const html = await enrol.text();
     const secret = /id="totp-secret"[^>]*>([A-Z2-7]+)</.exec(html)![1]!;

@@ -23,7 +23,11 @@ describe.each(databaseKinds)('the refresh grant after requireMfa is set on %s', 
   afterAll(() => server.stop());
 
   const refresh = async (token: string) => {
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: token }, { authorization: basic(app.clientId, app.clientSecret!) });
+    const res = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'refresh_token', refresh_token: token },
+      { authorization: basic(app.clientId, app.clientSecret!) },
+    );
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
 
@@ -41,7 +45,12 @@ describe.each(databaseKinds)('the refresh grant after requireMfa is set on %s', 
     const withMfa = String((await redeem(server, app, await twoFactors.code(app))).body.refresh_token);
 
     const admin = (await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' })).access_token;
-    const set = await graphqlPost(server, admin, `mutation($id: ID!) { updateClient(clientId: $id, input: { requireMfa: true }) { requireMfa } }`, { id: app.clientId });
+    const set = await graphqlPost(
+      server,
+      admin,
+      `mutation($id: ID!) { updateClient(clientId: $id, input: { requireMfa: true }) { requireMfa } }`,
+      { id: app.clientId },
+    );
     expect(set.data).toEqual({ updateClient: { requireMfa: true } });
 
     const refused = await refresh(passwordOnly);

@@ -22,9 +22,23 @@ describe.each(databaseKinds)('mfa.reset on %s', (kind) => {
     server = await startTestServer(kind);
     userId = await server.user('dana', 'dana-password-1');
     const now = Date.now();
-    await server.sql('user_totp').insert({ user_id: userId, secret_enc: 'not-read-by-this-test', confirmed_at: now, last_step: 0, created_at: now });
-    await server.sql('passkeys').insert({ credential_id: 'credential-1', user_id: userId, public_key: 'not-read', counter: 0, transports: '[]', name: 'Key', created_at: now });
-    await server.sql('recovery_codes').insert([1, 2].map((n) => ({ code_hash: `hash-${n}`, user_id: userId, used_at: null, created_at: now })));
+    await server
+      .sql('user_totp')
+      .insert({ user_id: userId, secret_enc: 'not-read-by-this-test', confirmed_at: now, last_step: 0, created_at: now });
+    await server
+      .sql('passkeys')
+      .insert({
+        credential_id: 'credential-1',
+        user_id: userId,
+        public_key: 'not-read',
+        counter: 0,
+        transports: '[]',
+        name: 'Key',
+        created_at: now,
+      });
+    await server
+      .sql('recovery_codes')
+      .insert([1, 2].map((n) => ({ code_hash: `hash-${n}`, user_id: userId, used_at: null, created_at: now })));
   });
   afterAll(() => server.stop());
 
@@ -35,7 +49,10 @@ describe.each(databaseKinds)('mfa.reset on %s', (kind) => {
     try {
       // By message: better-sqlite3 makes its errors with the Error class of the first test file that
       // loaded it, which `toThrow` does not recognise in another.
-      outcome = await server.ctx.mfa.reset(userId, CLI_ACTOR).then(() => 'resolved', (err: Error) => err.message);
+      outcome = await server.ctx.mfa.reset(userId, CLI_ACTOR).then(
+        () => 'resolved',
+        (err: Error) => err.message,
+      );
     } finally {
       await fault.remove();
     }

@@ -11,19 +11,27 @@ import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/ser
 
 /** A code of `secret` at `at` (the server's time, ms), as an authenticator app computes it. */
 const textOf = (html: string, id: string) => new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(html)?.[1];
-const recoveryCodesOf = (html: string) => [...(/<div id="recovery-codes">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').matchAll(/<code>([^<]+)<\/code>/g)].map((m) => m[1]!);
+const recoveryCodesOf = (html: string) =>
+  [...(/<div id="recovery-codes">([\s\S]*?)<\/div>/.exec(html)?.[1] ?? '').matchAll(/<code>([^<]+)<\/code>/g)].map((m) => m[1]!);
 
 /**
  * A person at the account page with a cookie jar: signs in (unless `signedIn`, a browser signed in
  * already), enrols TOTP, and returns the secret and recovery codes.
  */
-async function enrolAtAccountPage(server: TestServer, username: string, password: string, signedIn?: CookieJar): Promise<{ jar: CookieJar; secret: string; recoveryCodes: string[] }> {
+async function enrolAtAccountPage(
+  server: TestServer,
+  username: string,
+  password: string,
+  signedIn?: CookieJar,
+): Promise<{ jar: CookieJar; secret: string; recoveryCodes: string[] }> {
   const jar = signedIn ?? new CookieJar();
   const step = async (res: Response) => (jar.store(res), res);
   if (!signedIn) {
     const loginPage = await step(await get(`${server.url}/account`, {}, { cookie: jar.header() }));
     expect(loginPage.status).toBe(200);
-    const session = await step(await postForm(`${server.url}/account`, { ...hiddenFields(await loginPage.text()), username, password }, { cookie: jar.header() }));
+    const session = await step(
+      await postForm(`${server.url}/account`, { ...hiddenFields(await loginPage.text()), username, password }, { cookie: jar.header() }),
+    );
     expect(session.status).toBe(303);
   }
   const enrolPage = await step(await get(`${server.url}/account/mfa/totp`, {}, { cookie: jar.header() }));
@@ -31,7 +39,13 @@ async function enrolAtAccountPage(server: TestServer, username: string, password
   const secret = textOf(html, 'totp-secret')!;
   expect(secret).toMatch(/^[A-Z2-7]{32}$/);
   expect(html).toContain('<svg');
-  const confirmed = await step(await postForm(`${server.url}/account/mfa/totp`, { ...hiddenFields(html), code: codeAt(secret, serverNow()) }, { cookie: jar.header() }));
+  const confirmed = await step(
+    await postForm(
+      `${server.url}/account/mfa/totp`,
+      { ...hiddenFields(html), code: codeAt(secret, serverNow()) },
+      { cookie: jar.header() },
+    ),
+  );
   expect(confirmed.status).toBe(200);
   const recoveryCodes = recoveryCodesOf(await confirmed.text());
   expect(recoveryCodes).toHaveLength(10);
@@ -45,12 +59,21 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
   let alice: { secret: string; recoveryCodes: string[]; jar: CookieJar };
 
   const grant = (username: string, password: string, otp?: string) =>
-    postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password, scope: 'openid', otp }, { authorization: basic(app.clientId, app.clientSecret!) });
+    postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password, scope: 'openid', otp },
+      { authorization: basic(app.clientId, app.clientSecret!) },
+    );
 
   beforeAll(async () => {
     server = await startTestServer(kind);
     app = await server.client({ grantTypes: ['authorization_code', 'password', 'refresh_token'], scopes: ['openid', 'profile'] });
-    strict = await server.client({ grantTypes: ['authorization_code'], scopes: ['openid'], requireMfa: true, redirectUris: ['http://localhost:3000/strict'] });
+    strict = await server.client({
+      grantTypes: ['authorization_code'],
+      scopes: ['openid'],
+      requireMfa: true,
+      redirectUris: ['http://localhost:3000/strict'],
+    });
     await server.user('alice', 'alice-password-1');
     await server.user('bob', 'bob-password-1');
     await server.user('carol', 'carol-password-1');
@@ -93,7 +116,11 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
   test('the login page asks for the code after the password; the id_token says how', async () => {
     const browser = new Browser(server);
     advanceClock(60_000);
-    const afterPassword = await browser.signIn({ client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's' }, 'alice', 'alice-password-1');
+    const afterPassword = await browser.signIn(
+      { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's' },
+      'alice',
+      'alice-password-1',
+    );
     expect(afterPassword.status).toBe(200);
     const html = await afterPassword.text();
     expect(html).toContain('name="code"');
@@ -117,7 +144,11 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
 
   test('a client that needs MFA takes a user without a factor through enrolment, then on with the request', async () => {
     const browser = new Browser(server);
-    const enrol = await browser.signIn({ client_id: strict.clientId, redirect_uri: strict.redirectUri, response_type: 'code', scope: 'openid', state: 's' }, 'bob', 'bob-password-1');
+    const enrol = await browser.signIn(
+      { client_id: strict.clientId, redirect_uri: strict.redirectUri, response_type: 'code', scope: 'openid', state: 's' },
+      'bob',
+      'bob-password-1',
+    );
     expect(enrol.status).toBe(200);
     const html = await enrol.text();
     const secret = textOf(html, 'totp-secret')!;
@@ -131,10 +162,18 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
     expect(decodeJwt(tokens.id_token).amr).toEqual(['pwd', 'otp', 'mfa']);
   });
 
-  test('under prompt=login and max_age=0 the recovery codes\' Continue goes on with the sign-in it follows', async () => {
+  test("under prompt=login and max_age=0 the recovery codes' Continue goes on with the sign-in it follows", async () => {
     await server.user('dora', 'dora-password-1');
     const browser = new Browser(server);
-    const query = { client_id: strict.clientId, redirect_uri: strict.redirectUri, response_type: 'code', scope: 'openid', state: 's', prompt: 'login', max_age: '0' };
+    const query = {
+      client_id: strict.clientId,
+      redirect_uri: strict.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's',
+      prompt: 'login',
+      max_age: '0',
+    };
     const enrol = await browser.signIn(query, 'dora', 'dora-password-1');
     expect(enrol.status).toBe(200);
     const html = await enrol.text();
@@ -154,11 +193,21 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
     const browser = new Browser(server);
     // carol signs in at an ordinary client (no factor yet), then enrols at the account page in that
     // browser: the enrolment ends her other sessions (docs/decisions.md), not the one that made it.
-    const first = await browser.signIn({ client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's' }, 'carol', 'carol-password-1');
+    const first = await browser.signIn(
+      { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's' },
+      'carol',
+      'carol-password-1',
+    );
     expect(first.status).toBe(303);
     const { secret } = await enrolAtAccountPage(server, 'carol', 'carol-password-1', browser.jar);
     advanceClock(30_000);
-    const stepUp = await browser.authorize({ client_id: strict.clientId, redirect_uri: strict.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
+    const stepUp = await browser.authorize({
+      client_id: strict.clientId,
+      redirect_uri: strict.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's',
+    });
     expect(stepUp.status).toBe(200);
     const html = await stepUp.text();
     expect(html).toContain('name="code"');
@@ -172,25 +221,40 @@ describe.each(databaseKinds)('TOTP and recovery codes on %s', (kind) => {
   test('the admin API shows the factors and resets them, audited', async () => {
     const token = (await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' })).access_token;
     const aliceId = (await server.sql('users').where({ username: 'alice' }).first('id')).id as string;
-    const read = await graphqlPost(server, token, `query($id: ID!) { user(id: $id) { mfa { totp passkeys recoveryCodesLeft } } }`, { id: aliceId });
+    const read = await graphqlPost(server, token, `query($id: ID!) { user(id: $id) { mfa { totp passkeys recoveryCodesLeft } } }`, {
+      id: aliceId,
+    });
     expect(read.data).toEqual({ user: { mfa: { totp: true, passkeys: 0, recoveryCodesLeft: 8 } } });
-    const reset = await graphqlPost(server, token, `mutation($id: ID!) { resetUserMfa(id: $id) { mfa { totp recoveryCodesLeft } } }`, { id: aliceId });
+    const reset = await graphqlPost(server, token, `mutation($id: ID!) { resetUserMfa(id: $id) { mfa { totp recoveryCodesLeft } } }`, {
+      id: aliceId,
+    });
     expect(reset.data).toEqual({ resetUserMfa: { mfa: { totp: false, recoveryCodesLeft: 0 } } });
     expect((await grant('alice', 'alice-password-1')).status).toBe(200);
     const events = await server.sql('audit_events').where({ kind: 'admin.change', user_id: aliceId }).select('details');
     expect(events.map((e) => JSON.parse(String(e.details)).action)).toContain('user.reset_mfa');
     // A client's requireMfa through the admin API, as through the services.
-    const registered = await graphqlPost(server, token, `mutation { registerClient(input: { name: "Payroll", redirectUris: ["https://payroll.example/cb"], requireMfa: true }) { client { clientId requireMfa } } }`);
+    const registered = await graphqlPost(
+      server,
+      token,
+      `mutation { registerClient(input: { name: "Payroll", redirectUris: ["https://payroll.example/cb"], requireMfa: true }) { client { clientId requireMfa } } }`,
+    );
     expect((registered.data as { registerClient: { client: { requireMfa: boolean } } }).registerClient.client.requireMfa).toBe(true);
     const id = (registered.data as { registerClient: { client: { clientId: string } } }).registerClient.client.clientId;
-    const updated = await graphqlPost(server, token, `mutation($id: ID!) { updateClient(clientId: $id, input: { requireMfa: false }) { requireMfa } }`, { id });
+    const updated = await graphqlPost(
+      server,
+      token,
+      `mutation($id: ID!) { updateClient(clientId: $id, input: { requireMfa: false }) { requireMfa } }`,
+      { id },
+    );
     expect(updated.data).toEqual({ updateClient: { requireMfa: false } });
   });
 
   test('nothing secret at rest: no TOTP secret or recovery code in the database', async () => {
     const { secret, recoveryCodes } = await enrolAtAccountPage(server, 'alice', 'alice-password-1');
     if (kind === 'sqlite') {
-      const file = readFileSync(server.db.url.slice('sqlite:'.length)).toString('latin1') + readFileSync(`${server.db.url.slice('sqlite:'.length)}-wal`).toString('latin1');
+      const file =
+        readFileSync(server.db.url.slice('sqlite:'.length)).toString('latin1') +
+        readFileSync(`${server.db.url.slice('sqlite:'.length)}-wal`).toString('latin1');
       expect(file).not.toContain(secret);
       for (const c of recoveryCodes) expect(file).not.toContain(c.replace('-', ''));
     }

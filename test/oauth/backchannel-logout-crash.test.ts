@@ -41,8 +41,16 @@ describe.each(databaseKinds)('a logout notice survives a killed process on %s', 
   /** Another node: the same database, secret and public URL; a quick poll and a short lease. */
   async function node(): Promise<LatchkeyProcess> {
     const file = join(dir, 'latchkey.config.yaml');
-    writeFileSync(file, stringify({ logout: { backchannelClaimLease: LEASE, backchannelPollInterval: 100, backchannelRetryDelays: [300] } }));
-    const p = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret!, PUBLIC_URL: server.ctx.config.publicUrl, LATCHKEY_CONFIG: file });
+    writeFileSync(
+      file,
+      stringify({ logout: { backchannelClaimLease: LEASE, backchannelPollInterval: 100, backchannelRetryDelays: [300] } }),
+    );
+    const p = await spawnLatchkey({
+      DATABASE_URL: server.db.url,
+      LATCHKEY_SECRET: server.ctx.config.secret!,
+      PUBLIC_URL: server.ctx.config.publicUrl,
+      LATCHKEY_CONFIG: file,
+    });
     processes.push(p);
     return p;
   }
@@ -63,7 +71,10 @@ describe.each(databaseKinds)('a logout notice survives a killed process on %s', 
     await eventually('the first node is mid-delivery', async () => receiver.waiting > 0);
     await first.kill();
 
-    const [held] = (await server.sql('backchannel_logouts').where({ client_id: app.clientId })) as Array<{ claimed_until: string | number; attempts: number }>;
+    const [held] = (await server.sql('backchannel_logouts').where({ client_id: app.clientId })) as Array<{
+      claimed_until: string | number;
+      attempts: number;
+    }>;
     expect(held).toBeDefined();
     const claimedUntil = Number(held!.claimed_until);
     expect(claimedUntil).toBeGreaterThan(Date.now() - LEASE);
@@ -79,13 +90,18 @@ describe.each(databaseKinds)('a logout notice survives a killed process on %s', 
 
     let delivered: { at: string | number } | undefined;
     await eventually('the delivery is audited', async () => {
-      const rows = await server.sql('audit_events').where({ kind: 'logout.backchannel_delivered', client_id: app.clientId, user_id: userId });
+      const rows = await server
+        .sql('audit_events')
+        .where({ kind: 'logout.backchannel_delivered', client_id: app.clientId, user_id: userId });
       delivered = rows.find((r) => String(r.details).includes(sid));
       return !!delivered;
     });
     // Not before the killed node's claim ran out: a live node's claim is never taken over.
     expect(Number(delivered!.at)).toBeGreaterThanOrEqual(claimedUntil);
-    await eventually('the queue keeps nothing delivered', async () => (await server.sql('backchannel_logouts').where({ client_id: app.clientId })).length === 0);
+    await eventually(
+      'the queue keeps nothing delivered',
+      async () => (await server.sql('backchannel_logouts').where({ client_id: app.clientId })).length === 0,
+    );
     expect(receiver.tokens.filter((t) => sidOf(t) === sid)).toHaveLength(1);
   });
 });

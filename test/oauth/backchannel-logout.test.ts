@@ -43,11 +43,23 @@ describe.each(databaseKinds)('back-channel logout on %s', (kind) => {
   /** One browser signs in to both apps through the code flow: one SSO session, two id_tokens. */
   async function signedInToBoth(browser: Browser = new Browser(server)) {
     const first = await obtainCode(browser, appOne, 'bea', 'bea-password-1', { scope: 'openid' });
-    const again = await browser.authorize({ client_id: appTwo.clientId, redirect_uri: appTwo.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
+    const again = await browser.authorize({
+      client_id: appTwo.clientId,
+      redirect_uri: appTwo.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's',
+    });
     expect(again.status).toBe(302);
     const second = locationQuery(again);
     const idTokens = await Promise.all(
-      [[appOne, first.code!], [appTwo, second.code!]].map(async ([app, code]) => ((await (await exchangeCode(server, app as CodeFlowClient, code as string)).json()) as { id_token: string }).id_token),
+      [
+        [appOne, first.code!],
+        [appTwo, second.code!],
+      ].map(
+        async ([app, code]) =>
+          ((await (await exchangeCode(server, app as CodeFlowClient, code as string)).json()) as { id_token: string }).id_token,
+      ),
     );
     const sid = sidOf(idTokens[0]!);
     expect(sidOf(idTokens[1]!)).toBe(sid);
@@ -79,15 +91,24 @@ describe.each(databaseKinds)('back-channel logout on %s', (kind) => {
     const res = await get(server.url + LOGOUT, { id_token_hint: idToken }, { cookie: browser.jar.header() });
     expect(res.status).toBe(200);
     await eventually('both receivers got a logout token', async () => !!one.tokenFor(sid) && !!two.tokenFor(sid));
-    for (const [r, app] of [[one, appOne], [two, appTwo]] as const) {
+    for (const [r, app] of [
+      [one, appOne],
+      [two, appTwo],
+    ] as const) {
       const claims = await verifyLogoutToken(server, r.tokenFor(sid)!, app.clientId);
       expect(claims).toMatchObject({ sub: userId, sid, aud: app.clientId });
     }
     await eventually('the deliveries are audited', async () => {
-      const rows = await server.sql('audit_events').where({ kind: 'logout.backchannel_delivered', user_id: userId }).whereIn('client_id', [appOne.clientId, appTwo.clientId]);
+      const rows = await server
+        .sql('audit_events')
+        .where({ kind: 'logout.backchannel_delivered', user_id: userId })
+        .whereIn('client_id', [appOne.clientId, appTwo.clientId]);
       return rows.filter((r) => String(r.details).includes(sid)).length === 2;
     });
-    await eventually('the queue keeps nothing delivered', async () => (await server.sql('backchannel_logouts').whereIn('client_id', [appOne.clientId, appTwo.clientId])).length === 0);
+    await eventually(
+      'the queue keeps nothing delivered',
+      async () => (await server.sql('backchannel_logouts').whereIn('client_id', [appOne.clientId, appTwo.clientId])).length === 0,
+    );
   });
 
   test('a receiver that answers 500 first gets the token on a retry', async () => {
@@ -102,7 +123,7 @@ describe.each(databaseKinds)('back-channel logout on %s', (kind) => {
     expect(delivered.some((r) => String(r.details).includes(sid) && String(r.details).includes('"attempts":2'))).toBe(true);
   });
 
-  test('an administrator revoking the user\'s tokens sends the logout too', async () => {
+  test("an administrator revoking the user's tokens sends the logout too", async () => {
     reset();
     const { sid } = await signedInToBoth();
     const admin = await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' });
@@ -161,9 +182,19 @@ describe.each(databaseKinds)('back-channel logout on %s', (kind) => {
     );
     const client = (made.data!.registerClient as { client: { clientId: string; backchannelLogoutUri: string } }).client;
     expect(client.backchannelLogoutUri).toBe('https://rp.example/logout');
-    const bad = await graphqlPost(server, admin.access_token, 'mutation($c: ID!) { updateClient(clientId: $c, input: { backchannelLogoutUri: "javascript:alert(1)" }) { clientId } }', { c: client.clientId });
+    const bad = await graphqlPost(
+      server,
+      admin.access_token,
+      'mutation($c: ID!) { updateClient(clientId: $c, input: { backchannelLogoutUri: "javascript:alert(1)" }) { clientId } }',
+      { c: client.clientId },
+    );
     expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    const cleared = await graphqlPost(server, admin.access_token, 'mutation($c: ID!) { updateClient(clientId: $c, input: { backchannelLogoutUri: null }) { backchannelLogoutUri } }', { c: client.clientId });
+    const cleared = await graphqlPost(
+      server,
+      admin.access_token,
+      'mutation($c: ID!) { updateClient(clientId: $c, input: { backchannelLogoutUri: null }) { backchannelLogoutUri } }',
+      { c: client.clientId },
+    );
     expect(cleared.data!.updateClient).toEqual({ backchannelLogoutUri: null });
   });
 
@@ -186,7 +217,7 @@ describe.each(databaseKinds)('back-channel logout on %s', (kind) => {
 });
 
 describe('back-channel logout queued by a process that stops is delivered by another (postgres)', () => {
-  test('the second server delivers the first one\'s notice', async () => {
+  test("the second server delivers the first one's notice", async () => {
     const first = await startTestServer('postgres', { logout: { backchannelRetryDelays: [1500, 300], backchannelPollInterval: 100 } });
     let second: RunningServer | undefined;
     // The receiver is down at first: the first server's try fails, and it stops before the retry.
@@ -205,7 +236,15 @@ describe('back-channel logout queued by a process that stops is delivered by ano
       const c = first.ctx.config;
       const config = loadConfig(
         { LATCHKEY_CONFIG: undefined },
-        { port: await freePort(), host: '127.0.0.1', publicUrl: c.publicUrl, databaseUrl: first.db.url, secret: c.secret, admin: c.admin, logout: c.logout },
+        {
+          port: await freePort(),
+          host: '127.0.0.1',
+          publicUrl: c.publicUrl,
+          databaseUrl: first.db.url,
+          secret: c.secret,
+          admin: c.admin,
+          logout: c.logout,
+        },
       );
       second = await startServer(config, pino({ level: 'silent' }));
       await eventually('the second server delivered it', async () => receiver!.tokens.length === 1);
@@ -214,7 +253,18 @@ describe('back-channel logout queued by a process that stops is delivered by ano
 
       // A notice claimed by a process that died mid-delivery: once the claim runs out, another sends it.
       const now = Date.now();
-      await second.sql('backchannel_logouts').insert({ id: 'left-by-a-dead-process', client_id: app.clientId, user_id: 'u-1', sid: 'sid-dead', attempts: 0, due_at: now, claimed_until: now + 700, created_at: now });
+      await second
+        .sql('backchannel_logouts')
+        .insert({
+          id: 'left-by-a-dead-process',
+          client_id: app.clientId,
+          user_id: 'u-1',
+          sid: 'sid-dead',
+          attempts: 0,
+          due_at: now,
+          claimed_until: now + 700,
+          created_at: now,
+        });
       await eventually('the orphaned claim expired and the notice went out', async () => !!receiver!.tokenFor('sid-dead'));
       expect(Date.now() - now).toBeGreaterThanOrEqual(700);
     } finally {
@@ -236,7 +286,9 @@ describe('the back-channel logout endpoint of docs/connect-an-application.md, as
     const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Single logout')));
     if (!block) throw new Error('docs/connect-an-application.md: no ts block under "Single logout"');
     writeFileSync(file, block[1]!);
-    const { backchannelLogout } = (await import(file)) as { backchannelLogout: (i: string, c: string, end: (sid: string, sub: string) => Promise<void>) => express.Router };
+    const { backchannelLogout } = (await import(file)) as {
+      backchannelLogout: (i: string, c: string, end: (sid: string, sub: string) => Promise<void>) => express.Router;
+    };
     server = await startTestServer('sqlite', FAST);
     const port = await freePort();
     const app = await server.client({ scopes: ['openid'], backchannelLogoutUri: `http://127.0.0.1:${port}/backchannel-logout` });
@@ -252,7 +304,7 @@ describe('the back-channel logout endpoint of docs/connect-an-application.md, as
     await server?.stop();
   });
 
-  test('it verifies the token and ends the application\'s session for its sid; a forged token is refused', async () => {
+  test("it verifies the token and ends the application's session for its sid; a forged token is refused", async () => {
     const userId = await server.user('eli', 'eli-password-1');
     const browser = new Browser(server);
     const { code } = await obtainCode(browser, appForReadme, 'eli', 'eli-password-1', { scope: 'openid' });

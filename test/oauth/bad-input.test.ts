@@ -15,7 +15,12 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
   afterAll(() => server.stop());
 
   const raw = (path: string, body: string, headers: Record<string, string> = {}) =>
-    fetch(server.url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+    fetch(server.url + path, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body,
+    });
 
   test('a repeated parameter at the token endpoint is invalid_request', async () => {
     const body = `grant_type=password&grant_type=password&client_id=${app.clientId}&client_secret=${app.clientSecret}`;
@@ -47,18 +52,28 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
   test('malformed bodies, encodings and Basic credentials are OAuth errors', async () => {
     const badPercent = await raw('/oauth/v20/token', 'grant_type=%E0%A4%A&client_id=%ZZ');
     expect(badPercent.status).toBeLessThan(500);
-    const badCharset = await raw('/oauth/v20/token', 'grant_type=password', { 'content-type': 'application/x-www-form-urlencoded; charset=klingon' });
+    const badCharset = await raw('/oauth/v20/token', 'grant_type=password', {
+      'content-type': 'application/x-www-form-urlencoded; charset=klingon',
+    });
     expect(badCharset.status).toBe(415);
     expect(await badCharset.json()).toMatchObject({ error: 'invalid_request' });
     const badBasic = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password' }, { authorization: 'Basic !!!notbase64' });
     expect(badBasic.status).toBe(401);
     expect(await badBasic.json()).toMatchObject({ error: 'invalid_client' });
-    const both = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', client_secret: 'x' }, { authorization: `Basic ${Buffer.from(`${app.clientId}:x`).toString('base64')}` });
+    const both = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', client_secret: 'x' },
+      { authorization: `Basic ${Buffer.from(`${app.clientId}:x`).toString('base64')}` },
+    );
     expect(await both.json()).toMatchObject({ error: 'invalid_request' });
   });
 
   test('a JSON body is not read as parameters: the request is missing its client', async () => {
-    const res = await fetch(`${server.url}/oauth/v20/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: app.clientId }) });
+    const res = await fetch(`${server.url}/oauth/v20/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_id: app.clientId }),
+    });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'empty_client_id' });
   });
@@ -68,7 +83,13 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
     expect(me.status).toBe(400);
     expect(await me.json()).toMatchObject({ error: 'invalid_request' });
     const base = { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', state: 's' };
-    for (const extra of [{ code_challenge: 'short' }, { code_challenge: 'a'.repeat(43), code_challenge_method: 'S512' }, { prompt: 'sometimes' }, { prompt: 'none login' }, { max_age: 'soon' }]) {
+    for (const extra of [
+      { code_challenge: 'short' },
+      { code_challenge: 'a'.repeat(43), code_challenge_method: 'S512' },
+      { prompt: 'sometimes' },
+      { prompt: 'none login' },
+      { max_age: 'soon' },
+    ]) {
       const res = await get(`${server.url}/oauth/v20/authorize`, { ...base, ...extra });
       expect(res.status).toBe(302);
       const q = new URL(res.headers.get('location')!).searchParams;
@@ -79,7 +100,13 @@ describe.each(databaseKinds)('bad input on %s', (kind) => {
 
   test('nothing is written half: a failed token request leaves no tokens behind', async () => {
     const before = await server.sql('access_tokens').count({ n: '*' }).first();
-    await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'ghost', password: 'x', client_id: app.clientId, client_secret: app.clientSecret! });
+    await postForm(`${server.url}/oauth/v20/token`, {
+      grant_type: 'password',
+      username: 'ghost',
+      password: 'x',
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    });
     const after = await server.sql('access_tokens').count({ n: '*' }).first();
     expect(Number(after!.n)).toBe(Number(before!.n));
   });

@@ -12,14 +12,25 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    aliceId = await server.user('alice', 'alice-password-1', { email: 'alice@example.org', displayName: 'Alice Liddell', groups: ['staff'] });
+    aliceId = await server.user('alice', 'alice-password-1', {
+      email: 'alice@example.org',
+      displayName: 'Alice Liddell',
+      groups: ['staff'],
+    });
   });
   afterAll(() => server.stop());
 
   test('sign in, exchange the code, read the user at me and userinfo', async () => {
     const client = await server.client({ scopes: ['openid', 'profile', 'email', 'groups'] });
     const browser = new Browser(server);
-    const page = await browser.authorize({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 'xyz', scope: 'openid profile email groups', nonce: 'n-0S6' });
+    const page = await browser.authorize({
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      response_type: 'code',
+      state: 'xyz',
+      scope: 'openid profile email groups',
+      nonce: 'n-0S6',
+    });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
     expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
@@ -51,8 +62,18 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
 
     const jwks = createRemoteJWKSet(new URL(`${server.url}/connect/v10/jwks`));
     const { payload } = await jwtVerify(body.id_token as string, jwks, { issuer: server.ctx.config.publicUrl, audience: client.clientId });
-    expect(payload).toMatchObject({ sub: aliceId, nonce: 'n-0S6', preferred_username: 'alice', email: 'alice@example.org', groups: ['staff'] });
-    const atHash = createHash('sha256').update(body.access_token as string).digest().subarray(0, 16).toString('base64url');
+    expect(payload).toMatchObject({
+      sub: aliceId,
+      nonce: 'n-0S6',
+      preferred_username: 'alice',
+      email: 'alice@example.org',
+      groups: ['staff'],
+    });
+    const atHash = createHash('sha256')
+      .update(body.access_token as string)
+      .digest()
+      .subarray(0, 16)
+      .toString('base64url');
     expect(payload.at_hash).toBe(atHash);
 
     const me = await postForm(`${server.url}/api/oauth/v20/me`, { access_token: body.access_token as string });
@@ -108,7 +129,12 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
     const second = await server.client({ redirectUris: ['https://second.example.com/cb'] });
     const browser = new Browser(server);
     await obtainCode(browser, first, 'alice', 'alice-password-1');
-    const res = await browser.authorize({ client_id: second.clientId, redirect_uri: second.redirectUri, response_type: 'code', state: 's2' });
+    const res = await browser.authorize({
+      client_id: second.clientId,
+      redirect_uri: second.redirectUri,
+      response_type: 'code',
+      state: 's2',
+    });
     expect(res.status).toBe(302);
     const q = locationQuery(res);
     expect(res.headers.get('location')!.startsWith('https://second.example.com/cb?')).toBe(true);
@@ -121,12 +147,23 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
     const client = await server.client();
     const browser = new Browser(server);
     await obtainCode(browser, client, 'alice', 'alice-password-1');
-    const again = await browser.authorize({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', prompt: 'login' });
+    const again = await browser.authorize({
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      response_type: 'code',
+      prompt: 'login',
+    });
     expect(again.status).toBe(200);
     expect(await again.text()).toContain('name="password"');
 
     const stranger = new Browser(server);
-    const none = await stranger.authorize({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', prompt: 'none', state: 'q' });
+    const none = await stranger.authorize({
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      response_type: 'code',
+      prompt: 'none',
+      state: 'q',
+    });
     expect(none.status).toBe(302);
     expect(locationQuery(none)).toMatchObject({ error: 'login_required', state: 'q' });
   });
@@ -173,14 +210,31 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { error: string }).error).toBe('invalid_code');
 
-    const q2 = await browser.authorize({ client_id: pub.clientId, redirect_uri: pub.redirectUri, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' });
+    const q2 = await browser.authorize({
+      client_id: pub.clientId,
+      redirect_uri: pub.redirectUri,
+      response_type: 'code',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     const ok = await exchangeCode(server, pub, locationQuery(q2).code!, { code_verifier: verifier });
     expect(ok.status).toBe(200);
 
-    const q3 = await browser.authorize({ client_id: pub.clientId, redirect_uri: pub.redirectUri, response_type: 'code', code_challenge: verifier });
+    const q3 = await browser.authorize({
+      client_id: pub.clientId,
+      redirect_uri: pub.redirectUri,
+      response_type: 'code',
+      code_challenge: verifier,
+    });
     const missing = await exchangeCode(server, pub, locationQuery(q3).code!);
     expect(((await missing.json()) as { error: string }).error).toBe('invalid_code');
-    const q4 = await browser.authorize({ client_id: pub.clientId, redirect_uri: pub.redirectUri, response_type: 'code', code_challenge: verifier, code_challenge_method: 'plain' });
+    const q4 = await browser.authorize({
+      client_id: pub.clientId,
+      redirect_uri: pub.redirectUri,
+      response_type: 'code',
+      code_challenge: verifier,
+      code_challenge_method: 'plain',
+    });
     expect((await exchangeCode(server, pub, locationQuery(q4).code!, { code_verifier: verifier })).status).toBe(200);
   });
 
@@ -189,7 +243,14 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
     const verifier = 'v'.repeat(43);
     const browser = new Browser(server);
     for (const method of [{ code_challenge_method: 'plain' }, {}]) {
-      const res = await browser.authorize({ client_id: pub.clientId, redirect_uri: pub.redirectUri, response_type: 'code', state: 'pl', code_challenge: verifier, ...method });
+      const res = await browser.authorize({
+        client_id: pub.clientId,
+        redirect_uri: pub.redirectUri,
+        response_type: 'code',
+        state: 'pl',
+        code_challenge: verifier,
+        ...method,
+      });
       expect(locationQuery(res)).toMatchObject({ error: 'invalid_request', state: 'pl' });
       expect(locationQuery(res).error_description).toContain('S256');
     }
@@ -209,14 +270,21 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
     const me = await get(`${server.url}/api/oauth/v20/me`, { access_token: first.access_token });
     expect(me.status).toBe(401);
     expect(((await me.json()) as { error: string }).error).toBe('invalid_access_token');
-    const refresh = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: first.refresh_token }, { authorization: basic(client.clientId, client.clientSecret!) });
+    const refresh = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token },
+      { authorization: basic(client.clientId, client.clientSecret!) },
+    );
     expect(((await refresh.json()) as { error: string }).error).toBe('invalid_refresh_token');
   });
 
   test('MaxKey aliases under /sign answer like the document paths, GET and POST alike', async () => {
     const client = await server.client();
     const browser = new Browser(server);
-    const page = await browser.authorize({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 'a' }, '/sign/authz/oauth/v20/authorize');
+    const page = await browser.authorize(
+      { client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 'a' },
+      '/sign/authz/oauth/v20/authorize',
+    );
     expect(page.status).toBe(200);
     const back = await browser.submit(page, { username: 'alice', password: 'alice-password-1' }, '/sign/authz/oauth/v20/authorize');
     const q = locationQuery(back);

@@ -17,7 +17,8 @@ describe.each(databaseKinds)('a code exchange and its replays, audited by the to
   });
   afterAll(() => server?.stop());
 
-  const events = (kindOf: string, clientId: string) => server.sql('audit_events').where({ kind: kindOf, client_id: clientId }).select('id', 'user_id', 'details');
+  const events = (kindOf: string, clientId: string) =>
+    server.sql('audit_events').where({ kind: kindOf, client_id: clientId }).select('id', 'user_id', 'details');
 
   async function codeFor(): Promise<{ client: CodeFlowClient; code: string }> {
     const client = await server.client();

@@ -57,7 +57,13 @@ describe('CORS in Chromium', () => {
           const tokenRes = await fetch(`${base}/oauth/v20/token`, {
             method: 'POST',
             headers: { 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ grant_type: 'password', client_id: clientId, username: 'heidi', password: 'heidi-password-1', scope: 'openid email' }),
+            body: new URLSearchParams({
+              grant_type: 'password',
+              client_id: clientId,
+              username: 'heidi',
+              password: 'heidi-password-1',
+              scope: 'openid email',
+            }),
           });
           const token = (await tokenRes.json()) as { access_token: string };
           const userinfoRes = await fetch(`${base}/connect/v10/userinfo`, { headers: { authorization: `Bearer ${token.access_token}` } });

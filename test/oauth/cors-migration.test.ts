@@ -13,10 +13,18 @@ test.each(databaseKinds)('the web origins migration gives existing clients their
     // Undo just this migration (later ones stay), as if the database came from before it.
     await database.knex.migrate.down({ migrationSource, name: '20261126030000_client_web_origins.ts' });
     await database.knex('clients').insert({
-      client_id: 'older-app', name: 'Older app', secret_hash: null, confidential: false,
+      client_id: 'older-app',
+      name: 'Older app',
+      secret_hash: null,
+      confidential: false,
       redirect_uris: JSON.stringify(['https://older.example.com/cb', 'https://older.example.com/again', 'com.example.older:/cb']),
-      grant_types: '["authorization_code"]', scopes: '["openid"]', require_consent: false, sso_enabled: true, oauth_enabled: true,
-      created_at: 0, updated_at: 0,
+      grant_types: '["authorization_code"]',
+      scopes: '["openid"]',
+      require_consent: false,
+      sso_enabled: true,
+      oauth_enabled: true,
+      created_at: 0,
+      updated_at: 0,
     });
     await migrate(database);
 

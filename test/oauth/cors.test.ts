@@ -22,15 +22,30 @@ describe.each(databaseKinds)('CORS for browser apps on %s', (kind) => {
     await server.user('alice', 'alice-password-1', { email: 'alice@example.org' });
     // The SPA's origin is its redirect URI's: the default.
     spa = await server.client({ confidential: false, redirectUris: [`${SPA}/callback`] });
-    backend = await server.client({ redirectUris: ['https://backend.example.com/cb'], webOrigins: [BACKEND, 'http://localhost:8080'], grantTypes: ['password', 'client_credentials'] });
+    backend = await server.client({
+      redirectUris: ['https://backend.example.com/cb'],
+      webOrigins: [BACKEND, 'http://localhost:8080'],
+      grantTypes: ['password', 'client_credentials'],
+    });
   });
   afterAll(() => server.stop());
 
   const preflight = (path: string, origin: string) =>
-    fetch(`${server.url}${path}`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } });
+    fetch(`${server.url}${path}`, {
+      method: 'OPTIONS',
+      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    });
 
   test('a preflight from a registered origin is a 204 with the CORS headers, on every client endpoint', async () => {
-    for (const path of ['/oauth/v20/token', '/sign/authz/oauth/v20/token', '/oauth/v20/revoke', '/connect/v10/userinfo', '/sign/api/connect/v10/userinfo', '/api/oauth/v20/me', '/sign/api/oauth/v20/me']) {
+    for (const path of [
+      '/oauth/v20/token',
+      '/sign/authz/oauth/v20/token',
+      '/oauth/v20/revoke',
+      '/connect/v10/userinfo',
+      '/sign/api/connect/v10/userinfo',
+      '/api/oauth/v20/me',
+      '/sign/api/oauth/v20/me',
+    ]) {
       const res = await preflight(path, SPA);
       expect(res.status).toBe(204);
       expect(acao(res)).toBe(SPA);
@@ -48,7 +63,11 @@ describe.each(databaseKinds)('CORS for browser apps on %s', (kind) => {
     expect(res.headers.get('access-control-allow-methods')).toBeNull();
     const introspect = await preflight('/oauth/v20/introspect', SPA);
     expect(acao(introspect)).toBeNull();
-    const answered = await postForm(`${server.url}/oauth/v20/introspect`, { token: 'x' }, { origin: BACKEND, authorization: basic(backend.clientId, backend.clientSecret!) });
+    const answered = await postForm(
+      `${server.url}/oauth/v20/introspect`,
+      { token: 'x' },
+      { origin: BACKEND, authorization: basic(backend.clientId, backend.clientSecret!) },
+    );
     expect(answered.status).toBe(200);
     expect(acao(answered)).toBeNull();
   });
@@ -65,7 +84,11 @@ describe.each(databaseKinds)('CORS for browser apps on %s', (kind) => {
         ? locationQuery(await browser.authorize({ client_id: spa.clientId, redirect_uri: spa.redirectUri, response_type: 'code', ...pkce }))
         : await obtainCode(browser, spa, 'alice', 'alice-password-1', pkce);
       signedIn = true;
-      return postForm(`${server.url}/oauth/v20/token`, { grant_type: 'authorization_code', code: q.code, redirect_uri: spa.redirectUri, client_id: spa.clientId, code_verifier: verifier }, { origin });
+      return postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'authorization_code', code: q.code, redirect_uri: spa.redirectUri, client_id: spa.clientId, code_verifier: verifier },
+        { origin },
+      );
     };
     const allowed = await exchange(SPA);
     expect(allowed.status).toBe(200);
@@ -78,7 +101,11 @@ describe.each(databaseKinds)('CORS for browser apps on %s', (kind) => {
     expect(acao(foreign)).toBeNull();
 
     // An error answered to the client's own origin is readable too.
-    const bad = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'authorization_code', code: 'nope', redirect_uri: spa.redirectUri, client_id: spa.clientId, code_verifier: verifier }, { origin: SPA });
+    const bad = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'authorization_code', code: 'nope', redirect_uri: spa.redirectUri, client_id: spa.clientId, code_verifier: verifier },
+      { origin: SPA },
+    );
     expect(bad.status).toBe(400);
     expect(acao(bad)).toBe(SPA);
   });
@@ -92,13 +119,22 @@ describe.each(databaseKinds)('CORS for browser apps on %s', (kind) => {
     const other = await postForm(`${server.url}/oauth/v20/token`, fields, { origin: SPA, authorization: auth });
     expect(other.status).toBe(200);
     expect(acao(other)).toBeNull();
-    const wrong = await postForm(`${server.url}/oauth/v20/token`, fields, { origin: BACKEND, authorization: basic(backend.clientId, 'wrong') });
+    const wrong = await postForm(`${server.url}/oauth/v20/token`, fields, {
+      origin: BACKEND,
+      authorization: basic(backend.clientId, 'wrong'),
+    });
     expect(wrong.status).toBe(401);
     expect(acao(wrong)).toBe(BACKEND);
   });
 
   test("userinfo and me: the token's client's origin, not another client's", async () => {
-    const token = (await (await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'openid email' }, { authorization: basic(backend.clientId, backend.clientSecret!) })).json()) as { access_token: string };
+    const token = (await (
+      await postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'openid email' },
+        { authorization: basic(backend.clientId, backend.clientSecret!) },
+      )
+    ).json()) as { access_token: string };
     const bearer = { authorization: `Bearer ${token.access_token}` };
     for (const path of ['/connect/v10/userinfo', '/api/oauth/v20/me', '/sign/api/oauth/v20/me']) {
       const own = await get(`${server.url}${path}`, {}, { ...bearer, origin: 'http://localhost:8080' });
@@ -140,16 +176,36 @@ describe.each(databaseKinds)('CORS for browser apps on %s', (kind) => {
     expect(client.webOrigins).toEqual(['https://a.example.com', 'http://localhost:5173']);
     expect(acao(await preflight('/oauth/v20/token', 'http://localhost:5173'))).toBe('http://localhost:5173');
 
-    const updated = await graphqlPost(server, admin, `mutation { updateClient(clientId: "${client.clientId}", input: { webOrigins: ["https://app.example.com:8443"] }) { webOrigins } }`);
+    const updated = await graphqlPost(
+      server,
+      admin,
+      `mutation { updateClient(clientId: "${client.clientId}", input: { webOrigins: ["https://app.example.com:8443"] }) { webOrigins } }`,
+    );
     expect(updated.data).toEqual({ updateClient: { webOrigins: ['https://app.example.com:8443'] } });
     expect(acao(await preflight('/oauth/v20/token', 'https://app.example.com:8443'))).toBe('https://app.example.com:8443');
     expect(acao(await preflight('/oauth/v20/token', 'http://localhost:5173'))).toBeNull();
 
-    const reset = await graphqlPost(server, admin, `mutation { updateClient(clientId: "${client.clientId}", input: { webOrigins: null }) { webOrigins } }`);
+    const reset = await graphqlPost(
+      server,
+      admin,
+      `mutation { updateClient(clientId: "${client.clientId}", input: { webOrigins: null }) { webOrigins } }`,
+    );
     expect(reset.data).toEqual({ updateClient: { webOrigins: ['https://a.example.com', 'http://localhost:5173'] } });
 
-    for (const bad of ['https://a.example.com/', 'https://a.example.com/path', '*', 'https://*.example.com', 'ftp://a.example.com', 'a.example.com']) {
-      const refused = await graphqlPost(server, admin, 'mutation($o: [String!]) { registerClient(input: { name: "Bad", redirectUris: ["https://b.example.com/cb"], webOrigins: $o }) { client { clientId } } }', { o: [bad] });
+    for (const bad of [
+      'https://a.example.com/',
+      'https://a.example.com/path',
+      '*',
+      'https://*.example.com',
+      'ftp://a.example.com',
+      'a.example.com',
+    ]) {
+      const refused = await graphqlPost(
+        server,
+        admin,
+        'mutation($o: [String!]) { registerClient(input: { name: "Bad", redirectUris: ["https://b.example.com/cb"], webOrigins: $o }) { client { clientId } } }',
+        { o: [bad] },
+      );
       expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'webOrigins' });
     }
   });

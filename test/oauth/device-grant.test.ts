@@ -47,7 +47,13 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
   beforeAll(async () => {
     server = await startTestServer(kind, { throttle: { addressMaxFailures: MAX_WRONG } });
     userId = await server.user('dora', 'dora-password-1', { email: 'dora@example.org' });
-    cli = await server.client({ name: 'Dora CLI', confidential: false, grantTypes: [DEVICE, 'refresh_token'], redirectUris: [], scopes: ['openid', 'profile', 'email'] });
+    cli = await server.client({
+      name: 'Dora CLI',
+      confidential: false,
+      grantTypes: [DEVICE, 'refresh_token'],
+      redirectUris: [],
+      scopes: ['openid', 'profile', 'email'],
+    });
   });
   afterAll(async () => {
     resetClock();
@@ -97,7 +103,10 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     expect(rows).toHaveLength(0);
     // A client without the grant is refused.
     const other = await server.client({ grantTypes: ['authorization_code'] });
-    const refused = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: other.clientId, client_secret: other.clientSecret! });
+    const refused = await postForm(`${server.url}/oauth/v20/device_authorization`, {
+      client_id: other.clientId,
+      client_secret: other.clientSecret!,
+    });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: string }).error).toBe('unauthorized_client');
     const badScope = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: cli.clientId, scope: 'openid admin' });
@@ -225,10 +234,24 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     const jar = new CookieJar();
     const step = (res: Response) => (jar.store(res), res);
     const login = step(await get(`${server.url}/account`, {}, { cookie: jar.header() }));
-    step(await postForm(`${server.url}/account`, { ...hiddenFields(await login.text()), username: 'mia', password: 'mia-password-1' }, { cookie: jar.header() }));
+    step(
+      await postForm(
+        `${server.url}/account`,
+        { ...hiddenFields(await login.text()), username: 'mia', password: 'mia-password-1' },
+        { cookie: jar.header() },
+      ),
+    );
     const enrol = await step(await get(`${server.url}/account/mfa/totp`, {}, { cookie: jar.header() })).text();
     const secret = textOf(enrol, 'totp-secret')!;
-    expect(step(await postForm(`${server.url}/account/mfa/totp`, { ...hiddenFields(enrol), code: codeAt(secret, serverNow()) }, { cookie: jar.header() })).status).toBe(200);
+    expect(
+      step(
+        await postForm(
+          `${server.url}/account/mfa/totp`,
+          { ...hiddenFields(enrol), code: codeAt(secret, serverNow()) },
+          { cookie: jar.header() },
+        ),
+      ).status,
+    ).toBe(200);
     advanceClock(60_000); // a TOTP step the enrolment did not use
 
     const s = await start();
@@ -249,19 +272,39 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
   });
 
   test('a client that may not use single sign-on gets no device code, in the codes it reads', async () => {
-    const closed = await server.client({ name: 'Closed CLI', confidential: false, grantTypes: [DEVICE], redirectUris: [], ssoEnabled: false });
+    const closed = await server.client({
+      name: 'Closed CLI',
+      confidential: false,
+      grantTypes: [DEVICE],
+      redirectUris: [],
+      ssoEnabled: false,
+    });
     const refused = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: closed.clientId, scope: 'openid' });
     expect(refused.status).toBe(400);
     const body = (await refused.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ error: 'app_unsupport_sso' });
     expect(body.device_code).toBeUndefined();
-    const standard = await server.client({ name: 'Closed CLI (RFC codes)', confidential: false, grantTypes: [DEVICE], redirectUris: [], ssoEnabled: false, errorCodes: 'rfc6749' });
+    const standard = await server.client({
+      name: 'Closed CLI (RFC codes)',
+      confidential: false,
+      grantTypes: [DEVICE],
+      redirectUris: [],
+      ssoEnabled: false,
+      errorCodes: 'rfc6749',
+    });
     const rfc = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: standard.clientId, scope: 'openid' });
     expect(rfc.status).toBe(400);
     expect(await rfc.json()).toMatchObject({ error: 'unauthorized_client' });
     expect(await server.sql('device_codes').whereIn('client_id', [closed.clientId, standard.clientId])).toEqual([]);
     // Its code style applies from the moment the client is found, authentication's refusals included.
-    const off = await server.client({ name: 'Off CLI (RFC codes)', confidential: false, grantTypes: [DEVICE], redirectUris: [], oauthEnabled: false, errorCodes: 'rfc6749' });
+    const off = await server.client({
+      name: 'Off CLI (RFC codes)',
+      confidential: false,
+      grantTypes: [DEVICE],
+      redirectUris: [],
+      oauthEnabled: false,
+      errorCodes: 'rfc6749',
+    });
     const offAnswer = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: off.clientId, scope: 'openid' });
     expect(await offAnswer.json()).toMatchObject({ error: 'unauthorized_client' });
   });

@@ -36,7 +36,9 @@ describe('empty parameters are omitted parameters', () => {
   });
 
   test('the token endpoint: Basic credentials beside an empty client_secret', async () => {
-    const res = await rawPost(`${server.url}/oauth/v20/token`, 'grant_type=client_credentials&client_secret=&scope=', { authorization: basic(imap.clientId, imap.clientSecret) });
+    const res = await rawPost(`${server.url}/oauth/v20/token`, 'grant_type=client_credentials&client_secret=&scope=', {
+      authorization: basic(imap.clientId, imap.clientSecret),
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ token_type: 'bearer' });
   });
@@ -47,9 +49,13 @@ describe('empty parameters are omitted parameters', () => {
   });
 
   test('nothing loosened: credentials in the header and a non-empty body are still refused', async () => {
-    const res = await rawPost(`${server.url}/oauth/v20/introspect`, `token=${encodeURIComponent(userToken)}&client_id=${imap.clientId}&client_secret=${imap.clientSecret}`, {
-      authorization: basic(imap.clientId, imap.clientSecret),
-    });
+    const res = await rawPost(
+      `${server.url}/oauth/v20/introspect`,
+      `token=${encodeURIComponent(userToken)}&client_id=${imap.clientId}&client_secret=${imap.clientSecret}`,
+      {
+        authorization: basic(imap.clientId, imap.clientSecret),
+      },
+    );
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: 'invalid_request' });
   });

@@ -5,7 +5,6 @@ import { basic, get, locationQuery, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { advanceClock } from '../helpers/clock.ts';
 
-
 /** One test per code of the interface document (section 7.2), in its shape: page, redirect or JSON. */
 describe.each(databaseKinds)('the document error codes on %s', (kind) => {
   let server: TestServer;
@@ -59,7 +58,10 @@ describe.each(databaseKinds)('the document error codes on %s', (kind) => {
   });
 
   test('2 empty_client_secret', async () => {
-    await expectJsonError(await token({ client_secret: undefined, grant_type: 'password', username: 'bob', password: 'bob-password-1' }), 'empty_client_secret');
+    await expectJsonError(
+      await token({ client_secret: undefined, grant_type: 'password', username: 'bob', password: 'bob-password-1' }),
+      'empty_client_secret',
+    );
   });
 
   test('3 empty_redirect_uri', async () => {
@@ -80,13 +82,21 @@ describe.each(databaseKinds)('the document error codes on %s', (kind) => {
     const res = await get(authorizeUrl, { client_id: noSso.clientId, redirect_uri: noSso.redirectUri, response_type: 'code', state: 'st' });
     expect(locationQuery(res)).toMatchObject({ error: 'app_unsupport_sso', state: 'st' });
     // The password grant is what such a client is for.
-    const pw = await postForm(tokenUrl, { grant_type: 'password', username: 'bob', password: 'bob-password-1' }, { authorization: basic(noSso.clientId, noSso.clientSecret!) });
+    const pw = await postForm(
+      tokenUrl,
+      { grant_type: 'password', username: 'bob', password: 'bob-password-1' },
+      { authorization: basic(noSso.clientId, noSso.clientSecret!) },
+    );
     expect(pw.status).toBe(200);
   });
 
   test('7 app_unsupport_oauth', async () => {
     const off = await server.client({ oauthEnabled: false, grantTypes: ['authorization_code', 'password'] });
-    const res = await postForm(tokenUrl, { grant_type: 'password', username: 'bob', password: 'bob-password-1' }, { authorization: basic(off.clientId, off.clientSecret!) });
+    const res = await postForm(
+      tokenUrl,
+      { grant_type: 'password', username: 'bob', password: 'bob-password-1' },
+      { authorization: basic(off.clientId, off.clientSecret!) },
+    );
     await expectJsonError(res, 'app_unsupport_oauth');
     const page = await get(authorizeUrl, { client_id: off.clientId, redirect_uri: off.redirectUri, response_type: 'code', state: 'st' });
     expect(locationQuery(page).error).toBe('app_unsupport_oauth');
@@ -103,7 +113,10 @@ describe.each(databaseKinds)('the document error codes on %s', (kind) => {
 
   test('10 invalid_scope', async () => {
     await expectRedirectError(await authorize({ scope: 'openid admin:everything' }), 'invalid_scope');
-    await expectJsonError(await token({ grant_type: 'password', username: 'bob', password: 'bob-password-1', scope: 'root' }), 'invalid_scope');
+    await expectJsonError(
+      await token({ grant_type: 'password', username: 'bob', password: 'bob-password-1', scope: 'root' }),
+      'invalid_scope',
+    );
   });
 
   test('11 invalid_grant_type', async () => {
@@ -124,7 +137,10 @@ describe.each(databaseKinds)('the document error codes on %s', (kind) => {
   });
 
   test('14 invalid_code', async () => {
-    await expectJsonError(await token({ grant_type: 'authorization_code', code: 'not-a-code', redirect_uri: app.redirectUri }), 'invalid_code');
+    await expectJsonError(
+      await token({ grant_type: 'authorization_code', code: 'not-a-code', redirect_uri: app.redirectUri }),
+      'invalid_code',
+    );
     // A code issued to another client is invalid for this one.
     const other = await server.client();
     const q = await obtainCode(new Browser(server), other, 'bob', 'bob-password-1');
@@ -133,16 +149,28 @@ describe.each(databaseKinds)('the document error codes on %s', (kind) => {
 
   test('15 unsupported_refresh_token', async () => {
     const noRefresh = await server.client({ grantTypes: ['authorization_code', 'password'] });
-    const res = await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: 'whatever' }, { authorization: basic(noRefresh.clientId, noRefresh.clientSecret!) });
+    const res = await postForm(
+      tokenUrl,
+      { grant_type: 'refresh_token', refresh_token: 'whatever' },
+      { authorization: basic(noRefresh.clientId, noRefresh.clientSecret!) },
+    );
     await expectJsonError(res, 'unsupported_refresh_token');
     // And its password grant issues no refresh token.
-    const pw = await postForm(tokenUrl, { grant_type: 'password', username: 'bob', password: 'bob-password-1' }, { authorization: basic(noRefresh.clientId, noRefresh.clientSecret!) });
+    const pw = await postForm(
+      tokenUrl,
+      { grant_type: 'password', username: 'bob', password: 'bob-password-1' },
+      { authorization: basic(noRefresh.clientId, noRefresh.clientSecret!) },
+    );
     expect((await pw.json()) as object).not.toHaveProperty('refresh_token');
   });
 
   test('16 access_token_exprise', async () => {
     const short = await server.client({ grantTypes: ['password'], accessTokenTtl: 1 });
-    const res = await postForm(tokenUrl, { grant_type: 'password', username: 'bob', password: 'bob-password-1' }, { authorization: basic(short.clientId, short.clientSecret!) });
+    const res = await postForm(
+      tokenUrl,
+      { grant_type: 'password', username: 'bob', password: 'bob-password-1' },
+      { authorization: basic(short.clientId, short.clientSecret!) },
+    );
     const { access_token, expires_in } = (await res.json()) as { access_token: string; expires_in: number };
     expect(expires_in).toBe(1);
     advanceClock(1100);

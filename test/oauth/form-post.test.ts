@@ -94,7 +94,10 @@ describe('response_mode=form_post (OAuth 2.0 Form Post Response Mode)', () => {
   test('before the redirect URI is verified, form_post changes nothing: an error page', async () => {
     const client = await server.client();
     const res = await postForm(`${server.url}/oauth/v20/authorize`, {
-      client_id: client.clientId, redirect_uri: 'http://evil.example/cb', response_type: 'code', response_mode: 'form_post',
+      client_id: client.clientId,
+      redirect_uri: 'http://evil.example/cb',
+      response_type: 'code',
+      response_mode: 'form_post',
     });
     expect(res.status).toBe(400);
     expect(htmlForms(await res.text())).toEqual([]);
@@ -104,13 +107,20 @@ describe('response_mode=form_post (OAuth 2.0 Form Post Response Mode)', () => {
     const client = await server.client();
     for (const mode of ['fragment', 'web_message', 'FORM_POST']) {
       const res = await get(`${server.url}/oauth/v20/authorize`, {
-        client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 's-m', response_mode: mode,
+        client_id: client.clientId,
+        redirect_uri: client.redirectUri,
+        response_type: 'code',
+        state: 's-m',
+        response_mode: mode,
       });
       expect(res.status).toBe(302);
       expect(locationQuery(res)).toMatchObject({ error: 'invalid_request', state: 's-m' });
     }
     const plain = await get(`${server.url}/oauth/v20/authorize`, {
-      client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', response_mode: 'query',
+      client_id: client.clientId,
+      redirect_uri: client.redirectUri,
+      response_type: 'code',
+      response_mode: 'query',
     });
     expect(plain.status).toBe(200); // the login page: query is the default, spelled out
   });
@@ -135,7 +145,11 @@ describe('form_post in Chromium: a relying party on another port receives the PO
       received.push(fields);
       const client = rpClient!;
       const answer = await postForm(`${server.url}/oauth/v20/token`, {
-        grant_type: 'authorization_code', code: fields.code, redirect_uri: callback, client_id: client.clientId, client_secret: client.clientSecret!,
+        grant_type: 'authorization_code',
+        code: fields.code,
+        redirect_uri: callback,
+        client_id: client.clientId,
+        client_secret: client.clientSecret!,
       });
       tokens.push((await answer.json()) as Record<string, unknown>);
       res.type('html').send(`<h1>signed in at the app</h1>`);
@@ -158,7 +172,12 @@ describe('form_post in Chromium: a relying party on another port receives the PO
     const blocked: string[] = [];
     page.on('console', (m) => m.type() === 'error' && blocked.push(m.text()));
     const query = new URLSearchParams({
-      client_id: rpClient!.clientId, redirect_uri: callback, response_type: 'code', response_mode: 'form_post', scope: 'openid', state: 'st-fp',
+      client_id: rpClient!.clientId,
+      redirect_uri: callback,
+      response_type: 'code',
+      response_mode: 'form_post',
+      scope: 'openid',
+      state: 'st-fp',
     });
     await page.goto(`${server.url}/oauth/v20/authorize?${query}`);
     await page.fill('input[name=username]', 'grace');

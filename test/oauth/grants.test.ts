@@ -27,7 +27,10 @@ describe.each(databaseKinds)('password, refresh and client_credentials grants on
   beforeAll(async () => {
     server = await startTestServer(kind);
     carolId = await server.user('carol', 'carol-password-1', { email: 'carol@example.org' });
-    app = await server.client({ grantTypes: ['password', 'refresh_token', 'client_credentials'], scopes: ['openid', 'profile', 'email', 'api:read'] });
+    app = await server.client({
+      grantTypes: ['password', 'refresh_token', 'client_credentials'],
+      scopes: ['openid', 'profile', 'email', 'api:read'],
+    });
     tokenUrl = `${server.url}/oauth/v20/token`;
   });
   afterAll(() => server.stop());
@@ -47,17 +50,27 @@ describe.each(databaseKinds)('password, refresh and client_credentials grants on
   });
 
   test('client secret in the body works as well as HTTP Basic', async () => {
-    const res = await postForm(tokenUrl, { grant_type: 'password', username: 'carol', password: 'carol-password-1', client_id: app.clientId, client_secret: app.clientSecret! });
+    const res = await postForm(tokenUrl, {
+      grant_type: 'password',
+      username: 'carol',
+      password: 'carol-password-1',
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    });
     expect(res.status).toBe(200);
   });
 
   test('refresh rotates; a reused refresh token revokes the whole family', async () => {
     const first = (await (await password()).json()) as TokenBody;
-    const second = (await (await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: first.refresh_token! }, auth())).json()) as TokenBody;
+    const second = (await (
+      await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: first.refresh_token! }, auth())
+    ).json()) as TokenBody;
     expect(second.access_token).toBeDefined();
     expect(second.refresh_token).not.toBe(first.refresh_token);
 
-    const third = (await (await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: second.refresh_token! }, auth())).json()) as TokenBody;
+    const third = (await (
+      await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: second.refresh_token! }, auth())
+    ).json()) as TokenBody;
     expect((await get(`${server.url}/api/oauth/v20/me`, { access_token: third.access_token })).status).toBe(200);
 
     // The first token again: reuse. The family dies: the newest access and refresh tokens too.
@@ -71,17 +84,29 @@ describe.each(databaseKinds)('password, refresh and client_credentials grants on
 
   test('refresh may narrow the scope but not widen it', async () => {
     const first = (await (await password('carol', 'carol-password-1', { scope: 'openid profile' })).json()) as TokenBody;
-    const narrowed = await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: first.refresh_token!, scope: 'profile' }, auth());
+    const narrowed = await postForm(
+      tokenUrl,
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token!, scope: 'profile' },
+      auth(),
+    );
     const body = (await narrowed.json()) as TokenBody;
     expect(body.scope).toBe('profile');
-    const widened = await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: body.refresh_token!, scope: 'profile email' }, auth());
+    const widened = await postForm(
+      tokenUrl,
+      { grant_type: 'refresh_token', refresh_token: body.refresh_token!, scope: 'profile email' },
+      auth(),
+    );
     expect(((await widened.json()) as TokenBody).error).toBe('invalid_scope');
   });
 
   test('a refresh token of another client is refused', async () => {
     const other = await server.client({ grantTypes: ['password', 'refresh_token'] });
     const first = (await (await password()).json()) as TokenBody;
-    const res = await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: first.refresh_token! }, { authorization: basic(other.clientId, other.clientSecret!) });
+    const res = await postForm(
+      tokenUrl,
+      { grant_type: 'refresh_token', refresh_token: first.refresh_token! },
+      { authorization: basic(other.clientId, other.clientSecret!) },
+    );
     expect(((await res.json()) as TokenBody).error).toBe('invalid_refresh_token');
   });
 

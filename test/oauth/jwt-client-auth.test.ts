@@ -15,10 +15,19 @@ import { freePort } from '../helpers/ports.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 /** docs/connect-an-application.md's "Clients without secrets" example, imports left off, as a function of its inputs. */
-function readmeExample(): (oidcModule: unknown, importJWK: unknown, PRIVATE_JWK: JWK, ISSUER: string, CLIENT_ID: string) => Promise<string> {
+function readmeExample(): (
+  oidcModule: unknown,
+  importJWK: unknown,
+  PRIVATE_JWK: JWK,
+  ISSUER: string,
+  CLIENT_ID: string,
+) => Promise<string> {
   const readme = readFileSync(fileURLToPath(new URL('../../docs/connect-an-application.md', import.meta.url)), 'utf8');
   const block = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Clients without secrets')))![1]!;
-  const body = block.split('\n').filter((l) => !l.startsWith('import ')).join('\n');
+  const body = block
+    .split('\n')
+    .filter((l) => !l.startsWith('import '))
+    .join('\n');
   const AsyncFunction = Object.getPrototypeOf(async () => {}).constructor;
   return new AsyncFunction('oidc', 'importJWK', 'PRIVATE_JWK', 'ISSUER', 'CLIENT_ID', `${body}\nreturn access_token;`);
 }
@@ -73,7 +82,12 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
 
   const tokenUrl = () => `${server.url}/oauth/v20/token`;
   const keyClient = (keys: JWK[]) =>
-    server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', jwks: JSON.stringify({ keys }) });
+    server.client({
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      jwks: JSON.stringify({ keys }),
+    });
   const configFor = (clientId: string, auth: oidc.ClientAuth) =>
     oidc.discovery(new URL(server.url), clientId, undefined, auth, { execute: [oidc.allowInsecureRequests] });
   const withAssertion = (signed: string, extra: Record<string, string> = {}) =>
@@ -88,8 +102,12 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
 
   test('discovery lists the five methods and the algorithms', async () => {
     const meta = await (await fetch(`${server.url}/.well-known/openid-configuration`)).json();
-    expect(meta.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none']));
-    expect(meta.token_endpoint_auth_signing_alg_values_supported).toEqual(expect.arrayContaining(['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA']));
+    expect(meta.token_endpoint_auth_methods_supported).toEqual(
+      expect.arrayContaining(['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none']),
+    );
+    expect(meta.token_endpoint_auth_signing_alg_values_supported).toEqual(
+      expect.arrayContaining(['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA']),
+    );
     expect(meta.introspection_endpoint_auth_methods_supported).toContain('private_key_jwt');
   });
 
@@ -121,11 +139,21 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
   });
 
   test('a jwksUri: served keys work; one that hangs or answers garbage is invalid_client within the timeout', async () => {
-    const viaUri = await server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', jwksUri: `${jwksHost.url}/jwks` });
+    const viaUri = await server.client({
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      jwksUri: `${jwksHost.url}/jwks`,
+    });
     const config = await configFor(viaUri.clientId, oidc.PrivateKeyJwt({ key: rs.privateKey, kid: rs.kid }));
     expect((await oidc.clientCredentialsGrant(config)).access_token).toBeTruthy();
     for (const path of ['/hang', '/garbage']) {
-      const bad = await server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', jwksUri: `${jwksHost.url}${path}` });
+      const bad = await server.client({
+        grantTypes: ['client_credentials'],
+        redirectUris: [],
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        jwksUri: `${jwksHost.url}${path}`,
+      });
       const started = Date.now();
       await refused(await withAssertion(await sign(assertion(bad.clientId, tokenUrl()), rs.privateKey, 'RS256', rs.kid)));
       expect(Date.now() - started).toBeLessThan(5000);
@@ -138,8 +166,18 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
     const publicJwk = { ...(await exportJWK(publicKey)), kid: 'readme-key' };
     const app = await keyClient([publicJwk]);
     // The test server is http: the one change to the library, not to the example.
-    const local = { ...oidc, discovery: (u: URL, id: string, m: undefined, a: oidc.ClientAuth) => oidc.discovery(u, id, m, a, { execute: [oidc.allowInsecureRequests] }) };
-    const token = await readmeExample()(local, jose.importJWK, { ...(await exportJWK(privateKey)), kid: 'readme-key' }, server.url, app.clientId);
+    const local = {
+      ...oidc,
+      discovery: (u: URL, id: string, m: undefined, a: oidc.ClientAuth) =>
+        oidc.discovery(u, id, m, a, { execute: [oidc.allowInsecureRequests] }),
+    };
+    const token = await readmeExample()(
+      local,
+      jose.importJWK,
+      { ...(await exportJWK(privateKey)), kid: 'readme-key' },
+      server.url,
+      app.clientId,
+    );
     expect(typeof token).toBe('string');
     const info = await postForm(`${server.url}/oauth/v20/introspect`, { token }, { Authorization: basic(app.clientId, 'x') });
     expect(info.status).toBe(401); // its own method only, even at introspection
@@ -152,11 +190,21 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
     expect((await withAssertion(once)).status).toBe(200);
     await refused(await withAssertion(once));
     // At another endpoint too: a jti is used once, wherever.
-    const introspected = await postForm(`${server.url}/oauth/v20/introspect`, { token: 'x', client_assertion_type: JWT_BEARER, client_assertion: once });
+    const introspected = await postForm(`${server.url}/oauth/v20/introspect`, {
+      token: 'x',
+      client_assertion_type: JWT_BEARER,
+      client_assertion: once,
+    });
     expect(introspected.status).toBe(401);
 
     const now = Math.floor(Date.now() / 1000);
-    for (const over of [{ aud: 'https://elsewhere.example' }, { exp: now - 60, iat: now - 120 }, { exp: now + 3600 }, { sub: 'someone-else' }, { jti: undefined }]) {
+    for (const over of [
+      { aud: 'https://elsewhere.example' },
+      { exp: now - 60, iat: now - 120 },
+      { exp: now + 3600 },
+      { sub: 'someone-else' },
+      { jti: undefined },
+    ]) {
       await refused(await withAssertion(await sign(assertion(app.clientId, aud, over), rs.privateKey, 'RS256', rs.kid)));
     }
     await refused(await withAssertion(await sign(assertion(app.clientId, aud), es.privateKey, 'ES256', es.kid)));
@@ -173,13 +221,29 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
   test('no method chosen: Basic or post; client_secret_basic chosen: not post, nor an assertion', async () => {
     const either = await server.client({ grantTypes: ['client_credentials'], redirectUris: [] });
     expect((await server.ctx.clients.find(either.clientId))!.tokenEndpointAuthMethod).toBeNull();
-    expect((await postForm(tokenUrl(), { grant_type: 'client_credentials' }, { Authorization: basic(either.clientId, either.clientSecret!) })).status).toBe(200);
-    expect((await postForm(tokenUrl(), { grant_type: 'client_credentials', client_id: either.clientId, client_secret: either.clientSecret! })).status).toBe(200);
+    expect(
+      (await postForm(tokenUrl(), { grant_type: 'client_credentials' }, { Authorization: basic(either.clientId, either.clientSecret!) }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await postForm(tokenUrl(), { grant_type: 'client_credentials', client_id: either.clientId, client_secret: either.clientSecret! }))
+        .status,
+    ).toBe(200);
 
-    const app = await server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'client_secret_basic' });
-    expect((await postForm(tokenUrl(), { grant_type: 'client_credentials' }, { Authorization: basic(app.clientId, app.clientSecret!) })).status).toBe(200);
-    await refused(await postForm(tokenUrl(), { grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret! }));
-    await refused(await withAssertion(await sign(assertion(app.clientId, tokenUrl()), new TextEncoder().encode(app.clientSecret!), 'HS256')));
+    const app = await server.client({
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      tokenEndpointAuthMethod: 'client_secret_basic',
+    });
+    expect(
+      (await postForm(tokenUrl(), { grant_type: 'client_credentials' }, { Authorization: basic(app.clientId, app.clientSecret!) })).status,
+    ).toBe(200);
+    await refused(
+      await postForm(tokenUrl(), { grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret! }),
+    );
+    await refused(
+      await withAssertion(await sign(assertion(app.clientId, tokenUrl()), new TextEncoder().encode(app.clientSecret!), 'HS256')),
+    );
   });
 
   test('GraphQL: registered with an ES256 key, the client revokes its token with an assertion aimed at /revoke', async () => {
@@ -192,20 +256,33 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
       { jwks: JSON.stringify({ keys: [es.jwk] }) },
     );
     expect(answer.errors).toBeUndefined();
-    const reg = (answer.data as { registerClient: { client: { clientId: string; tokenEndpointAuthMethod: string; jwksUri: null }; clientSecret: null } }).registerClient;
+    const reg = (
+      answer.data as {
+        registerClient: { client: { clientId: string; tokenEndpointAuthMethod: string; jwksUri: null }; clientSecret: null };
+      }
+    ).registerClient;
     expect(reg).toMatchObject({ clientSecret: null, client: { tokenEndpointAuthMethod: 'PRIVATE_KEY_JWT', jwksUri: null } });
     const id = reg.client.clientId;
     const got = await withAssertion(await sign(assertion(id, tokenUrl()), es.privateKey, 'ES256', es.kid));
     const { access_token } = await got.json();
     const revokeUrl = `${server.url}/oauth/v20/revoke`;
-    const revoked = await postForm(revokeUrl, { token: access_token, client_assertion_type: JWT_BEARER, client_assertion: await sign(assertion(id, revokeUrl), es.privateKey, 'ES256', es.kid) });
+    const revoked = await postForm(revokeUrl, {
+      token: access_token,
+      client_assertion_type: JWT_BEARER,
+      client_assertion: await sign(assertion(id, revokeUrl), es.privateKey, 'ES256', es.kid),
+    });
     expect(revoked.status).toBe(200);
-    const info = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token, client_assertion_type: JWT_BEARER, client_assertion: await sign(assertion(id, tokenUrl()), es.privateKey, 'ES256', es.kid) });
+    const info = await postForm(`${server.url}/oauth/v20/introspect`, {
+      token: access_token,
+      client_assertion_type: JWT_BEARER,
+      client_assertion: await sign(assertion(id, tokenUrl()), es.privateKey, 'ES256', es.kid),
+    });
     expect(await info.json()).toEqual({ active: false });
   });
 
   test('registration refuses unusable keys', async () => {
-    const reg = (fields: Record<string, unknown>) => server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', ...fields });
+    const reg = (fields: Record<string, unknown>) =>
+      server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', ...fields });
     await expect(reg({})).rejects.toThrow(/jwks/);
     await expect(reg({ jwks: '{"keys": 3}' })).rejects.toThrow(/JSON Web Key Set/);
     await expect(reg({ jwks: JSON.stringify({ keys: [{ kty: 'oct', k: 'AAAA' }] }) })).rejects.toThrow(/cannot sign/);
@@ -216,9 +293,18 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
     const app = await keyClient([rs.jwk]);
     // A second node of one deployment, its own OS process (as `npm start` runs it): same database,
     // secret and public URL (the issuer an assertion names), its own port.
-    const second = await spawnLatchkey({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret!, PUBLIC_URL: server.ctx.config.publicUrl });
+    const second = await spawnLatchkey({
+      DATABASE_URL: server.db.url,
+      LATCHKEY_SECRET: server.ctx.config.secret!,
+      PUBLIC_URL: server.ctx.config.publicUrl,
+    });
     try {
-      const atSecond = (a: string) => postForm(`${second.url}/oauth/v20/token`, { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: a });
+      const atSecond = (a: string) =>
+        postForm(`${second.url}/oauth/v20/token`, {
+          grant_type: 'client_credentials',
+          client_assertion_type: JWT_BEARER,
+          client_assertion: a,
+        });
       const signed = await sign(assertion(app.clientId, tokenUrl()), rs.privateKey, 'RS256', rs.kid);
       expect((await withAssertion(signed)).status).toBe(200);
       const other = await sign(assertion(app.clientId, tokenUrl()), rs.privateKey, 'RS256', rs.kid);

@@ -48,7 +48,10 @@ describe.each(databaseKinds)('logout redirect and error page on %s', (kind) => {
   });
 
   test('after the confirmation form, without state, the redirect is the registered URI exactly; with one, it carries it', async () => {
-    for (const [extra, location] of [[{}, bye], [{ state: 'bye-1' }, `${bye}?state=bye-1`]] as const) {
+    for (const [extra, location] of [
+      [{}, bye],
+      [{ state: 'bye-1' }, `${bye}?state=bye-1`],
+    ] as const) {
       const { browser } = await signedIn();
       const page = await logout(browser, { client_id: app.clientId, post_logout_redirect_uri: bye, ...extra });
       const form = htmlForms(await page.text()).find((f) => f.method === 'post')!;

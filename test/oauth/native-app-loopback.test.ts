@@ -29,7 +29,12 @@ describe('native apps on a loopback port (RFC 8252 §7.3)', () => {
   beforeAll(async () => {
     server = await startTestServer('sqlite');
     await server.user('linus', 'linus-password-1');
-    cli = await server.client({ name: 'git', confidential: false, redirectUris: ['http://127.0.0.1/', 'http://[::1]/callback'], scopes: ['openid', 'profile'] });
+    cli = await server.client({
+      name: 'git',
+      confidential: false,
+      redirectUris: ['http://127.0.0.1/', 'http://[::1]/callback'],
+      scopes: ['openid', 'profile'],
+    });
   });
   afterAll(async () => {
     for (const l of listeners) l.close();
@@ -40,11 +45,19 @@ describe('native apps on a loopback port (RFC 8252 §7.3)', () => {
   async function cliFlow(host: '127.0.0.1' | '::1', redirectUri: (port: number) => string) {
     const listener = await loopbackListener(host);
     listeners.push(listener.server);
-    const config = await oidc.discovery(new URL(server.url), cli.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const config = await oidc.discovery(new URL(server.url), cli.clientId, undefined, oidc.None(), {
+      execute: [oidc.allowInsecureRequests],
+    });
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const redirect_uri = redirectUri(listener.port);
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri, scope: 'openid profile', state, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' });
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri,
+      scope: 'openid profile',
+      state,
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
 
     const browser = new Browser(server);
     const back = await browser.signIn(Object.fromEntries(url.searchParams), 'linus', 'linus-password-1');
@@ -85,7 +98,13 @@ describe('native apps on a loopback port (RFC 8252 §7.3)', () => {
       'http://127.0.0.1:99999/',
       'http://127.0.0.1:40415@evil.example/',
     ]) {
-      const res = await browser.authorize({ client_id: cli.clientId, redirect_uri, response_type: 'code', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+      const res = await browser.authorize({
+        client_id: cli.clientId,
+        redirect_uri,
+        response_type: 'code',
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      });
       expect([redirect_uri, res.status, res.headers.get('location')]).toEqual([redirect_uri, 400, null]);
       expect(await res.text()).toContain('redirect_uri_mismatch');
     }
@@ -94,15 +113,27 @@ describe('native apps on a loopback port (RFC 8252 §7.3)', () => {
   test('a loopback URI registered with a port asked for that port: it matches only exactly', async () => {
     const fixed = await server.client({ name: 'fixed-port tool', confidential: false, redirectUris: ['http://127.0.0.1:9000/cb'] });
     const browser = new Browser(server);
-    const challenge = { response_type: 'code', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
-    expect((await browser.authorize({ client_id: fixed.clientId, redirect_uri: 'http://127.0.0.1:1234/cb', ...challenge })).status).toBe(400);
-    expect((await browser.authorize({ client_id: fixed.clientId, redirect_uri: 'http://127.0.0.1:9000/cb', ...challenge })).status).toBe(200);
+    const challenge = {
+      response_type: 'code',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    };
+    expect((await browser.authorize({ client_id: fixed.clientId, redirect_uri: 'http://127.0.0.1:1234/cb', ...challenge })).status).toBe(
+      400,
+    );
+    expect((await browser.authorize({ client_id: fixed.clientId, redirect_uri: 'http://127.0.0.1:9000/cb', ...challenge })).status).toBe(
+      200,
+    );
   });
 
   test('a registered https redirect URI still matches only character for character', async () => {
     const web = await server.client({ name: 'web', redirectUris: ['https://app.example.com/cb'] });
     const browser = new Browser(server);
-    const res = await browser.authorize({ client_id: web.clientId, redirect_uri: 'https://app.example.com:8443/cb', response_type: 'code' });
+    const res = await browser.authorize({
+      client_id: web.clientId,
+      redirect_uri: 'https://app.example.com:8443/cb',
+      response_type: 'code',
+    });
     expect(res.status).toBe(400);
   });
 });

@@ -3,7 +3,11 @@ import { Browser, exchangeCode, obtainCode } from '../helpers/flow.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
-interface Tokens { scope: string; refresh_token?: string; error?: string }
+interface Tokens {
+  scope: string;
+  refresh_token?: string;
+  error?: string;
+}
 
 /** docs/connect-an-application.md, "Scopes stock clients send": offline_access, as openid-client and Auth0's SDKs send it. */
 describe('offline_access', () => {
@@ -31,7 +35,11 @@ describe('offline_access', () => {
 
   test('the password grant accepts it too', async () => {
     const client = await server.client({ scopes: ['openid'], grantTypes: ['password', 'refresh_token'], redirectUris: [] });
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'openid offline_access' }, { authorization: basic(client.clientId, client.clientSecret!) });
+    const res = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username: 'alice', password: 'alice-password-1', scope: 'openid offline_access' },
+      { authorization: basic(client.clientId, client.clientSecret!) },
+    );
     expect(res.status).toBe(200);
     expect(((await res.json()) as Tokens).scope.split(' ').sort()).toEqual(['offline_access', 'openid']);
   });

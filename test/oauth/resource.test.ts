@@ -15,22 +15,45 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
   const api = 'https://api.example.org/orders';
 
   const graphql = async <T>(query: string, variables: Record<string, unknown> = {}): Promise<T> => {
-    const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` }, body: JSON.stringify({ query, variables }) });
+    const res = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+      body: JSON.stringify({ query, variables }),
+    });
     const body = (await res.json()) as { data: T; errors?: unknown };
     if (body.errors) throw new Error(JSON.stringify(body.errors));
     return body.data;
   };
   /** Registered through the admin API, so its fields are tested there too. */
   const register = async (input: Record<string, unknown>) => {
-    const { registerClient } = await graphql<{ registerClient: { client: { clientId: string; defaultAudience: string | null; errorCodes: string }; clientSecret: string } }>(
+    const { registerClient } = await graphql<{
+      registerClient: { client: { clientId: string; defaultAudience: string | null; errorCodes: string }; clientSecret: string };
+    }>(
       'mutation($input: RegisterClientInput!) { registerClient(input: $input) { client { clientId defaultAudience errorCodes } clientSecret } }',
-      { input: { name: 'App', redirectUris: ['http://localhost:3000/cb'], grantTypes: ['PASSWORD', 'REFRESH_TOKEN', 'AUTHORIZATION_CODE', 'CLIENT_CREDENTIALS'], accessTokenFormat: 'JWT', ...input } },
+      {
+        input: {
+          name: 'App',
+          redirectUris: ['http://localhost:3000/cb'],
+          grantTypes: ['PASSWORD', 'REFRESH_TOKEN', 'AUTHORIZATION_CODE', 'CLIENT_CREDENTIALS'],
+          accessTokenFormat: 'JWT',
+          ...input,
+        },
+      },
     );
-    return { clientId: registerClient.client.clientId, clientSecret: registerClient.clientSecret, redirectUri: 'http://localhost:3000/cb', client: registerClient.client };
+    return {
+      clientId: registerClient.client.clientId,
+      clientSecret: registerClient.clientSecret,
+      redirectUri: 'http://localhost:3000/cb',
+      client: registerClient.client,
+    };
   };
   const auth = (c: { clientId: string; clientSecret: string }) => ({ authorization: basic(c.clientId, c.clientSecret) });
   const passwordGrant = async (c: { clientId: string; clientSecret: string }, extra: Record<string, string> = {}) =>
-    postForm(tokenUrl, { grant_type: 'password', username: 'ivan', password: 'ivan-password-1', scope: 'openid profile', ...extra }, auth(c));
+    postForm(
+      tokenUrl,
+      { grant_type: 'password', username: 'ivan', password: 'ivan-password-1', scope: 'openid profile', ...extra },
+      auth(c),
+    );
   const introspect = async (c: { clientId: string; clientSecret: string }, token: string) =>
     (await (await postForm(`${server.url}/oauth/v20/introspect`, { token }, auth(c))).json()) as Record<string, unknown>;
 
@@ -38,7 +61,12 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
     server = await startTestServer(kind);
     await server.user('ivan', 'ivan-password-1');
     tokenUrl = `${server.url}/oauth/v20/token`;
-    const res = await postForm(tokenUrl, { grant_type: 'password', client_id: 'admin-cli', username: 'admin', password: 'admin-password-for-tests' });
+    const res = await postForm(tokenUrl, {
+      grant_type: 'password',
+      client_id: 'admin-cli',
+      username: 'admin',
+      password: 'admin-password-for-tests',
+    });
     adminToken = ((await res.json()) as Tokens).access_token;
   });
   afterAll(() => server.stop());
@@ -55,7 +83,9 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
     expect(decodeJwt(t.id_token!).aud).toBe(c.clientId);
     expect(await introspect(c, t.access_token)).toMatchObject({ active: true, aud: api });
     // The refresh token keeps its resource.
-    const again = (await (await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: t.refresh_token! }, auth(c))).json()) as Tokens;
+    const again = (await (
+      await postForm(tokenUrl, { grant_type: 'refresh_token', refresh_token: t.refresh_token! }, auth(c))
+    ).json()) as Tokens;
     expect(decodeJwt(again.access_token).aud).toBe(api);
   });
 
@@ -82,13 +112,19 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
     expect(updated.updateClient).toEqual({ defaultAudience: 'https://other.example.org/', errorCodes: 'RFC6749' });
     const c = (await (await passwordGrant(plain)).json()) as Tokens;
     expect(decodeJwt(c.access_token).aud).toBe('https://other.example.org/');
-    const reset = await graphql<{ updateClient: { defaultAudience: string | null } }>('mutation($id: ID!) { updateClient(clientId: $id, input: { defaultAudience: null }) { defaultAudience } }', { id: plain.clientId });
+    const reset = await graphql<{ updateClient: { defaultAudience: string | null } }>(
+      'mutation($id: ID!) { updateClient(clientId: $id, input: { defaultAudience: null }) { defaultAudience } }',
+      { id: plain.clientId },
+    );
     expect(reset.updateClient.defaultAudience).toBeNull();
 
     const refused = await fetch(`${server.url}/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-      body: JSON.stringify({ query: 'mutation { registerClient(input: { name: "X", redirectUris: ["http://localhost:3000/cb"], defaultAudience: "not a uri#x" }) { clientSecret } }' }),
+      body: JSON.stringify({
+        query:
+          'mutation { registerClient(input: { name: "X", redirectUris: ["http://localhost:3000/cb"], defaultAudience: "not a uri#x" }) { clientSecret } }',
+      }),
     });
     expect(JSON.stringify(await refused.json())).toContain('defaultAudience');
   });
@@ -110,7 +146,13 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
       expect(((await res.json()) as { error: string }).error).toBe('invalid_target');
     }
     const browser = new Browser(server);
-    const res = await browser.authorize({ client_id: c.clientId, redirect_uri: c.redirectUri, response_type: 'code', state: 's', resource: 'relative/path' });
+    const res = await browser.authorize({
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      response_type: 'code',
+      state: 's',
+      resource: 'relative/path',
+    });
     expect(res.status).toBe(302);
     expect(locationQuery(res)).toMatchObject({ error: 'invalid_target', state: 's' });
   });
@@ -123,7 +165,14 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
     expect(wrong.status).toBe(400);
     expect(((await wrong.json()) as { error: string }).error).toBe('invalid_target');
 
-    const again = await browser.authorize({ client_id: c.clientId, redirect_uri: c.redirectUri, response_type: 'code', state: 's', resource: api, scope: 'openid' });
+    const again = await browser.authorize({
+      client_id: c.clientId,
+      redirect_uri: c.redirectUri,
+      response_type: 'code',
+      state: 's',
+      resource: api,
+      scope: 'openid',
+    });
     const code2 = new URL(again.headers.get('location')!).searchParams.get('code')!;
     const ok = await exchangeCode(server, c, code2, { resource: api });
     expect(ok.status).toBe(200);
@@ -135,9 +184,16 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
   });
   /** A form with repeated parameters, as RFC 8707 sends several resources. */
   const postPairs = (url: string, pairs: Array<[string, string]>, headers: Record<string, string>) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: new URLSearchParams(pairs).toString() });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(pairs).toString(),
+    });
   const api2 = 'https://api.example.org/invoices';
-  const both = [['resource', api], ['resource', api2]] as Array<[string, string]>;
+  const both = [
+    ['resource', api],
+    ['resource', api2],
+  ] as Array<[string, string]>;
   const expectInvalidTarget = async (res: Response) => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_target');
@@ -145,7 +201,11 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
 
   test('several resources: aud lists them all; a refresh may narrow to one, and the refresh token keeps them all', async () => {
     const c = await register({});
-    const res = await postPairs(tokenUrl, [['grant_type', 'password'], ['username', 'ivan'], ['password', 'ivan-password-1'], ['scope', 'openid'], ...both], auth(c));
+    const res = await postPairs(
+      tokenUrl,
+      [['grant_type', 'password'], ['username', 'ivan'], ['password', 'ivan-password-1'], ['scope', 'openid'], ...both],
+      auth(c),
+    );
     expect(res.status).toBe(200);
     const t = (await res.json()) as Tokens;
     const jwks = createRemoteJWKSet(new URL(`${server.url}/connect/v10/jwks`));
@@ -153,20 +213,54 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
     expect(decodeJwt(t.access_token).aud).toEqual([api, api2]);
     expect(await introspect(c, t.access_token)).toMatchObject({ active: true, aud: [api, api2] });
 
-    const refresh = (token: string, pairs: Array<[string, string]>) => postPairs(tokenUrl, [['grant_type', 'refresh_token'], ['refresh_token', token], ...pairs], auth(c));
+    const refresh = (token: string, pairs: Array<[string, string]>) =>
+      postPairs(tokenUrl, [['grant_type', 'refresh_token'], ['refresh_token', token], ...pairs], auth(c));
     const narrowed = (await (await refresh(t.refresh_token!, [['resource', api2]])).json()) as Tokens;
     expect(decodeJwt(narrowed.access_token).aud).toBe(api2);
     const all = (await (await refresh(narrowed.refresh_token!, [])).json()) as Tokens;
     expect(decodeJwt(all.access_token).aud).toEqual([api, api2]);
-    await expectInvalidTarget(await refresh(all.refresh_token!, [['resource', api], ['resource', 'https://evil.example.org/']]));
+    await expectInvalidTarget(
+      await refresh(all.refresh_token!, [
+        ['resource', api],
+        ['resource', 'https://evil.example.org/'],
+      ]),
+    );
 
     const cc = await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ...both], auth(c));
     expect(decodeJwt(((await cc.json()) as Tokens).access_token).aud).toEqual([api, api2]);
     // Each must be an absolute URI without fragment.
-    await expectInvalidTarget(await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ['resource', api], ['resource', 'https://api.example.org/#x']], auth(c)));
-    await expectInvalidTarget(await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ['resource', api], ['resource', 'relative']], auth(c)));
+    await expectInvalidTarget(
+      await postPairs(
+        tokenUrl,
+        [
+          ['grant_type', 'client_credentials'],
+          ['resource', api],
+          ['resource', 'https://api.example.org/#x'],
+        ],
+        auth(c),
+      ),
+    );
+    await expectInvalidTarget(
+      await postPairs(
+        tokenUrl,
+        [
+          ['grant_type', 'client_credentials'],
+          ['resource', api],
+          ['resource', 'relative'],
+        ],
+        auth(c),
+      ),
+    );
     // Other parameters still may not repeat.
-    const twice = await postPairs(tokenUrl, [['grant_type', 'client_credentials'], ['scope', 'a'], ['scope', 'b']], auth(c));
+    const twice = await postPairs(
+      tokenUrl,
+      [
+        ['grant_type', 'client_credentials'],
+        ['scope', 'a'],
+        ['scope', 'b'],
+      ],
+      auth(c),
+    );
     expect(((await twice.json()) as { error: string }).error).toBe('invalid_request');
   });
 
@@ -187,11 +281,15 @@ describe.each(databaseKinds)('resource indicators on %s', (kind) => {
     expect(decodeJwt(one.access_token).aud).toBe(api2);
     const all = (await (await exchange(await code(), [])).json()) as Tokens;
     expect(decodeJwt(all.access_token).aud).toEqual([api, api2]);
-    await expectInvalidTarget(await exchange(await code(), [['resource', api], ['resource', 'https://evil.example.org/']]));
+    await expectInvalidTarget(
+      await exchange(await code(), [
+        ['resource', api],
+        ['resource', 'https://evil.example.org/'],
+      ]),
+    );
 
     const bad = await browser.authorize(query, `/oauth/v20/authorize?resource=${encodeURIComponent(api)}&resource=orders`);
     expect(bad.status).toBe(302);
     expect(locationQuery(bad)).toMatchObject({ error: 'invalid_target', state: 's' });
   });
 });
-

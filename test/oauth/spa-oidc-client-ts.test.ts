@@ -105,17 +105,21 @@ describe('an oidc-client-ts SPA in Chromium', () => {
     [spa, foreign] = await Promise.all([spaServer(appJs, server.url), spaServer(appJs, server.url)]);
     const grants = { confidential: false, grantTypes: ['authorization_code' as const, 'refresh_token' as const] };
     // The SPA's client: its web origins are its redirect URI's origin (the default).
-    spa.config.clientId = (await server.client({
-      ...grants,
-      redirectUris: [`${spa.origin}/callback.html`],
-      postLogoutRedirectUris: [`${spa.origin}/signed-out.html`],
-    })).clientId;
+    spa.config.clientId = (
+      await server.client({
+        ...grants,
+        redirectUris: [`${spa.origin}/callback.html`],
+        postLogoutRedirectUris: [`${spa.origin}/signed-out.html`],
+      })
+    ).clientId;
     // A client that may redirect to the foreign origin, but whose only web origin is the SPA's.
-    foreign.config.clientId = (await server.client({
-      ...grants,
-      redirectUris: [`${foreign.origin}/callback.html`],
-      webOrigins: [spa.origin],
-    })).clientId;
+    foreign.config.clientId = (
+      await server.client({
+        ...grants,
+        redirectUris: [`${foreign.origin}/callback.html`],
+        webOrigins: [spa.origin],
+      })
+    ).clientId;
     browser = await launchChromium();
   });
   afterAll(async () => {

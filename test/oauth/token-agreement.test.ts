@@ -38,12 +38,20 @@ describe.each(databaseKinds)('me, userinfo, introspection and /graphql agree on 
   beforeAll(async () => {
     server = await startTestServer(kind);
     adminToken = (await adminCliToken(server, 'admin', ADMIN_PASSWORD)).access_token;
-    resourceServer = await server.client({ name: 'Orders API', redirectUris: [], grantTypes: ['client_credentials'], roles: ['introspect'] });
+    resourceServer = await server.client({
+      name: 'Orders API',
+      redirectUris: [],
+      grantTypes: ['client_credentials'],
+      roles: ['introspect'],
+    });
   });
   afterAll(() => server?.stop());
 
   /** An application registered for the admin API (docs/admin-api.md), and an admin user's token from it. */
-  async function adminAppToken(username: string, accessTokenFormat: 'opaque' | 'jwt' = 'opaque'): Promise<{ clientId: string; userId: string; token: string }> {
+  async function adminAppToken(
+    username: string,
+    accessTokenFormat: 'opaque' | 'jwt' = 'opaque',
+  ): Promise<{ clientId: string; userId: string; token: string }> {
     const userId = await server.user(username, `${username}-password-1`, { roles: ['admin'], email: `${username}@example.org` });
     const app = await server.client({ grantTypes: ['password'], scopes: ['openid', 'profile', 'email', 'admin'], accessTokenFormat });
     const answer = await tokenRequest(
@@ -63,7 +71,11 @@ describe.each(databaseKinds)('me, userinfo, introspection and /graphql agree on 
 
   async function verdicts(token: string): Promise<Verdicts> {
     const introspected = (await (
-      await postForm(`${server.url}/oauth/v20/introspect`, { token }, { authorization: basic(resourceServer.clientId, resourceServer.clientSecret!) })
+      await postForm(
+        `${server.url}/oauth/v20/introspect`,
+        { token },
+        { authorization: basic(resourceServer.clientId, resourceServer.clientSecret!) },
+      )
     ).json()) as { active: boolean };
     const graphql = await graphqlPost(server, token, '{ clients { totalCount } }');
     return {
@@ -125,11 +137,25 @@ describe.each(databaseKinds)('me, userinfo, introspection and /graphql agree on 
     await server.user('fay', 'fay-password-1');
     const app = await server.client({ grantTypes: ['password', 'refresh_token'] });
     const auth = { authorization: basic(app.clientId, app.clientSecret!) };
-    const { refresh_token: refresh } = await tokenRequest(server, { grant_type: 'password', username: 'fay', password: 'fay-password-1' }, auth);
+    const { refresh_token: refresh } = await tokenRequest(
+      server,
+      { grant_type: 'password', username: 'fay', password: 'fay-password-1' },
+      auth,
+    );
     const introspect = async () =>
-      ((await (await postForm(`${server.url}/oauth/v20/introspect`, { token: refresh! }, { authorization: basic(resourceServer.clientId, resourceServer.clientSecret!) })).json()) as { active: boolean }).active;
+      (
+        (await (
+          await postForm(
+            `${server.url}/oauth/v20/introspect`,
+            { token: refresh! },
+            { authorization: basic(resourceServer.clientId, resourceServer.clientSecret!) },
+          )
+        ).json()) as { active: boolean }
+      ).active;
     expect(await introspect()).toBe(true);
-    await admin('mutation($id: ID!) { updateClient(clientId: $id, input: { oauthEnabled: false }) { oauthEnabled } }', { id: app.clientId });
+    await admin('mutation($id: ID!) { updateClient(clientId: $id, input: { oauthEnabled: false }) { oauthEnabled } }', {
+      id: app.clientId,
+    });
     expect(await introspect()).toBe(false);
     const refused = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: refresh }, auth);
     expect(((await refused.json()) as { error: string }).error).toBe('app_unsupport_oauth');
@@ -140,7 +166,9 @@ describe.each(databaseKinds)('me, userinfo, introspection and /graphql agree on 
     const auth = { authorization: basic(service.clientId, service.clientSecret!) };
     const { access_token: token } = await tokenRequest(server, { grant_type: 'client_credentials' }, auth);
     expect(await verdicts(token)).toEqual({ ...refused('invalid_access_token'), introspection: 'accepted', graphql: 'accepted' });
-    await admin('mutation($id: ID!) { updateClient(clientId: $id, input: { oauthEnabled: false }) { oauthEnabled } }', { id: service.clientId });
+    await admin('mutation($id: ID!) { updateClient(clientId: $id, input: { oauthEnabled: false }) { oauthEnabled } }', {
+      id: service.clientId,
+    });
     expect(await verdicts(token)).toEqual(refused('app_unsupport_oauth'));
   });
 });

@@ -12,8 +12,18 @@ describe('TRUST_PROXY', () => {
   let direct: TestServer;
   let proxied: TestServer;
 
-  const attempt = (s: TestServer, c: { clientId: string; clientSecret: string | null }, username: string, password: string, forwardedFor: string) =>
-    postForm(`${s.url}/oauth/v20/token`, { grant_type: 'password', username, password }, { authorization: basic(c.clientId, c.clientSecret!), 'x-forwarded-for': forwardedFor });
+  const attempt = (
+    s: TestServer,
+    c: { clientId: string; clientSecret: string | null },
+    username: string,
+    password: string,
+    forwardedFor: string,
+  ) =>
+    postForm(
+      `${s.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password },
+      { authorization: basic(c.clientId, c.clientSecret!), 'x-forwarded-for': forwardedFor },
+    );
 
   beforeAll(async () => {
     direct = await startTestServer('sqlite', policy);
@@ -27,7 +37,8 @@ describe('TRUST_PROXY', () => {
 
   test('unset: a forged X-Forwarded-For does not escape the per-address block', async () => {
     const c = await direct.client({ grantTypes: ['password'] });
-    for (const [i, name] of ['x1', 'x2', 'x3'].entries()) expect((await attempt(direct, c, name, 'wrong', `198.51.100.${i}`)).status).toBe(400);
+    for (const [i, name] of ['x1', 'x2', 'x3'].entries())
+      expect((await attempt(direct, c, name, 'wrong', `198.51.100.${i}`)).status).toBe(400);
     const blocked = await attempt(direct, c, 'kai', 'kai-password-1', '198.51.100.99');
     expect(blocked.status).toBe(429);
     const events = await direct.sql('audit_events').where({ kind: 'login.failure' }).select('ip');
@@ -55,7 +66,8 @@ describe('TRUST_PROXY', () => {
       // The risk it names: every forged X-Forwarded-For is a new address, so the block never comes.
       await everyHop.user('kai', 'kai-password-1');
       const c = await everyHop.client({ grantTypes: ['password'] });
-      for (const [i, name] of ['z1', 'z2', 'z3'].entries()) expect((await attempt(everyHop, c, name, 'wrong', `203.0.113.${i}`)).status).toBe(400);
+      for (const [i, name] of ['z1', 'z2', 'z3'].entries())
+        expect((await attempt(everyHop, c, name, 'wrong', `203.0.113.${i}`)).status).toBe(400);
       expect((await attempt(everyHop, c, 'kai', 'kai-password-1', '203.0.113.99')).status).toBe(200);
     } finally {
       await everyHop.stop();
@@ -67,7 +79,11 @@ describe('TRUST_PROXY', () => {
   });
 
   test('the issuer is PUBLIC_URL whatever the forwarded host and scheme say', async () => {
-    const res = await get(`${proxied.url}/.well-known/openid-configuration`, {}, { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', host: 'evil.example' });
+    const res = await get(
+      `${proxied.url}/.well-known/openid-configuration`,
+      {},
+      { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https', host: 'evil.example' },
+    );
     const meta = (await res.json()) as { issuer: string; token_endpoint: string };
     expect(meta.issuer).toBe(proxied.ctx.config.publicUrl);
     expect(meta.token_endpoint).toBe(`${proxied.ctx.config.publicUrl}/oauth/v20/token`);

@@ -5,7 +5,6 @@ import { locationQuery } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { advanceClock } from '../helpers/clock.ts';
 
-
 /** OIDC `max_age`: an SSO session older than it asks for the password again; auth_time tells when. */
 describe('max_age', () => {
   let server: TestServer;
@@ -28,7 +27,9 @@ describe('max_age', () => {
     // Within max_age: straight back to the client, and the id_token keeps the original auth_time.
     const recent = await browser.authorize({ ...query, max_age: '3600' });
     expect(recent.status).toBe(302);
-    const again = decodeJwt(((await (await exchangeCode(server, client, locationQuery(recent).code!)).json()) as { id_token: string }).id_token);
+    const again = decodeJwt(
+      ((await (await exchangeCode(server, client, locationQuery(recent).code!)).json()) as { id_token: string }).id_token,
+    );
     expect(again.auth_time).toBe(firstId.auth_time);
 
     // Older than max_age: the sign-in page, and after it a new auth_time.

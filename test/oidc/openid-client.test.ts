@@ -60,7 +60,11 @@ describe.each(databaseKinds)('openid-client against discovery on %s', (kind) => 
     expect((await oidc.tokenIntrospection(config, refreshed.access_token)).active).toBe(false);
 
     // RP-initiated logout ends SSO: the next authorize asks for the password again.
-    const endUrl = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'http://localhost:3000/bye', state: 'bye' });
+    const endUrl = oidc.buildEndSessionUrl(config, {
+      id_token_hint: tokens.id_token!,
+      post_logout_redirect_uri: 'http://localhost:3000/bye',
+      state: 'bye',
+    });
     const out = await fetch(endUrl, { redirect: 'manual', headers: { cookie: browser.jar.header() } });
     expect(out.status).toBe(302);
     expect(out.headers.get('location')).toBe('http://localhost:3000/bye?state=bye');
@@ -73,31 +77,66 @@ describe.each(databaseKinds)('openid-client against discovery on %s', (kind) => 
   test("introspection shows a client only its own tokens; revoking another client's token is refused", async () => {
     const a = await server.client({ grantTypes: ['password'] });
     const b = await server.client({ grantTypes: ['password'] });
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'heidi', password: 'heidi-password-1' }, { authorization: basic(a.clientId, a.clientSecret!) });
+    const res = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username: 'heidi', password: 'heidi-password-1' },
+      { authorization: basic(a.clientId, a.clientSecret!) },
+    );
     const { access_token } = (await res.json()) as { access_token: string };
-    const own = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(a.clientId, a.clientSecret!) });
+    const own = await postForm(
+      `${server.url}/oauth/v20/introspect`,
+      { token: access_token },
+      { authorization: basic(a.clientId, a.clientSecret!) },
+    );
     expect(((await own.json()) as { active: boolean }).active).toBe(true);
-    const foreign = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(b.clientId, b.clientSecret!) });
+    const foreign = await postForm(
+      `${server.url}/oauth/v20/introspect`,
+      { token: access_token },
+      { authorization: basic(b.clientId, b.clientSecret!) },
+    );
     expect(await foreign.json()).toEqual({ active: false });
-    const revoke = await postForm(`${server.url}/oauth/v20/revoke`, { token: access_token }, { authorization: basic(b.clientId, b.clientSecret!) });
+    const revoke = await postForm(
+      `${server.url}/oauth/v20/revoke`,
+      { token: access_token },
+      { authorization: basic(b.clientId, b.clientSecret!) },
+    );
     expect(revoke.status).toBe(400);
     expect(((await revoke.json()) as { error: string }).error).toBe('unauthorized_client');
-    const unauth = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(a.clientId, 'wrong') });
+    const unauth = await postForm(
+      `${server.url}/oauth/v20/introspect`,
+      { token: access_token },
+      { authorization: basic(a.clientId, 'wrong') },
+    );
     expect(unauth.status).toBe(401);
 
     // A client with the admin role may read and revoke any client's tokens.
     const admin = await server.client({ grantTypes: ['client_credentials'], roles: ['admin'] });
-    const seen = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(admin.clientId, admin.clientSecret!) });
+    const seen = await postForm(
+      `${server.url}/oauth/v20/introspect`,
+      { token: access_token },
+      { authorization: basic(admin.clientId, admin.clientSecret!) },
+    );
     expect(await seen.json()).toMatchObject({ active: true, client_id: a.clientId });
-    const revoked = await postForm(`${server.url}/oauth/v20/revoke`, { token: access_token }, { authorization: basic(admin.clientId, admin.clientSecret!) });
+    const revoked = await postForm(
+      `${server.url}/oauth/v20/revoke`,
+      { token: access_token },
+      { authorization: basic(admin.clientId, admin.clientSecret!) },
+    );
     expect(revoked.status).toBe(200);
-    const gone = await postForm(`${server.url}/oauth/v20/introspect`, { token: access_token }, { authorization: basic(a.clientId, a.clientSecret!) });
+    const gone = await postForm(
+      `${server.url}/oauth/v20/introspect`,
+      { token: access_token },
+      { authorization: basic(a.clientId, a.clientSecret!) },
+    );
     expect(await gone.json()).toEqual({ active: false });
   });
 
   test('logout redirects only to a registered post_logout_redirect_uri', async () => {
     const app = await server.client({ postLogoutRedirectUris: ['http://localhost:3000/bye'] });
-    const res = await fetch(`${server.url}/connect/v10/logout?client_id=${app.clientId}&post_logout_redirect_uri=${encodeURIComponent('https://evil.example/')}`, { redirect: 'manual' });
+    const res = await fetch(
+      `${server.url}/connect/v10/logout?client_id=${app.clientId}&post_logout_redirect_uri=${encodeURIComponent('https://evil.example/')}`,
+      { redirect: 'manual' },
+    );
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
   });

@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { request } from 'node:http';
-import {
-  family,
-  freshGet,
-  freshGraphql,
-  freshPost,
-  sampleValue,
-  scrape,
-  spawnCluster,
-  type LatchkeyCluster,
-} from '../helpers/cluster.ts';
+import { family, freshGet, freshGraphql, freshPost, sampleValue, scrape, spawnCluster, type LatchkeyCluster } from '../helpers/cluster.ts';
 import { databaseKinds } from '../helpers/databases.ts';
 import { Browser, obtainCode } from '../helpers/flow.ts';
 import { basic, type Fields } from '../helpers/http.ts';
@@ -79,7 +70,12 @@ function requestInFlight(url: string, path: string, fields: Record<string, strin
     method: 'POST',
     path,
     agent: false,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(body)), connection: 'close', ...headers },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      'content-length': String(Buffer.byteLength(body)),
+      connection: 'close',
+      ...headers,
+    },
   });
   const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
     req.on('error', reject);
@@ -119,7 +115,15 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     service = await server.client({ grantTypes: ['client_credentials'] });
     probe = await server.client({ grantTypes: ['client_credentials'] });
     cluster = await spawnCluster({ DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret!, METRICS_TOKEN });
-    const admin = await answer(await freshPost(`${cluster.url}/oauth/v20/token`, { grant_type: 'password', client_id: 'admin-cli', username: 'admin', password: ADMIN_PASSWORD, scope: 'admin' }));
+    const admin = await answer(
+      await freshPost(`${cluster.url}/oauth/v20/token`, {
+        grant_type: 'password',
+        client_id: 'admin-cli',
+        username: 'admin',
+        password: ADMIN_PASSWORD,
+        scope: 'admin',
+      }),
+    );
     expect(admin.status).toBe(200);
     adminToken = admin.body.access_token!;
   });
@@ -129,7 +133,11 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
   });
 
   const token = (app: App, fields: Fields) =>
-    freshPost(`${cluster.url}/oauth/v20/token`, fields, app.clientSecret ? { authorization: basic(app.clientId, app.clientSecret) } : {}).then(answer);
+    freshPost(
+      `${cluster.url}/oauth/v20/token`,
+      fields,
+      app.clientSecret ? { authorization: basic(app.clientId, app.clientSecret) } : {},
+    ).then(answer);
   const passwordGrant = (app: App, username: string) => token(app, { grant_type: 'password', username, password: password(username) });
   const me = (accessToken: string) => freshGet(`${cluster.url}/api/oauth/v20/me`, {}, { authorization: `Bearer ${accessToken}` });
   /** The status of /me for the token on SPREAD connections: what every worker says of it. */
@@ -145,7 +153,8 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     const winners = answers.filter((a) => a.status === 200);
     if (winners.length !== 1) problems.push(`${round}: ${winners.length} of ${CONCURRENCY} requests got 200 (expected exactly 1)`);
     for (const a of answers.filter((x) => x.status !== 200)) {
-      if (a.status !== 400 || a.body.error !== expectedError) problems.push(`${round}: a loser got ${a.status} ${a.body.error} (expected 400 ${expectedError})`);
+      if (a.status !== 400 || a.body.error !== expectedError)
+        problems.push(`${round}: a loser got ${a.status} ${a.body.error} (expected 400 ${expectedError})`);
     }
     return { problems, winner: winners.length === 1 ? winners[0] : undefined };
   }
@@ -154,10 +163,13 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
   async function winnerRevoked(round: string, app: App, winner: Answer): Promise<string[]> {
     const problems: string[] = [];
     const statuses = await meEverywhere(winner.body.access_token!);
-    if (statuses.some((s) => s !== 401)) problems.push(`${round}: the winner's access token answers ${statuses.join(',')} at /me (expected 401 on every worker)`);
+    if (statuses.some((s) => s !== 401))
+      problems.push(`${round}: the winner's access token answers ${statuses.join(',')} at /me (expected 401 on every worker)`);
     const refresh = await token(app, { grant_type: 'refresh_token', refresh_token: winner.body.refresh_token! });
     if (refresh.status !== 400 || refresh.body.error !== 'invalid_refresh_token') {
-      problems.push(`${round}: the winner's refresh token got ${refresh.status} ${refresh.body.error ?? ''} (expected 400 invalid_refresh_token)`);
+      problems.push(
+        `${round}: the winner's refresh token got ${refresh.status} ${refresh.body.error ?? ''} (expected 400 invalid_refresh_token)`,
+      );
     }
     return problems;
   }
@@ -226,12 +238,20 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
       expect(issued.status).toBe(200);
       expect(await meEverywhere(issued.body.access_token!)).toEqual(everywhere(200));
 
-      const revoked = await freshPost(`${cluster.url}/oauth/v20/revoke`, { token: issued.body.access_token! }, { authorization: basic(app.clientId, app.clientSecret!) });
+      const revoked = await freshPost(
+        `${cluster.url}/oauth/v20/revoke`,
+        { token: issued.body.access_token! },
+        { authorization: basic(app.clientId, app.clientSecret!) },
+      );
       expect(revoked.status).toBe(200);
 
       const after = await inTurn(SPREAD, async () => {
         const res = await me(issued.body.access_token!);
-        return { status: res.status, error: ((await res.json()) as { error?: string }).error, challenge: res.headers.get('www-authenticate') };
+        return {
+          status: res.status,
+          error: ((await res.json()) as { error?: string }).error,
+          challenge: res.headers.get('www-authenticate'),
+        };
       });
       for (const a of after) {
         expect({ status: a.status, error: a.error }).toEqual({ status: 401, error: 'invalid_access_token' });
@@ -247,7 +267,11 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     const failuresBefore = await failures();
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        freshPost(`${cluster.url}/oauth/v20/token`, { grant_type: 'password', username: 'bob', password: `wrong-${i}` }, { authorization: basic(app.clientId, app.clientSecret!) }).then(throttleAnswer),
+        freshPost(
+          `${cluster.url}/oauth/v20/token`,
+          { grant_type: 'password', username: 'bob', password: `wrong-${i}` },
+          { authorization: basic(app.clientId, app.clientSecret!) },
+        ).then(throttleAnswer),
       ),
     );
     expect(tally(answers)).toEqual({ 400: 5, 429: 35 });
@@ -259,11 +283,16 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     expect((await failures()) - failuresBefore).toBe(5);
   });
 
-  test("a client secret rotated through the admin API on one worker: every worker refuses the old secret and accepts the new one at once", async () => {
+  test('a client secret rotated through the admin API on one worker: every worker refuses the old secret and accepts the new one at once', async () => {
     const grant = (secret: string) => token({ clientId: service.clientId, clientSecret: secret }, { grant_type: 'client_credentials' });
     expect((await inTurn(SPREAD, () => grant(service.clientSecret!))).map((a) => a.status)).toEqual(everywhere(200));
 
-    const rotated = await freshGraphql<{ rotateClientSecret: { clientSecret: string } }>(cluster.url, adminToken, 'mutation($id: ID!) { rotateClientSecret(clientId: $id) { clientSecret } }', { id: service.clientId });
+    const rotated = await freshGraphql<{ rotateClientSecret: { clientSecret: string } }>(
+      cluster.url,
+      adminToken,
+      'mutation($id: ID!) { rotateClientSecret(clientId: $id) { clientSecret } }',
+      { id: service.clientId },
+    );
     const fresh = rotated.rotateClientSecret.clientSecret;
     expect(fresh).not.toBe(service.clientSecret);
 
@@ -283,7 +312,9 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     expect(issued.status).toBe(200);
     expect(await meEverywhere(issued.body.access_token!)).toEqual(everywhere(200));
 
-    await freshGraphql(cluster.url, adminToken, 'mutation($id: ID!) { updateUser(id: $id, input: { disabled: true }) { disabled } }', { id: userIds.carol });
+    await freshGraphql(cluster.url, adminToken, 'mutation($id: ID!) { updateUser(id: $id, input: { disabled: true }) { disabled } }', {
+      id: userIds.carol,
+    });
 
     expect(await meEverywhere(issued.body.access_token!)).toEqual(everywhere(401));
     const grants = await inTurn(SPREAD, () => passwordGrant(app, 'carol'));
@@ -299,7 +330,12 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     const app = passwordApps.opaque;
     const issued = [await passwordGrant(app, 'dave'), await passwordGrant(app, 'dave')];
     for (const t of issued) expect(t.status).toBe(200);
-    const revoked = await freshGraphql<{ revokeTokens: number }>(cluster.url, adminToken, 'mutation($id: ID!) { revokeTokens(userId: $id) }', { id: userIds.dave });
+    const revoked = await freshGraphql<{ revokeTokens: number }>(
+      cluster.url,
+      adminToken,
+      'mutation($id: ID!) { revokeTokens(userId: $id) }',
+      { id: userIds.dave },
+    );
     expect(revoked.revokeTokens).toBeGreaterThanOrEqual(2);
     for (const t of issued) {
       expect(await meEverywhere(t.body.access_token!)).toEqual(everywhere(401));
@@ -309,7 +345,10 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
   });
 
   test('/metrics needs the metrics token on every worker, and its totals cover every worker', async () => {
-    const refused = await inTurn(SPREAD, async (i) => (await freshGet(`${cluster.url}/metrics`, {}, i % 4 === 3 ? { authorization: 'Bearer not-the-token' } : {})).status);
+    const refused = await inTurn(
+      SPREAD,
+      async (i) => (await freshGet(`${cluster.url}/metrics`, {}, i % 4 === 3 ? { authorization: 'Bearer not-the-token' } : {})).status,
+    );
     expect(refused).toEqual(everywhere(401));
 
     const healthz = { route: '/healthz', method: 'GET', status: '200' };
@@ -319,7 +358,9 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     const answered = await inTurn(K, async () => (await freshGet(`${cluster.url}/healthz`)).status);
     expect(answered).toEqual(Array(K).fill(200));
     const after = await scrape(cluster.url, METRICS_TOKEN);
-    expect(sampleValue(after, 'latchkey_http_requests_total', healthz) - sampleValue(before, 'latchkey_http_requests_total', healthz)).toBe(K);
+    expect(sampleValue(after, 'latchkey_http_requests_total', healthz) - sampleValue(before, 'latchkey_http_requests_total', healthz)).toBe(
+      K,
+    );
     // The parser merges a labelled histogram's series into one (it keeps only the buckets): its type is all
     // that can be read from it.
     expect(family(after, 'latchkey_http_request_duration_seconds')?.type).toBe('HISTOGRAM');
@@ -342,7 +383,9 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     const listening = cluster.logged('latchkey listening').length;
     process.kill(victim!, 'SIGKILL');
 
-    await cluster.waitFor('the death to be logged', () => cluster.logged('a worker died; starting a new one').some((l) => l.pid === victim));
+    await cluster.waitFor('the death to be logged', () =>
+      cluster.logged('a worker died; starting a new one').some((l) => l.pid === victim),
+    );
     expect(cluster.logged('a worker died; starting a new one')).toEqual([expect.objectContaining({ pid: victim, signal: 'SIGKILL' })]);
     // While the replacement starts, the survivor answers everything.
     expect(await inTurn(SPREAD, async () => (await freshGet(`${cluster.url}/healthz`)).status)).toEqual(everywhere(200));
@@ -362,7 +405,14 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     expect(workers).toHaveLength(2);
     const inFlight: Array<ReturnType<typeof requestInFlight>> = [];
     for (let i = 0; i < 6; i++) {
-      inFlight.push(requestInFlight(cluster.url, '/oauth/v20/token', { grant_type: 'client_credentials' }, { authorization: basic(probe.clientId, probe.clientSecret!) }));
+      inFlight.push(
+        requestInFlight(
+          cluster.url,
+          '/oauth/v20/token',
+          { grant_type: 'client_credentials' },
+          { authorization: basic(probe.clientId, probe.clientSecret!) },
+        ),
+      );
       await sleep(50);
     }
     // Time for the primary to hand the connections to the workers and for them to read the headers.
@@ -373,7 +423,10 @@ describe.each(databaseKinds)('cluster mode with two workers on %s', (kind) => {
     expect([...held.values()].reduce((a, b) => a + b, 0)).toBe(6);
     for (const n of held.values()) expect(n).toBeGreaterThanOrEqual(1);
     process.kill(cluster.pid, 'SIGTERM');
-    await cluster.waitFor('both workers to begin shutting down', () => cluster.logged('shutting down').filter((l) => l.worker !== undefined && l.reason === 'SIGTERM').length === 2);
+    await cluster.waitFor(
+      'both workers to begin shutting down',
+      () => cluster.logged('shutting down').filter((l) => l.worker !== undefined && l.reason === 'SIGTERM').length === 2,
+    );
     await sleep(200);
     for (const r of inFlight) r.finish();
 

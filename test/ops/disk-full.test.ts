@@ -16,7 +16,12 @@ describe('SQLite on a disk that fills up under a running Latchkey', () => {
   let app: { clientId: string; clientSecret: string | null };
   let userToken: string;
 
-  const grant = () => postForm(`${server.url}/oauth/v20/token`, { grant_type: 'client_credentials' }, { authorization: basic(app.clientId, app.clientSecret!) });
+  const grant = () =>
+    postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'client_credentials' },
+      { authorization: basic(app.clientId, app.clientSecret!) },
+    );
   const me = () => get(`${server.url}/api/oauth/v20/me`, {}, { authorization: `Bearer ${userToken}` });
   const readyz = () => get(`${server.url}/readyz`);
   /** The structured lines logged since `from`, as objects. */
@@ -28,7 +33,11 @@ describe('SQLite on a disk that fills up under a running Latchkey', () => {
     server = await startTestServer('sqlite', { databaseUrl: `sqlite:${disk.dir}/latchkey.db`, keys: { reloadInterval: 3600 } });
     await server.user('olivia', 'olivia-password-1');
     app = await server.client({ grantTypes: ['client_credentials', 'password'] });
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'olivia', password: 'olivia-password-1' }, { authorization: basic(app.clientId, app.clientSecret!) });
+    const res = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username: 'olivia', password: 'olivia-password-1' },
+      { authorization: basic(app.clientId, app.clientSecret!) },
+    );
     userToken = ((await res.json()) as { access_token: string }).access_token;
   });
   afterAll(async () => {

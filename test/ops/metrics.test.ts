@@ -28,7 +28,17 @@ describe('GET /metrics', () => {
       identity: {
         backends: [
           { id: 'local', plugin: 'database', config: {} },
-          { id: 'corp', plugin: 'ldap', config: { url: `ldap://127.0.0.1:${port}`, bindDN: 'cn=admin,dc=example,dc=org', bindPassword: 'x', timeoutMs: 500, userSearch: { baseDN: 'dc=example,dc=org' } } },
+          {
+            id: 'corp',
+            plugin: 'ldap',
+            config: {
+              url: `ldap://127.0.0.1:${port}`,
+              bindDN: 'cn=admin,dc=example,dc=org',
+              bindPassword: 'x',
+              timeoutMs: 500,
+              userSearch: { baseDN: 'dc=example,dc=org' },
+            },
+          },
         ],
       },
     });
@@ -64,13 +74,21 @@ describe('GET /metrics', () => {
     expect(typeOf('latchkey_logins_total')).toBe('COUNTER');
     expect(typeOf('latchkey_identity_backend_up')).toBe('GAUGE');
     expect(typeOf('latchkey_purged_rows_total')).toBe('COUNTER');
-    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+    for (const name of [
+      'process_cpu_user_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+    ]) {
       expect(typeOf(name)).toBeDefined();
     }
     // Every grant, table and backend is there from the start at 0, so rates exist before the first event.
-    expect(families.find((f) => f.name === 'latchkey_tokens_issued_total')!.metrics.map((m) => m.labels!.grant).sort()).toEqual(
-      ['authorization_code', 'client_credentials', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
-    );
+    expect(
+      families
+        .find((f) => f.name === 'latchkey_tokens_issued_total')!
+        .metrics.map((m) => m.labels!.grant)
+        .sort(),
+    ).toEqual(['authorization_code', 'client_credentials', 'password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code']);
   });
 
   test('counts requests under the route pattern, never the raw path or its query', async () => {
@@ -80,11 +98,14 @@ describe('GET /metrics', () => {
     await get(`${server.url}/connect/v10/userinfo`, { access_token: secretish });
     await get(`${server.url}/no/such/${secretish}`);
     const after = await scrapeNow();
-    const delta = (labels: Record<string, string>) => sample(after, 'latchkey_http_requests_total', labels) - sample(before, 'latchkey_http_requests_total', labels);
+    const delta = (labels: Record<string, string>) =>
+      sample(after, 'latchkey_http_requests_total', labels) - sample(before, 'latchkey_http_requests_total', labels);
     expect(delta({ route: '/api/oauth/v20/me', method: 'GET', status: '401' })).toBe(1);
     expect(delta({ route: '/connect/v10/userinfo', method: 'GET', status: '401' })).toBe(1);
     expect(delta({ route: 'unmatched', method: 'GET', status: '404' })).toBe(1);
-    const routes = new Set(after.filter((f: MetricFamily) => f.name === 'latchkey_http_requests_total').flatMap((f) => f.metrics.map((m) => m.labels!.route)));
+    const routes = new Set(
+      after.filter((f: MetricFamily) => f.name === 'latchkey_http_requests_total').flatMap((f) => f.metrics.map((m) => m.labels!.route)),
+    );
     for (const route of routes) expect(route).toMatch(/^(\/[\w./-]*|unmatched)$/);
     // Nowhere in the exposition, histogram series included.
     const text = await (await get(`${server.url}/metrics`, {}, { authorization: `Bearer ${TOKEN}` })).text();
@@ -96,7 +117,11 @@ describe('GET /metrics', () => {
     const before = await scrapeNow();
     expect((await passwordGrant(server.url, client, 'alice', 'alice-password-1')).status).toBe(200);
     expect((await passwordGrant(server.url, client, 'alice', 'wrong-password')).status).toBe(400);
-    const cc = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'client_credentials' }, { authorization: basic(service.clientId, service.clientSecret!) });
+    const cc = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'client_credentials' },
+      { authorization: basic(service.clientId, service.clientSecret!) },
+    );
     expect(cc.status).toBe(200);
     // A name nobody holds, while the directory is down: the directory might have held it.
     expect((await passwordGrant(server.url, client, 'nobody-knows-me', 'whatever-1')).status).toBe(503);
@@ -115,9 +140,10 @@ describe('GET /metrics', () => {
     for (let i = 0; i < 7; i++) answers.push((await passwordGrant(server.url, client, 'alice', `wrong-${i}`)).status);
     expect(answers.filter((s) => s === 429).length).toBeGreaterThanOrEqual(1);
     const after = await scrapeNow();
-    expect(sample(after, 'latchkey_logins_total', { backend: 'none', result: 'throttled' }) - sample(before, 'latchkey_logins_total', { backend: 'none', result: 'throttled' })).toBe(
-      answers.filter((s) => s === 429).length,
-    );
+    expect(
+      sample(after, 'latchkey_logins_total', { backend: 'none', result: 'throttled' }) -
+        sample(before, 'latchkey_logins_total', { backend: 'none', result: 'throttled' }),
+    ).toBe(answers.filter((s) => s === 429).length);
   });
 
   test('shows each identity backend up or down', async () => {

@@ -32,8 +32,13 @@ describe('the purge under load (SQLite)', () => {
     ids = { clientId: client.clientId, userId: await setup.user('alice', 'alice-password-1') };
     dir = mkdtempSync(join(tmpdir(), 'latchkey-purge-load-'));
     writeFileSync(join(dir, 'config.yaml'), 'retention:\n  interval: 1\n');
-    server = await spawnLatchkey({ DATABASE_URL: setup.db.url, LATCHKEY_SECRET: setup.ctx.config.secret!, LATCHKEY_CONFIG: join(dir, 'config.yaml') });
-    accessToken = ((await (await passwordGrant(server.url, client, 'alice', 'alice-password-1')).json()) as { access_token: string }).access_token;
+    server = await spawnLatchkey({
+      DATABASE_URL: setup.db.url,
+      LATCHKEY_SECRET: setup.ctx.config.secret!,
+      LATCHKEY_CONFIG: join(dir, 'config.yaml'),
+    });
+    accessToken = ((await (await passwordGrant(server.url, client, 'alice', 'alice-password-1')).json()) as { access_token: string })
+      .access_token;
   });
   afterAll(async () => {
     await server?.stop();
@@ -59,13 +64,16 @@ describe('the purge under load (SQLite)', () => {
     // The whole backlog went while the load ran: every seeded row was there at its start, and the
     // purge counted exactly the seeded rows of the expiring tables.
     const purgedAfter = await scrape(server.url);
-    const purged = (table: string) => sample(purgedAfter, 'latchkey_purged_rows_total', { table }) - sample(purgedBefore, 'latchkey_purged_rows_total', { table });
+    const purged = (table: string) =>
+      sample(purgedAfter, 'latchkey_purged_rows_total', { table }) - sample(purgedBefore, 'latchkey_purged_rows_total', { table });
     for (const table of ['access_tokens', 'refresh_tokens', 'auth_codes', 'sso_sessions'] as const) {
       expect(before[table]).toBeGreaterThanOrEqual(seeded[table]);
       expect(purged(table)).toBe(seeded[table]);
     }
     expect({ quietFailures: quiet.failures, busyFailures: busy.failures }).toEqual({ quietFailures: 0, busyFailures: 0 });
-    process.stdout.write(`/me at ${CONNECTIONS} connections: p99 ${quiet.p99.toFixed(1)} ms quiet (${quiet.requests} requests), ${busy.p99.toFixed(1)} ms while ${ROWS} rows were purged (${busy.requests})\n`);
+    process.stdout.write(
+      `/me at ${CONNECTIONS} connections: p99 ${quiet.p99.toFixed(1)} ms quiet (${quiet.requests} requests), ${busy.p99.toFixed(1)} ms while ${ROWS} rows were purged (${busy.requests})\n`,
+    );
     // Twice the quiet p99, plus a floor for what other work on a shared 2-core machine does to a p99
     // between two runs (seen: 11.8 ms quiet, 29.5 ms busy with no purge fault). A stall is far above
     // it: one unbounded batch of this backlog holds the event loop for over 100 ms.

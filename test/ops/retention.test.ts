@@ -21,7 +21,12 @@ async function purgeCli(server: TestServer, config = ''): Promise<{ deleted: Row
   try {
     writeFileSync(join(dir, 'config.yaml'), config);
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli/latchkey.ts', 'purge'], {
-      env: { PATH: process.env.PATH!, DATABASE_URL: server.db.url, LATCHKEY_SECRET: server.ctx.config.secret!, LATCHKEY_CONFIG: join(dir, 'config.yaml') },
+      env: {
+        PATH: process.env.PATH!,
+        DATABASE_URL: server.db.url,
+        LATCHKEY_SECRET: server.ctx.config.secret!,
+        LATCHKEY_CONFIG: join(dir, 'config.yaml'),
+      },
     });
     return JSON.parse(stdout) as { deleted: RowCounts };
   } finally {
@@ -49,7 +54,10 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
   afterAll(() => server.stop());
 
   test('a purge deletes what has expired, keeps what is live, and prints the counts per table', async () => {
-    const live = (await (await passwordGrant(server.url, client, 'alice', 'alice-password-1')).json()) as { access_token: string; refresh_token: string };
+    const live = (await (await passwordGrant(server.url, client, 'alice', 'alice-password-1')).json()) as {
+      access_token: string;
+      refresh_token: string;
+    };
     const now = Date.now();
     const seeded = await seedDeadRows(server.sql, 3000, { clientId: client.clientId, userId, expiredAt: now - 60_000 });
     // Rows the purge must keep: a throttle key still blocking, one inside its window, a recent audit event.
@@ -70,7 +78,10 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
     expect((await get(`${server.url}/api/oauth/v20/me`, { access_token: live.access_token })).status).toBe(200);
     const refreshed = await fetch(`${server.url}/oauth/v20/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`,
+      },
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: live.refresh_token }),
     });
     expect(refreshed.status).toBe(200);
@@ -88,7 +99,13 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
     expect((await purgeCli(server, 'retention:\n  auditDays: 0\n')).deleted.audit_events).toBe(0);
     expect((await purgeCli(server, 'retention:\n  auditDays: 30\n')).deleted.audit_events).toBe(1);
     expect((await purgeCli(server, 'retention:\n  auditDays: 7\n')).deleted.audit_events).toBeGreaterThanOrEqual(1);
-    expect(await server.sql('audit_events').where('at', '<', now - 7 * DAY).count({ n: '*' }).then((r) => Number(r[0]!.n))).toBe(0);
+    expect(
+      await server
+        .sql('audit_events')
+        .where('at', '<', now - 7 * DAY)
+        .count({ n: '*' })
+        .then((r) => Number(r[0]!.n)),
+    ).toBe(0);
   });
 
   test('two processes purging on a schedule share the work: every row is deleted and counted once', async () => {
@@ -98,7 +115,8 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
       const seeded = await seedDeadRows(server.sql, 2000, { clientId: client.clientId, userId, expiredAt: Date.now() - 60_000 });
       const deadline = Date.now() + 20_000;
       while (Object.values(await countRowsOlderThan(server, Date.now() - 30_000)).some((n) => n > 0)) {
-        if (Date.now() > deadline) throw new Error(`not purged within 20 s: ${JSON.stringify(await countRowsOlderThan(server, Date.now() - 30_000))}`);
+        if (Date.now() > deadline)
+          throw new Error(`not purged within 20 s: ${JSON.stringify(await countRowsOlderThan(server, Date.now() - 30_000))}`);
         await sleep(200);
       }
       const [a, b] = [await purgedTotals(first.url), await purgedTotals(second.url)];
@@ -112,7 +130,9 @@ describe.each(databaseKinds)('retention on %s', (kind) => {
   });
 });
 
-const EXPIRING = PURGED_TABLES.filter((t) => !['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events'].includes(t));
+const EXPIRING = PURGED_TABLES.filter(
+  (t) => !['auth_codes', 'access_tokens', 'refresh_tokens', 'sso_sessions', 'login_throttle', 'audit_events'].includes(t),
+);
 
 /** Rows of the seeded kind that are dead as of `before` (expired, or for throttle and audit, old). */
 async function countRowsOlderThan(server: TestServer, before: number): Promise<Record<string, number>> {
@@ -122,11 +142,24 @@ async function countRowsOlderThan(server: TestServer, before: number): Promise<R
     access_tokens: await n(server.sql('access_tokens').where('expires_at', '<', before).count({ n: '*' })),
     refresh_tokens: await n(server.sql('refresh_tokens').where('expires_at', '<', before).count({ n: '*' })),
     sso_sessions: await n(server.sql('sso_sessions').where('expires_at', '<', before).count({ n: '*' })),
-    login_throttle: await n(server.sql('login_throttle').where('window_start', '<', before - DAY).andWhere('blocked_until', '<=', before).count({ n: '*' })),
-    audit_events: await n(server.sql('audit_events').where('at', '<', before - 100 * DAY).count({ n: '*' })),
+    login_throttle: await n(
+      server
+        .sql('login_throttle')
+        .where('window_start', '<', before - DAY)
+        .andWhere('blocked_until', '<=', before)
+        .count({ n: '*' }),
+    ),
+    audit_events: await n(
+      server
+        .sql('audit_events')
+        .where('at', '<', before - 100 * DAY)
+        .count({ n: '*' }),
+    ),
     // Every other purged table has an expires_at: each is waited for, whichever the purge reaches last.
     ...Object.fromEntries(
-      await Promise.all(EXPIRING.map(async (table) => [table, await n(server.sql(table).where('expires_at', '<', before).count({ n: '*' }))] as const)),
+      await Promise.all(
+        EXPIRING.map(async (table) => [table, await n(server.sql(table).where('expires_at', '<', before).count({ n: '*' }))] as const),
+      ),
     ),
   };
 }

@@ -22,13 +22,22 @@ describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
   const auth = () => ({ authorization: basic(client.clientId, client.clientSecret!) });
   /** The password grant: the status and the answer (a refresh token when it worked). */
   const passwordGrant = async (username: string, password: string) => {
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password, scope: 'openid offline_access' }, auth());
+    const res = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password, scope: 'openid offline_access' },
+      auth(),
+    );
     return { status: res.status, body: (await res.json()) as { refresh_token?: string; error?: string } };
   };
   const refresh = async (refreshToken: string) =>
     (await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: refreshToken }, auth())).status;
   const events = async (kind: string, userId?: string) =>
-    (await server.sql('audit_events').where({ kind, ...(userId ? { user_id: userId } : {}) }).select('details')).map((r) =>
+    (
+      await server
+        .sql('audit_events')
+        .where({ kind, ...(userId ? { user_id: userId } : {}) })
+        .select('details')
+    ).map((r) =>
       typeof r.details === 'string' ? (JSON.parse(r.details) as Record<string, unknown>) : (r.details as Record<string, unknown>),
     );
 
@@ -43,7 +52,11 @@ describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
         backends: [
           { id: 'local', plugin: 'database', config: {} },
           { id: 'corp', plugin: resetPlugin, config: { file: directory.file } },
-          { id: 'partners', plugin: staticPlugin, config: { users: { gina: { password: 'gina-password-1', email: 'gina@partner.example' } } } },
+          {
+            id: 'partners',
+            plugin: staticPlugin,
+            config: { users: { gina: { password: 'gina-password-1', email: 'gina@partner.example' } } },
+          },
         ],
       },
     });
@@ -91,7 +104,11 @@ describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
     expect(form.html).toContain('id="reset-username">erin<');
     expect(form.html).not.toContain('name="code"'); // no second factor
 
-    const differ = await b.post('/password/reset', { ...hiddenFields(form.html), password: 'erin-new-password', confirm: 'erin-new-passwort' });
+    const differ = await b.post('/password/reset', {
+      ...hiddenFields(form.html),
+      password: 'erin-new-password',
+      confirm: 'erin-new-passwort',
+    });
     expect(differ.status).toBe(400);
     expect(differ.html).toContain('The two passwords are not the same.');
     const short = await b.reset(token, { password: 'short', confirm: 'short' });
@@ -111,7 +128,9 @@ describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
     const again = await b.open(`/password/reset?token=${token}`);
     expect(again.status).toBe(400);
     expect(again.html).toContain('This reset link is not valid');
-    expect((await b.post('/password/reset', { ...hiddenFields(form.html), password: 'x-another-pass', confirm: 'x-another-pass' })).status).toBe(400);
+    expect(
+      (await b.post('/password/reset', { ...hiddenFields(form.html), password: 'x-another-pass', confirm: 'x-another-pass' })).status,
+    ).toBe(400);
 
     expect(await events('password_reset.requested', userId)).toEqual([expect.objectContaining({ outcome: 'sent' })]);
     expect(await events('password_reset.done', userId)).toHaveLength(1);
@@ -189,7 +208,9 @@ describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
     const { token } = linkIn(await smtp.nth('rae@example.com', 1));
     const form = await b.open(`/password/reset?token=${token}`);
     const [one, two] = await Promise.all(
-      ['rae-new-password-1', 'rae-new-password-2'].map((p) => b.post('/password/reset', { ...hiddenFields(form.html), password: p, confirm: p })),
+      ['rae-new-password-1', 'rae-new-password-2'].map((p) =>
+        b.post('/password/reset', { ...hiddenFields(form.html), password: p, confirm: p }),
+      ),
     );
     expect([one!.status, two!.status].sort()).toEqual([200, 400]);
     const winner = one!.status === 200 ? 'rae-new-password-1' : 'rae-new-password-2';
@@ -280,7 +301,11 @@ describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
     const { token } = linkIn(await smtp.nth('pia@example.com', 1));
     const form = await b.open(`/password/reset?token=${token}`);
     expect(form.html).toContain('name="code"');
-    const noCode = await b.post('/password/reset', { ...hiddenFields(form.html), password: 'pia-new-password', confirm: 'pia-new-password' });
+    const noCode = await b.post('/password/reset', {
+      ...hiddenFields(form.html),
+      password: 'pia-new-password',
+      confirm: 'pia-new-password',
+    });
     expect(noCode.status).toBe(401);
     const wrong = await b.reset(token, { code: '000000', password: 'pia-new-password', confirm: 'pia-new-password' });
     expect(wrong.status).toBe(401);
@@ -337,7 +362,9 @@ describe.each(databaseKinds)('password reset by mail on %s', (kind) => {
     await server.ctx.passwordReset.settled();
     expect(smtp.to('gina@partner.example')).toHaveLength(0);
     const [gina] = await server.sql('users').where({ username: 'gina' }).select('id');
-    expect(await events('password_reset.requested', undefined)).toEqual(expect.arrayContaining([expect.objectContaining({ outcome: 'not_resettable' })]));
+    expect(await events('password_reset.requested', undefined)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ outcome: 'not_resettable' })]),
+    );
     expect(gina).toBeDefined();
   });
 
@@ -378,6 +405,8 @@ describe('password reset by mail, turned off or misconfigured', () => {
   });
 
   test('on without a mail server: a start error naming the key', async () => {
-    await expect(startTestServer('sqlite', { passwordReset: { enabled: true } })).rejects.toThrow(/smtp\.url: is required when passwordReset\.enabled is true/);
+    await expect(startTestServer('sqlite', { passwordReset: { enabled: true } })).rejects.toThrow(
+      /smtp\.url: is required when passwordReset\.enabled is true/,
+    );
   });
 });

@@ -30,7 +30,13 @@ describe.each(databaseKinds)('a passkey as the second step of a reset by mail on
     const got = await account.send('/passkey/options', { csrf_token: csrf, purpose: 'register' });
     expect(got.status).toBe(200);
     const { options, state } = JSON.parse(got.html) as { options: PublicKeyCredentialCreationOptionsJSON; state: string };
-    const added = await account.send('/account', { _action: 'add_passkey', csrf_token: csrf, name: 'Soft key', webauthn_state: state, webauthn_response: JSON.stringify(key.register(options)) });
+    const added = await account.send('/account', {
+      _action: 'add_passkey',
+      csrf_token: csrf,
+      name: 'Soft key',
+      webauthn_state: state,
+      webauthn_response: JSON.stringify(key.register(options)),
+    });
     expect(added.status).toBe(200);
   }
 
@@ -50,7 +56,11 @@ describe.each(databaseKinds)('a passkey as the second step of a reset by mail on
   async function passkeyAnswer(b: ResetBrowser, page: Answer, key: SoftAuthenticator) {
     const { passkey } = formsOf(page);
     expect(passkey).toBeDefined();
-    const got = await b.post('/passkey/options', { csrf_token: passkey!.fields.csrf_token, purpose: 'reset', token: passkey!.fields.token });
+    const got = await b.post('/passkey/options', {
+      csrf_token: passkey!.fields.csrf_token,
+      purpose: 'reset',
+      token: passkey!.fields.token,
+    });
     expect(got.status).toBe(200);
     const { options, state } = JSON.parse(got.html) as { options: PublicKeyCredentialRequestOptionsJSON; state: string };
     return { options, fields: { ...passkey!.fields, webauthn_state: state, webauthn_response: JSON.stringify(key.assert(options)) } };
@@ -96,7 +106,11 @@ describe.each(databaseKinds)('a passkey as the second step of a reset by mail on
     expect(passed.html).toContain('id="reset-passkey-passed"');
     expect(passed.html).not.toContain('name="code"');
 
-    const done = await b.post('/password/reset', { ...formsOf(passed).reset.fields, password: 'hana-new-password', confirm: 'hana-new-password' });
+    const done = await b.post('/password/reset', {
+      ...formsOf(passed).reset.fields,
+      password: 'hana-new-password',
+      confirm: 'hana-new-password',
+    });
     expect(done.status).toBe(200);
     expect(done.html).toContain('Your new password is set');
     // The new password is right: the sign-in goes on to its own second step.
@@ -125,7 +139,12 @@ describe.each(databaseKinds)('a passkey as the second step of a reset by mail on
     expect(replayed.html).toContain('The passkey was not accepted');
 
     // A proof that is not the server's is no proof: the code is asked for.
-    const forged = await b.post('/password/reset', { ...formsOf(page).reset.fields, factor_proof: 'eyJsaW5rIjoieCJ9.forged', password: 'ivan-new-password', confirm: 'ivan-new-password' });
+    const forged = await b.post('/password/reset', {
+      ...formsOf(page).reset.fields,
+      factor_proof: 'eyJsaW5rIjoieCJ9.forged',
+      password: 'ivan-new-password',
+      confirm: 'ivan-new-password',
+    });
     expect(forged.status).toBe(401);
     expect(forged.html).toContain('name="code"');
     const stillOld = new AccountBrowser(server);
@@ -144,7 +163,12 @@ describe.each(databaseKinds)('a passkey as the second step of a reset by mail on
     expect(proof).toBeTruthy();
 
     const secondPage = await b.open(`/password/reset?token=${second}`);
-    const borrowed = await b.post('/password/reset', { ...formsOf(secondPage).reset.fields, factor_proof: proof, password: 'jill-new-password', confirm: 'jill-new-password' });
+    const borrowed = await b.post('/password/reset', {
+      ...formsOf(secondPage).reset.fields,
+      factor_proof: proof,
+      password: 'jill-new-password',
+      confirm: 'jill-new-password',
+    });
     expect(borrowed.status).toBe(401);
     expect(borrowed.html).toContain('name="code"');
   });

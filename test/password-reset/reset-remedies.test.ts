@@ -12,7 +12,7 @@ import { freshAddress, linkIn, MailServer, ResetBrowser } from './harness.ts';
  * changes, an admin sets the password, the user is disabled (re-enabling does not revive it), MFA is
  * reset, or another link is used. Each remedy goes through the admin API, as the console sends it.
  */
-describe.each(databaseKinds)('reset links and the admin\'s remedies on %s', (kind) => {
+describe.each(databaseKinds)("reset links and the admin's remedies on %s", (kind) => {
   let server: TestServer;
   let smtp: MailServer;
   let admin: string;
@@ -23,7 +23,8 @@ describe.each(databaseKinds)('reset links and the admin\'s remedies on %s', (kin
     expect(answer.errors).toBeUndefined();
     return answer;
   };
-  const updateUser = (id: string, input: Record<string, unknown>) => gql('mutation($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { id } }', { id, input });
+  const updateUser = (id: string, input: Record<string, unknown>) =>
+    gql('mutation($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { id } }', { id, input });
 
   /** A new user with an email, and the token of the reset link mailed to them (the `n`-th mail to that address). */
   async function linkFor(username: string, email: string, n = 1): Promise<string> {
@@ -81,7 +82,10 @@ describe.each(databaseKinds)('reset links and the admin\'s remedies on %s', (kin
   test('a link dies when an admin sets the password', async () => {
     const id = await server.user('cat', 'cat-password-1', { email: 'cat@example.com' });
     const token = await linkFor('cat', 'cat@example.com');
-    await gql('mutation($id: ID!, $password: String!) { setUserPassword(id: $id, password: $password) }', { id, password: 'cat-by-admin-1' });
+    await gql('mutation($id: ID!, $password: String!) { setUserPassword(id: $id, password: $password) }', {
+      id,
+      password: 'cat-by-admin-1',
+    });
     expect(await tryLink(token, 'cat-hijacked-1')).toBe(400);
     expect(await signsIn('cat', 'cat-by-admin-1')).toBe(true);
     expect(await signsIn('cat', 'cat-hijacked-1')).toBe(false);
@@ -97,7 +101,7 @@ describe.each(databaseKinds)('reset links and the admin\'s remedies on %s', (kin
     expect(await signsIn('dan', 'dan-password-1')).toBe(true);
   });
 
-  test('a link dies when an admin resets the user\'s MFA', async () => {
+  test("a link dies when an admin resets the user's MFA", async () => {
     const id = await server.user('eve', 'eve-password-1', { email: 'eve@example.com' });
     const account = new AccountBrowser(server);
     await account.signInAtAccount('eve', 'eve-password-1');
@@ -119,7 +123,7 @@ describe.each(databaseKinds)('reset links and the admin\'s remedies on %s', (kin
     expect(await signsIn('fay', 'fay-password-2')).toBe(true);
   });
 
-  test('the links die in the remedy\'s own transaction: a remedy that fails (its audit event cannot be written) leaves the link working', async () => {
+  test("the links die in the remedy's own transaction: a remedy that fails (its audit event cannot be written) leaves the link working", async () => {
     const id = await server.user('gus', 'gus-password-1', { email: 'gus@example.com' });
     const token = await linkFor('gus', 'gus@example.com');
     const fault = await failInsertsInto(server.db, 'audit_events');
@@ -132,7 +136,12 @@ describe.each(databaseKinds)('reset links and the admin\'s remedies on %s', (kin
         () => server.ctx.mfa.reset(id, CLI_ACTOR),
       ]) {
         // By message: better-sqlite3's errors are of another test file's Error class (see test/mfa/reset-transaction.test.ts).
-        outcomes.push(await remedy().then(() => 'resolved', (err: Error) => err.message));
+        outcomes.push(
+          await remedy().then(
+            () => 'resolved',
+            (err: Error) => err.message,
+          ),
+        );
       }
     } finally {
       await fault.remove();

@@ -21,7 +21,12 @@ describe('SAML sign-in in Chromium through Apache mod_auth_mellon', () => {
     expect(idp.status).toBe(200);
     mellon = await startMellon({ idpMetadataXml: await idp.text() });
     const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD);
-    const registered = await graphqlPost(server, access_token, 'mutation($xml: String!) { registerSamlServiceProvider(metadataXml: $xml) { entityId } }', { xml: mellon.metadataXml });
+    const registered = await graphqlPost(
+      server,
+      access_token,
+      'mutation($xml: String!) { registerSamlServiceProvider(metadataXml: $xml) { entityId } }',
+      { xml: mellon.metadataXml },
+    );
     expect(registered.errors).toBeUndefined();
     browser = await launchChromium();
   });
@@ -48,7 +53,9 @@ describe('SAML sign-in in Chromium through Apache mod_auth_mellon', () => {
     // The page Latchkey answers with posts the Response to mellon's ACS by itself; mellon then
     // redirects to the page first asked for.
     await page.waitForURL(`${mellon.url}/secret/`).catch((err: Error) => {
-      throw new Error(`${err.message}\nstopped at ${page.url()}; console: ${refused.join(' | ')}\n--- Apache error log ---\n${mellon.errorLog()}`);
+      throw new Error(
+        `${err.message}\nstopped at ${page.url()}; console: ${refused.join(' | ')}\n--- Apache error log ---\n${mellon.errorLog()}`,
+      );
     });
     const text = (await page.textContent('body')) ?? '';
     expect(text).toContain('MELLON_uid=grace');

@@ -44,13 +44,20 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
     const made = await startSamlSp({ idpUrl: server.url, idpCert, ...options });
     sps.push(made);
     // node-saml's metadata names an HTTP-POST SingleLogoutService; its /slo takes the Redirect binding too.
-    const answer = await graphqlPost(server, token, REGISTER, { xml: made.metadataXml, input: { singleLogoutServiceUrl: made.sloUrl, ...input } });
+    const answer = await graphqlPost(server, token, REGISTER, {
+      xml: made.metadataXml,
+      input: { singleLogoutServiceUrl: made.sloUrl, ...input },
+    });
     expect(answer.errors).toBeUndefined();
     return made;
   }
 
   /** The SP's login, Latchkey's login page, the password: the page that posts the Response. */
-  async function signOn(browser: SamlBrowser, target: TestSp, o: { relay?: string; post?: boolean; user?: string; password?: string } = {}): Promise<Hop> {
+  async function signOn(
+    browser: SamlBrowser,
+    target: TestSp,
+    o: { relay?: string; post?: boolean; user?: string; password?: string } = {},
+  ): Promise<Hop> {
     const relay = encodeURIComponent(o.relay ?? '');
     let page: Hop;
     if (o.post) {
@@ -59,13 +66,17 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
     } else {
       page = await browser.follow(await browser.get(`${target.url}/login?relay=${relay}`));
     }
-    if (/name="password"/.test(page.html)) page = await browser.submit(page, { username: o.user ?? 'grace', password: o.password ?? 'grace-password-1' });
+    if (/name="password"/.test(page.html))
+      page = await browser.submit(page, { username: o.user ?? 'grace', password: o.password ?? 'grace-password-1' });
     return page;
   }
 
   /** The form-post page posted on to the SP's ACS: what node-saml made of it. */
   async function atAcs(browser: SamlBrowser, page: Hop): Promise<AcsAnswer> {
-    if (page.status !== 200) throw new Error(`expected the form-post page, got ${page.status}: ${(/id="error_description">([^<]*)/.exec(page.html)?.[1] ?? page.html.slice(0, 600))}`);
+    if (page.status !== 200)
+      throw new Error(
+        `expected the form-post page, got ${page.status}: ${/id="error_description">([^<]*)/.exec(page.html)?.[1] ?? page.html.slice(0, 600)}`,
+      );
     const forms = htmlForms(page.html);
     expect(forms[0]?.fields.SAMLResponse).toBeDefined();
     const answer = await browser.submit(page);
@@ -74,7 +85,11 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    await server.user('grace', 'grace-password-1', { email: 'grace@example.com', displayName: 'Grace Hopper', groups: ['engineering', 'navy'] });
+    await server.user('grace', 'grace-password-1', {
+      email: 'grace@example.com',
+      displayName: 'Grace Hopper',
+      groups: ['engineering', 'navy'],
+    });
     token = (await adminCliToken(server, 'admin', ADMIN_PASSWORD)).access_token;
     metadata = await (await fetch(`${server.url}/saml/v20/metadata`)).text();
     idpCert = pem(certificateOf(metadata));
@@ -86,25 +101,47 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
 
   test('the metadata names the endpoints, the bindings, the NameID formats and a stable signing certificate', async () => {
     expect(metadata).toContain(`entityID="${server.url}/saml/v20/metadata"`);
-    expect(metadata).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${server.url}/saml/v20/sso"/>`);
-    expect(metadata).toContain(`<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${server.url}/saml/v20/sso"/>`);
-    expect(metadata).toContain(`<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${server.url}/saml/v20/slo"/>`);
-    for (const f of [PERSISTENT, 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress', 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified']) {
+    expect(metadata).toContain(
+      `<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${server.url}/saml/v20/sso"/>`,
+    );
+    expect(metadata).toContain(
+      `<md:SingleSignOnService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${server.url}/saml/v20/sso"/>`,
+    );
+    expect(metadata).toContain(
+      `<md:SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${server.url}/saml/v20/slo"/>`,
+    );
+    for (const f of [
+      PERSISTENT,
+      'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
+      'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+    ]) {
       expect(metadata).toContain(`<md:NameIDFormat>${f}</md:NameIDFormat>`);
     }
     expect(new DOMParser().parseFromString(metadata, 'text/xml').documentElement.localName).toBe('EntityDescriptor');
     // The same certificate on every fetch (and every process): derived from the key.
     expect(certificateOf(await (await fetch(`${server.url}/saml/v20/metadata`)).text())).toBe(certificateOf(metadata));
-    const idp = await graphqlPost(server, token, '{ samlIdentityProvider { entityId singleSignOnUrl singleLogoutUrl signingCertificate } }');
+    const idp = await graphqlPost(
+      server,
+      token,
+      '{ samlIdentityProvider { entityId singleSignOnUrl singleLogoutUrl signingCertificate } }',
+    );
     expect(idp.data).toEqual({
-      samlIdentityProvider: { entityId: `${server.url}/saml/v20/metadata`, singleSignOnUrl: `${server.url}/saml/v20/sso`, singleLogoutUrl: `${server.url}/saml/v20/slo`, signingCertificate: idpCert.trim() },
+      samlIdentityProvider: {
+        entityId: `${server.url}/saml/v20/metadata`,
+        singleSignOnUrl: `${server.url}/saml/v20/sso`,
+        singleLogoutUrl: `${server.url}/saml/v20/slo`,
+        signingCertificate: idpCert.trim(),
+      },
     });
   });
 
   test('an SP registered from its metadata is listed, updated, audited and deleted', async () => {
     const made = await startSamlSp({ idpUrl: server.url, idpCert, signRequests: true, encryption: true });
     sps.push(made);
-    const registered = await graphqlPost(server, token, REGISTER, { xml: made.metadataXml, input: { name: 'Wiki', singleLogoutServiceUrl: made.sloUrl } });
+    const registered = await graphqlPost(server, token, REGISTER, {
+      xml: made.metadataXml,
+      input: { name: 'Wiki', singleLogoutServiceUrl: made.sloUrl },
+    });
     expect(registered.errors).toBeUndefined();
     expect(registered.data!.registerSamlServiceProvider).toMatchObject({
       entityId: made.entityId,
@@ -122,12 +159,20 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
     const again = await graphqlPost(server, token, REGISTER, { xml: made.metadataXml });
     expect(again.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
 
-    const updated = await graphqlPost(server, token, `mutation { updateSamlServiceProvider(entityId: "${made.entityId}", input: { allowIdpInitiated: true, attributes: ["uid"], nameIdFormat: EMAIL_ADDRESS }) { allowIdpInitiated attributes nameIdFormat } }`);
-    expect(updated.data).toEqual({ updateSamlServiceProvider: { allowIdpInitiated: true, attributes: ['uid'], nameIdFormat: 'EMAIL_ADDRESS' } });
+    const updated = await graphqlPost(
+      server,
+      token,
+      `mutation { updateSamlServiceProvider(entityId: "${made.entityId}", input: { allowIdpInitiated: true, attributes: ["uid"], nameIdFormat: EMAIL_ADDRESS }) { allowIdpInitiated attributes nameIdFormat } }`,
+    );
+    expect(updated.data).toEqual({
+      updateSamlServiceProvider: { allowIdpInitiated: true, attributes: ['uid'], nameIdFormat: 'EMAIL_ADDRESS' },
+    });
     const listed = await graphqlPost(server, token, '{ samlServiceProviders { entityId } }');
     expect((listed.data!.samlServiceProviders as Array<{ entityId: string }>).map((s) => s.entityId)).toContain(made.entityId);
 
-    const bad = await graphqlPost(server, token, REGISTER, { input: { entityId: 'https://x.example/sp', assertionConsumerServiceUrls: ['javascript:alert(1)'] } });
+    const bad = await graphqlPost(server, token, REGISTER, {
+      input: { entityId: 'https://x.example/sp', assertionConsumerServiceUrls: ['javascript:alert(1)'] },
+    });
     expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     const dtd = await graphqlPost(server, token, REGISTER, { xml: `<!DOCTYPE x [<!ENTITY e "boom">]>${made.metadataXml}` });
     expect(dtd.errors?.[0]?.message).toMatch(/DTD/);
@@ -263,7 +308,9 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
 
     // An OIDC client of the same SSO session: its tokens end with the session (session-ends.ts).
     const client = await server.client({ scopes: ['openid', 'profile'] });
-    const authorized = await browser.get(`${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 's' })}`);
+    const authorized = await browser.get(
+      `${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'openid', state: 's' })}`,
+    );
     const code = new URL(authorized.location!).searchParams.get('code')!;
     const tokens = (await (await exchangeCode(server, client, code)).json()) as { access_token: string };
     const me = () => fetch(`${server.url}/api/oauth/v20/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
@@ -272,7 +319,12 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
     const visited: string[] = [];
     const end = await browser.follow(await browser.get(`${first.url}/logout?relay=bye`), visited);
     // first → Latchkey (LogoutRequest) → second (LogoutRequest) → Latchkey (LogoutResponse) → first (LogoutResponse).
-    expect(visited.map((u) => new URL(u).origin + new URL(u).pathname)).toEqual([`${server.url}/saml/v20/slo`, second.sloUrl, `${server.url}/saml/v20/slo`, first.sloUrl]);
+    expect(visited.map((u) => new URL(u).origin + new URL(u).pathname)).toEqual([
+      `${server.url}/saml/v20/slo`,
+      second.sloUrl,
+      `${server.url}/saml/v20/slo`,
+      first.sloUrl,
+    ]);
     expect(new URL(visited[1]!).searchParams.get('Signature')).toBeTruthy();
     expect(JSON.parse(end.html)).toEqual({ ok: true, loggedOut: true, relayState: 'bye' });
 
@@ -300,7 +352,10 @@ describe.each(databaseKinds)('the SAML 2.0 identity provider against node-saml o
 
   test('an unsigned LogoutRequest (an SP without a certificate) ends a session only for its pairwise NameID', async () => {
     // An email address is easy to guess: a link to the SLO endpoint naming it must not sign anyone out.
-    const byEmail = await sp({ identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress' }, { nameIdFormat: 'EMAIL_ADDRESS' });
+    const byEmail = await sp(
+      { identifierFormat: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress' },
+      { nameIdFormat: 'EMAIL_ADDRESS' },
+    );
     const browser = new SamlBrowser();
     const signedIn = await atAcs(browser, await signOn(browser, byEmail));
     expect(signedIn.profile!.nameID).toBe('grace@example.com');

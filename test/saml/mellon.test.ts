@@ -25,7 +25,11 @@ describe.each(databaseKinds)('Apache mod_auth_mellon through Latchkey on %s', (k
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    await server.user('grace', 'grace-password-1', { email: 'grace@example.com', displayName: 'Grace Hopper', groups: ['engineering', 'navy'] });
+    await server.user('grace', 'grace-password-1', {
+      email: 'grace@example.com',
+      displayName: 'Grace Hopper',
+      groups: ['engineering', 'navy'],
+    });
     await server.user('alan', 'alan-password-1', { email: 'alan@example.com', displayName: 'Alan Turing' });
     const idp = await fetch(`${server.url}/saml/v20/metadata`);
     expect(idp.status).toBe(200);
@@ -41,7 +45,8 @@ describe.each(databaseKinds)('Apache mod_auth_mellon through Latchkey on %s', (k
   });
 
   /** What mellon logged, for a failure's message: why it refused a response is only there. */
-  const why = (page: WebPage) => `${page.status} at ${page.url}\n${page.html.slice(0, 800)}\n--- Apache error log ---\n${mellon.errorLog()}`;
+  const why = (page: WebPage) =>
+    `${page.status} at ${page.url}\n${page.html.slice(0, 800)}\n--- Apache error log ---\n${mellon.errorLog()}`;
 
   /** From mellon's protected page to Latchkey's login page, through `/saml/v20/sso`. */
   async function toLoginPage(web: WebWalker): Promise<WebPage> {

@@ -54,7 +54,16 @@ describe('SAML requests Latchkey refuses', () => {
       server,
       access_token,
       `mutation R($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }`,
-      { input: { entityId: ENTITY, name: 'CRM', assertionConsumerServiceUrls: [ACS], singleLogoutServiceUrl: SLO, signingCertificate: sp.cert, wantAuthnRequestsSigned: true } },
+      {
+        input: {
+          entityId: ENTITY,
+          name: 'CRM',
+          assertionConsumerServiceUrls: [ACS],
+          singleLogoutServiceUrl: SLO,
+          signingCertificate: sp.cert,
+          wantAuthnRequestsSigned: true,
+        },
+      },
     );
     expect(answer.errors).toBeUndefined();
   });
@@ -76,17 +85,25 @@ describe('SAML requests Latchkey refuses', () => {
   });
 
   test('an oversized request and a deflate bomb are refused', async () => {
-    const big = Buffer.from(authnRequest().replace('</samlp:AuthnRequest>', `<samlp:Extensions>${'x'.repeat(20_000)}</samlp:Extensions></samlp:AuthnRequest>`)).toString('base64');
+    const big = Buffer.from(
+      authnRequest().replace('</samlp:AuthnRequest>', `<samlp:Extensions>${'x'.repeat(20_000)}</samlp:Extensions></samlp:AuthnRequest>`),
+    ).toString('base64');
     await expectRefused(() => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: big }), /too long|larger than/);
     // 4 MB of one letter deflate to a few KB: the inflating stops at the limit.
-    const bomb = Buffer.concat([Buffer.from(authnRequest().replace('</samlp:AuthnRequest>', '<samlp:Extensions>')), Buffer.alloc(4 * 1024 * 1024, 'A')]);
+    const bomb = Buffer.concat([
+      Buffer.from(authnRequest().replace('</samlp:AuthnRequest>', '<samlp:Extensions>')),
+      Buffer.alloc(4 * 1024 * 1024, 'A'),
+    ]);
     const url = redirectUrl(bomb, null);
     expect(url.length).toBeLessThan(8192);
     await expectRefused(() => get(url), /inflates to more than/);
   });
 
   test('malformed XML, a message that is not an AuthnRequest, and one that is not base64 are refused', async () => {
-    await expectRefused(() => get(redirectUrl('<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"><unclosed>', sp.key)), /malformed/);
+    await expectRefused(
+      () => get(redirectUrl('<samlp:AuthnRequest xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol"><unclosed>', sp.key)),
+      /malformed/,
+    );
     await expectRefused(() => get(redirectUrl('<x xmlns="urn:example"/>', sp.key)), /not a SAML AuthnRequest/);
     await expectRefused(() => get(`${server.url}/saml/v20/sso?SAMLRequest=%%%%`), /invalid_request/);
     await expectRefused(() => get(`${server.url}/saml/v20/sso`), /no SAMLRequest/);
@@ -97,8 +114,15 @@ describe('SAML requests Latchkey refuses', () => {
     await expectRefused(() => get(redirectUrl(authnRequest(), stranger.key)), /signature is not valid/);
     await expectRefused(() => get(redirectUrl(authnRequest(), sp.key, 'http://www.w3.org/2000/09/xmldsig#rsa-sha1', 'RSA-SHA1')), /SigAlg/);
     // The same over the POST binding: no signature, and a signature by another key.
-    await expectRefused(() => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(authnRequest()).toString('base64') }), /not signed/);
-    await expectRefused(() => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(signedPost(authnRequest(), stranger.key)).toString('base64') }), /signature is not valid/);
+    await expectRefused(
+      () => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(authnRequest()).toString('base64') }),
+      /not signed/,
+    );
+    await expectRefused(
+      () =>
+        postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(signedPost(authnRequest(), stranger.key)).toString('base64') }),
+      /signature is not valid/,
+    );
   });
 
   test('a signed POST request is accepted; changed after signing, or wrapped in another request, it is refused', async () => {
@@ -107,18 +131,39 @@ describe('SAML requests Latchkey refuses', () => {
     // Accepted: on to a GET of the checked request (which carries the SameSite=Lax session cookie).
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toMatch(/^\/saml\/v20\/sso\?saml_request=/);
-    const tampered = signedPost(authnRequest(), sp.key).replace(`AssertionConsumerServiceURL="${ACS}"`, 'AssertionConsumerServiceURL="https://evil.example/acs"');
-    await expectRefused(() => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(tampered).toString('base64') }), /signature is not valid/);
+    const tampered = signedPost(authnRequest(), sp.key).replace(
+      `AssertionConsumerServiceURL="${ACS}"`,
+      'AssertionConsumerServiceURL="https://evil.example/acs"',
+    );
+    await expectRefused(
+      () => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(tampered).toString('base64') }),
+      /signature is not valid/,
+    );
     // Signature wrapping: the signed request hides inside an unsigned one that names the attacker's ACS.
     const inner = signedPost(authnRequest(), sp.key);
-    const wrapped = authnRequest({ acs: 'https://evil.example/acs' }).replace('</samlp:AuthnRequest>', `<samlp:Extensions>${inner}</samlp:Extensions></samlp:AuthnRequest>`);
-    await expectRefused(() => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(wrapped).toString('base64') }), /not signed|more than one signature/);
+    const wrapped = authnRequest({ acs: 'https://evil.example/acs' }).replace(
+      '</samlp:AuthnRequest>',
+      `<samlp:Extensions>${inner}</samlp:Extensions></samlp:AuthnRequest>`,
+    );
+    await expectRefused(
+      () => postForm(`${server.url}/saml/v20/sso`, { SAMLRequest: Buffer.from(wrapped).toString('base64') }),
+      /not signed|more than one signature/,
+    );
   });
 
   test('a foreign ACS URL, an unknown issuer, a stale request and a replayed ID are refused', async () => {
-    await expectRefused(() => get(redirectUrl(authnRequest({ acs: 'https://evil.example/acs' }), sp.key)), /not a registered AssertionConsumerServiceURL/);
-    await expectRefused(() => get(redirectUrl(authnRequest({ issuer: 'https://unknown.example/sp' }), sp.key)), /not a registered service provider/);
-    await expectRefused(() => get(redirectUrl(authnRequest({ instant: new Date(Date.now() - 60 * 60_000).toISOString() }), sp.key)), /too old/);
+    await expectRefused(
+      () => get(redirectUrl(authnRequest({ acs: 'https://evil.example/acs' }), sp.key)),
+      /not a registered AssertionConsumerServiceURL/,
+    );
+    await expectRefused(
+      () => get(redirectUrl(authnRequest({ issuer: 'https://unknown.example/sp' }), sp.key)),
+      /not a registered service provider/,
+    );
+    await expectRefused(
+      () => get(redirectUrl(authnRequest({ instant: new Date(Date.now() - 60 * 60_000).toISOString() }), sp.key)),
+      /too old/,
+    );
     const id = newId();
     expect((await get(redirectUrl(authnRequest({ id }), sp.key))).status).toBe(200);
     await expectRefused(() => get(redirectUrl(authnRequest({ id }), sp.key)), /was used before/);

@@ -18,7 +18,9 @@ const body = (pem: string) => pem.replace(/-----(BEGIN|END) CERTIFICATE-----|\s+
  * NameIDFormat (optional, SAML Metadata 2.4.2), xs:boolean written as `1`, indexed endpoints of several
  * bindings, one KeyDescriptor without `use`.
  */
-const shibbolethMetadata = (cert: string) => `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${ENTITY}">
+const shibbolethMetadata = (
+  cert: string,
+) => `<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#" entityID="${ENTITY}">
   <md:SPSSODescriptor protocolSupportEnumeration="urn:oasis:names:tc:SAML:2.0:protocol urn:oasis:names:tc:SAML:1.1:protocol" AuthnRequestsSigned="1" WantAssertionsSigned="1">
     <md:Extensions>
       <init:RequestInitiator xmlns:init="urn:oasis:names:tc:SAML:profiles:SSO:request-init" Binding="urn:oasis:names:tc:SAML:profiles:SSO:request-init" Location="${SSO}/Login"/>
@@ -44,7 +46,8 @@ const authnRequest = (server: TestServer, attrs: string, inner = '<samlp:NameIDP
 /** The Response the form-post page carries, decoded, and where the page posts it. */
 function posted(page: Hop): { action: string; xml: string } {
   const form = htmlForms(page.html)[0];
-  if (page.status !== 200 || !form?.fields.SAMLResponse) throw new Error(`expected the form-post page, got ${page.status}: ${page.html.slice(0, 400)}`);
+  if (page.status !== 200 || !form?.fields.SAMLResponse)
+    throw new Error(`expected the form-post page, got ${page.status}: ${page.html.slice(0, 400)}`);
   return { action: form.action, xml: Buffer.from(form.fields.SAMLResponse, 'base64').toString('utf8') };
 }
 
@@ -85,14 +88,19 @@ describe('a Shibboleth SP against the SAML IdP', () => {
   });
 
   test('AuthnRequestsSigned="1": an unsigned request is refused', async () => {
-    const res = await fetch(redirectBindingUrl(`${server.url}/saml/v20/sso`, authnRequest(server, `AssertionConsumerServiceURL="${ACS_INDEX_1}"`), null), { redirect: 'manual' });
+    const res = await fetch(
+      redirectBindingUrl(`${server.url}/saml/v20/sso`, authnRequest(server, `AssertionConsumerServiceURL="${ACS_INDEX_1}"`), null),
+      { redirect: 'manual' },
+    );
     expect(res.status).toBe(400);
     expect(await res.text()).toMatch(/not signed/);
   });
 
   test('IsPassive="1" without a session: a NoPassive status at the ACS, never a page', async () => {
     const browser = new SamlBrowser();
-    const page = await browser.follow(await browser.get(signed(authnRequest(server, `IsPassive="1" AssertionConsumerServiceURL="${ACS_INDEX_1}"`))));
+    const page = await browser.follow(
+      await browser.get(signed(authnRequest(server, `IsPassive="1" AssertionConsumerServiceURL="${ACS_INDEX_1}"`))),
+    );
     const { action, xml } = posted(page);
     expect(action).toBe(ACS_INDEX_1);
     expect(xml).toContain('urn:oasis:names:tc:SAML:2.0:status:NoPassive');
@@ -115,7 +123,9 @@ describe('a Shibboleth SP against the SAML IdP', () => {
     expect(posted(page).action).toBe(ACS_INDEX_1);
 
     // SAML Core 3.4.1: ForceAuthn="1" must authenticate the presenter again.
-    page = await browser.follow(await browser.get(signed(authnRequest(server, `ForceAuthn="1" AssertionConsumerServiceURL="${ACS_INDEX_1}"`))));
+    page = await browser.follow(
+      await browser.get(signed(authnRequest(server, `ForceAuthn="1" AssertionConsumerServiceURL="${ACS_INDEX_1}"`))),
+    );
     expect(asksPassword(page)).toBe(true);
     page = await browser.submit(page, { username: 'grace', password: 'grace-password-1' });
     answer = posted(page);
@@ -123,7 +133,9 @@ describe('a Shibboleth SP against the SAML IdP', () => {
     expect(answer.xml).toContain('urn:oasis:names:tc:SAML:2.0:status:Success');
 
     // Both: re-authentication that may show no page cannot be done, so NoPassive, never an assertion.
-    page = await browser.follow(await browser.get(signed(authnRequest(server, `ForceAuthn="1" IsPassive="1" AssertionConsumerServiceURL="${ACS_INDEX_1}"`))));
+    page = await browser.follow(
+      await browser.get(signed(authnRequest(server, `ForceAuthn="1" IsPassive="1" AssertionConsumerServiceURL="${ACS_INDEX_1}"`))),
+    );
     answer = posted(page);
     expect(answer.xml).toContain('urn:oasis:names:tc:SAML:2.0:status:NoPassive');
     expect(answer.xml).not.toContain('<saml:Assertion');
@@ -140,7 +152,9 @@ describe('a Shibboleth SP against the SAML IdP', () => {
   test('a NameIDPolicy format other than the registered one gets InvalidNameIDPolicy, never the email', async () => {
     const browser = new SamlBrowser();
     const policy = '<samlp:NameIDPolicy AllowCreate="1" Format="urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress"/>';
-    const page = await browser.follow(await browser.get(signed(authnRequest(server, `AssertionConsumerServiceURL="${ACS_INDEX_1}"`, policy))));
+    const page = await browser.follow(
+      await browser.get(signed(authnRequest(server, `AssertionConsumerServiceURL="${ACS_INDEX_1}"`, policy))),
+    );
     const { action, xml } = posted(page);
     expect(action).toBe(ACS_INDEX_1);
     expect(xml).toContain('urn:oasis:names:tc:SAML:2.0:status:InvalidNameIDPolicy');

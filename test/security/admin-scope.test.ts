@@ -26,7 +26,9 @@ describe.each(databaseKinds)('admin API scope on %s', (kind) => {
   /** The admin API (through the real admin's admin-cli token) says whether `username` exists. */
   async function userExists(username: string): Promise<boolean> {
     const admin = await adminCliToken(server, 'admin', ADMIN_PASSWORD);
-    const res = await graphqlPost(server, admin.access_token, 'query($s: String) { users(search: $s) { edges { node { username } } } }', { s: username });
+    const res = await graphqlPost(server, admin.access_token, 'query($s: String) { users(search: $s) { edges { node { username } } } }', {
+      s: username,
+    });
     expect(res.errors).toBeUndefined();
     const edges = (res.data!.users as { edges: Array<{ node: { username: string } }> }).edges;
     return edges.some((e) => e.node.username === username);
@@ -39,7 +41,12 @@ describe.each(databaseKinds)('admin API scope on %s', (kind) => {
   }
 
   /** Signs `username` in to `client` through the browser flow and exchanges the code. */
-  async function codeFlowToken(client: CodeFlowClient, username: string, password: string, extra: Record<string, string> = {}): Promise<TokenAnswer> {
+  async function codeFlowToken(
+    client: CodeFlowClient,
+    username: string,
+    password: string,
+    extra: Record<string, string> = {},
+  ): Promise<TokenAnswer> {
     const q = await obtainCode(new Browser(server), client, username, password, extra);
     expect(q.code).toBeDefined();
     const res = await exchangeCode(server, client, q.code!);
@@ -72,14 +79,24 @@ describe.each(databaseKinds)('admin API scope on %s', (kind) => {
     expect(await userExists(first)).toBe(false);
 
     expect(signedIn.refresh_token).toBeDefined();
-    const refreshed = await tokenRequest(server, { grant_type: 'refresh_token', refresh_token: signedIn.refresh_token! }, { authorization: basic(web.clientId, web.clientSecret!) });
+    const refreshed = await tokenRequest(
+      server,
+      { grant_type: 'refresh_token', refresh_token: signedIn.refresh_token! },
+      { authorization: basic(web.clientId, web.clientSecret!) },
+    );
     expect(scopesOf(refreshed)).not.toContain('admin');
     const second = `web-refreshed-made-${kind}`;
     expectForbidden(await createUser(refreshed.access_token, second));
     expect(await userExists(second)).toBe(false);
 
     // Nor can that client ask for the scope: it is not the client's to give.
-    const ask = await new Browser(server).authorize({ client_id: web.clientId, redirect_uri: web.redirectUri, response_type: 'code', scope: 'admin', state: 'adm' });
+    const ask = await new Browser(server).authorize({
+      client_id: web.clientId,
+      redirect_uri: web.redirectUri,
+      response_type: 'code',
+      scope: 'admin',
+      state: 'adm',
+    });
     expect(ask.status).toBe(302);
     expect(locationQuery(ask)).toMatchObject({ error: 'invalid_scope', state: 'adm' });
   });
@@ -99,13 +116,21 @@ describe.each(databaseKinds)('admin API scope on %s', (kind) => {
     expectForbidden(await createUser(plain.access_token, name));
     expect(await userExists(name)).toBe(false);
     // The refreshed token of the non-admin cannot gain it either.
-    const refreshed = await tokenRequest(server, { grant_type: 'refresh_token', refresh_token: plain.refresh_token! }, { authorization: basic(console_.clientId, console_.clientSecret!) });
+    const refreshed = await tokenRequest(
+      server,
+      { grant_type: 'refresh_token', refresh_token: plain.refresh_token! },
+      { authorization: basic(console_.clientId, console_.clientSecret!) },
+    );
     expect(scopesOf(refreshed)).not.toContain('admin');
     expectForbidden(await createUser(refreshed.access_token));
 
     // A service account (client_credentials, the client's own admin role) still works: it acts for itself.
     const robot = await server.client({ redirectUris: [], grantTypes: ['client_credentials'], roles: ['admin'] });
-    const cc = await tokenRequest(server, { grant_type: 'client_credentials' }, { authorization: basic(robot.clientId, robot.clientSecret!) });
+    const cc = await tokenRequest(
+      server,
+      { grant_type: 'client_credentials' },
+      { authorization: basic(robot.clientId, robot.clientSecret!) },
+    );
     const robotMade = await createUser(cc.access_token, `robot-made-${kind}`);
     expect(robotMade.errors).toBeUndefined();
     expect((robotMade.data!.createUser as { username: string }).username).toBe(`robot-made-${kind}`);

@@ -35,21 +35,25 @@ describe.each(databaseKinds)('brute-force throttling of directory users on %s', 
 
   test('after 5 failures under padded spellings, no spelling reaches the directory, not even with the right password', async () => {
     // The directory's own matching: a padded, upper-case name with the right password is alice.
-    for (const spelling of ['  ALICE', 'alice  ']) expect((await passwordGrant(server.url, client, spelling, people.alice.password)).status).toBe(200);
+    for (const spelling of ['  ALICE', 'alice  '])
+      expect((await passwordGrant(server.url, client, spelling, people.alice.password)).status).toBe(200);
 
     const spellings = ['alice', ' alice', '    alice', 'ALICE', 'alice ', ' Alice ', '  aLiCe', 'aLiCe   ', '   ALICE   '];
     // The first delay is one second: the server's clock stands still so that the 55 requests below
     // all fall inside it, however slow the machine.
     freezeClock();
     try {
-      for (const spelling of spellings.slice(0, 5)) expectRefused(await answer(await passwordGrant(server.url, client, spelling, 'wrong-password')));
+      for (const spelling of spellings.slice(0, 5))
+        expectRefused(await answer(await passwordGrant(server.url, client, spelling, 'wrong-password')));
       const bindsAfterFive = aliceBinds();
       expect(bindsAfterFive).toBeGreaterThanOrEqual(7); // the relay sees each sign-in and failure above
 
       // 45 more guesses spread over the spellings: all wait, and none is put to the directory.
-      for (let i = 0; i < 45; i++) expectThrottled(await answer(await passwordGrant(server.url, client, spellings[i % spellings.length]!, `guess-${i}`)));
+      for (let i = 0; i < 45; i++)
+        expectThrottled(await answer(await passwordGrant(server.url, client, spellings[i % spellings.length]!, `guess-${i}`)));
       // The right password, under every spelling, waits as well.
-      for (const spelling of spellings) expectThrottled(await answer(await passwordGrant(server.url, client, spelling, people.alice.password)));
+      for (const spelling of spellings)
+        expectThrottled(await answer(await passwordGrant(server.url, client, spelling, people.alice.password)));
       await expectThrottledPage(await new Browser(server).signIn(codeRequest(client), 'Alice', people.alice.password));
 
       expect(aliceBinds()).toBe(bindsAfterFive);

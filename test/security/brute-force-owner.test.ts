@@ -5,7 +5,16 @@ import { Browser } from '../helpers/flow.ts';
 import { basic, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { freezeClock, resetClock } from '../helpers/clock.ts';
-import { answer, browserWith, codeRequest, expectRefused, expectThrottled, passwordGrant, tally, type PasswordClient } from '../helpers/throttle.ts';
+import {
+  answer,
+  browserWith,
+  codeRequest,
+  expectRefused,
+  expectThrottled,
+  passwordGrant,
+  tally,
+  type PasswordClient,
+} from '../helpers/throttle.ts';
 
 /**
  * The brute-force policy seen from the account's owner (docs/decisions.md, "Right passwords under concurrency",
@@ -46,7 +55,9 @@ describe.each(databaseKinds)('the owner of an account under the brute-force poli
     await server.user('svc-batch', PASSWORD);
     const client = await server.client({ grantTypes: ['password'] });
     for (let round = 0; round < 3; round++) {
-      const answers = await Promise.all(Array.from({ length: 32 }, () => passwordGrant(server.url, client, 'svc-batch', PASSWORD).then(answer)));
+      const answers = await Promise.all(
+        Array.from({ length: 32 }, () => passwordGrant(server.url, client, 'svc-batch', PASSWORD).then(answer)),
+      );
       expect(tally(answers)).toEqual({ 200: 32 });
     }
     // Nothing was counted against the account.
@@ -57,7 +68,9 @@ describe.each(databaseKinds)('the owner of an account under the brute-force poli
     const server = await serve();
     await server.user('shared-desk', PASSWORD);
     const client = await server.client({ grantTypes: ['authorization_code'] });
-    const pages = await Promise.all(Array.from({ length: 32 }, () => new Browser(server).signIn(codeRequest(client), 'shared-desk', PASSWORD)));
+    const pages = await Promise.all(
+      Array.from({ length: 32 }, () => new Browser(server).signIn(codeRequest(client), 'shared-desk', PASSWORD)),
+    );
     expect(tally(pages)).toEqual({ 303: 32 });
   });
 
@@ -103,7 +116,8 @@ describe.each(databaseKinds)('the owner of an account under the brute-force poli
 
     // Five addresses, four guesses each: each address stays under its own free five.
     const guesses = [];
-    for (let a = 0; a < 5; a++) for (let i = 0; i < 4; i++) guesses.push(await grantFrom(server, ADMIN_CLI, 'target', `g-${a}-${i}`, `192.0.2.${a + 1}`));
+    for (let a = 0; a < 5; a++)
+      for (let i = 0; i < 4; i++) guesses.push(await grantFrom(server, ADMIN_CLI, 'target', `g-${a}-${i}`, `192.0.2.${a + 1}`));
     expect(tally(guesses)).toEqual({ 400: 8, 429: 12 });
     for (const g of guesses) if (g.status === 429) expectThrottled(g);
     const checked = await server.sql('audit_events').where({ kind: 'login.failure' }).count({ n: '*' });
@@ -120,7 +134,8 @@ describe.each(databaseKinds)('the owner of an account under the brute-force poli
     await server.user('v6user', PASSWORD);
     const app = await server.client({ grantTypes: ['password'] });
     // Three failures from three addresses of one /64, each for another name.
-    for (const [i, from] of ['2001:db8:1:2::1', '2001:db8:1:2::abcd', '2001:db8:1:2:ffff:1:2:3'].entries()) expectRefused(await grantFrom(server, app, `nobody-${i}`, 'x', from));
+    for (const [i, from] of ['2001:db8:1:2::1', '2001:db8:1:2::abcd', '2001:db8:1:2:ffff:1:2:3'].entries())
+      expectRefused(await grantFrom(server, app, `nobody-${i}`, 'x', from));
     expectThrottled(await grantFrom(server, app, 'v6user', PASSWORD, '2001:0db8:0001:0002::9'));
     // The next /64 is another subscriber.
     expect((await grantFrom(server, app, 'v6user', PASSWORD, '2001:db8:1:3::1')).status).toBe(200);
@@ -128,7 +143,12 @@ describe.each(databaseKinds)('the owner of an account under the brute-force poli
 
   test('during a directory outage, wrong answers of a same-named local account are not counted', async () => {
     const server = await serve({
-      identity: { backends: [{ id: 'corp', plugin, config: { down: true, users: { shared: { password: 'directory-pw' } } } }, { id: 'local', plugin: 'database' }] },
+      identity: {
+        backends: [
+          { id: 'corp', plugin, config: { down: true, users: { shared: { password: 'directory-pw' } } } },
+          { id: 'local', plugin: 'database' },
+        ],
+      },
     });
     await server.user('shared', 'database-pw');
     const app = await server.client({ grantTypes: ['password'] });

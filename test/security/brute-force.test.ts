@@ -48,7 +48,9 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
     const { server, client } = await serve();
     await server.user('bob', PASSWORD);
 
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => passwordGrant(server.url, client, 'bob', `wrong-${i}`).then(answer)));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => passwordGrant(server.url, client, 'bob', `wrong-${i}`).then(answer)),
+    );
 
     expect(tally(answers)).toEqual({ 400: 5, 429: 35 });
     for (const a of answers) {
@@ -64,10 +66,12 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
     const { server, client } = await serve();
     await server.user('alice', PASSWORD);
 
-    for (const spelling of ['alice', ' alice', '    alice', 'ALICE', 'alice ']) expectRefused(await answer(await passwordGrant(server.url, client, spelling, 'wrong-password')));
+    for (const spelling of ['alice', ' alice', '    alice', 'ALICE', 'alice '])
+      expectRefused(await answer(await passwordGrant(server.url, client, spelling, 'wrong-password')));
 
     // The right password, with yet other spellings, is refused like a wrong one while the user waits.
-    for (const spelling of ['  Alice  ', 'alice', 'Alice']) expectThrottled(await answer(await passwordGrant(server.url, client, spelling, PASSWORD)));
+    for (const spelling of ['  Alice  ', 'alice', 'Alice'])
+      expectThrottled(await answer(await passwordGrant(server.url, client, spelling, PASSWORD)));
     // The login page counts the same user.
     await expectThrottledPage(await new Browser(server).signIn(codeRequest(client), 'aLiCe', PASSWORD));
   });
@@ -160,7 +164,12 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
     expect(audit.map((e: { kind: string }) => e.kind)).toEqual(expect.arrayContaining(['login.failure', 'login.throttled']));
 
     const lower = typed.toLowerCase();
-    const forms = [lower, Buffer.from(lower).toString('hex'), Buffer.from(lower).toString('base64').replace(/=+$/, ''), Buffer.from(lower).toString('base64url')];
+    const forms = [
+      lower,
+      Buffer.from(lower).toString('hex'),
+      Buffer.from(lower).toString('base64').replace(/=+$/, ''),
+      Buffer.from(lower).toString('base64url'),
+    ];
     for (const stored of [JSON.stringify(keys), JSON.stringify(audit)]) {
       for (const form of forms) expect(stored.toLowerCase()).not.toContain(form.toLowerCase());
     }
@@ -170,7 +179,9 @@ describe.each(databaseKinds)('brute-force throttling on %s', (kind) => {
     const { server, client } = await serve({ throttle: { addressMaxFailures: 3 } });
     await server.user('kai', PASSWORD);
     // Twenty guesses at once, each for another user: the per-user counts never come into play.
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => passwordGrant(server.url, client, `user-${i}`, 'wrong-password').then(answer)));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => passwordGrant(server.url, client, `user-${i}`, 'wrong-password').then(answer)),
+    );
     expect(tally(answers)).toEqual({ 400: 3, 429: 17 });
     for (const a of answers) if (a.status === 429) expectThrottled(a);
     // A user with no failures at all, with the right password, from the blocked address.
@@ -203,7 +214,9 @@ describe('brute-force throttling across two processes on one PostgreSQL database
     const before = await failuresSoFar();
 
     const urls = [server.url, other.url];
-    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => passwordGrant(urls[i % 2]!, client, 'heidi', `wrong-${i}`).then(answer)));
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => passwordGrant(urls[i % 2]!, client, 'heidi', `wrong-${i}`).then(answer)),
+    );
 
     expect(tally(answers)).toEqual({ 400: 5, 429: 35 });
     for (const a of answers) {
@@ -217,7 +230,9 @@ describe('brute-force throttling across two processes on one PostgreSQL database
     await server.user('svc-cluster', PASSWORD);
     const urls = [server.url, other.url];
     for (let round = 0; round < 2; round++) {
-      const answers = await Promise.all(Array.from({ length: 32 }, (_, i) => passwordGrant(urls[i % 2]!, client, 'svc-cluster', PASSWORD).then(answer)));
+      const answers = await Promise.all(
+        Array.from({ length: 32 }, (_, i) => passwordGrant(urls[i % 2]!, client, 'svc-cluster', PASSWORD).then(answer)),
+      );
       expect(tally(answers)).toEqual({ 200: 32 });
     }
   });

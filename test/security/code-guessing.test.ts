@@ -38,7 +38,11 @@ describe.each(databaseKinds)('second-factor guessing on %s', (kind) => {
   }
 
   const grant = (username: string, otp: string) =>
-    postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username, password: PASSWORD, otp }, { authorization: basic(app.clientId, app.clientSecret!) }).then(answer);
+    postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username, password: PASSWORD, otp },
+      { authorization: basic(app.clientId, app.clientSecret!) },
+    ).then(answer);
 
   beforeAll(async () => {
     // Free failures well above ten: what stops the codes here is the code count, not the password ladder.
@@ -60,7 +64,10 @@ describe.each(databaseKinds)('second-factor guessing on %s', (kind) => {
 
     const refused = await grant('tess', codeAt(secret, serverNow()));
     expect(refused.status).toBe(400);
-    expect(refused.body).toEqual({ error: 'invalid_grant', error_description: 'too many wrong one-time codes lately: send a recovery code in otp' });
+    expect(refused.body).toEqual({
+      error: 'invalid_grant',
+      error_description: 'too many wrong one-time codes lately: send a recovery code in otp',
+    });
     expect((await grant('tess', recoveryCodes[0]!)).status).toBe(200);
 
     const events = await server.sql('audit_events').where({ kind: 'mfa.guessing' }).select('user_id');

@@ -31,7 +31,7 @@ describe.each(databaseKinds)('a code outlives no session on %s', (kind) => {
     expect(answer.body.id_token).toBeUndefined();
   }
 
-  test('signed out at /connect/v10/logout: the code from just before is refused; another browser\'s is not', async () => {
+  test("signed out at /connect/v10/logout: the code from just before is refused; another browser's is not", async () => {
     await server.user('lena', 'lena-password-1');
     const [b, other] = [await signedIn('lena'), await signedIn('lena')];
     const [code, othersCode] = [await b.code(app), await other.code(app)];
@@ -55,7 +55,10 @@ describe.each(databaseKinds)('a code outlives no session on %s', (kind) => {
     const b = await signedIn('nina');
     const code = await b.code(app);
     // Gone without a logout (the retention purge): the exchange asks for the session, not for a mark on the code.
-    await server.sql('sso_sessions').where({ user_id: (await server.sql('users').where({ username: 'nina' }).first()).id }).delete();
+    await server
+      .sql('sso_sessions')
+      .where({ user_id: (await server.sql('users').where({ username: 'nina' }).first()).id })
+      .delete();
     await expectRefused(code);
     expect((await redeem(server, app, code)).body.access_token).toBeUndefined();
   });

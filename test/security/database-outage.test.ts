@@ -25,10 +25,22 @@ describe('the database stops under a running Latchkey, then comes back', () => {
     // The periodic key check is pushed out of the way, so the log shows what requests cause.
     server = await startTestServer('postgres', { databaseUrl: pgsql.url, keys: { reloadInterval: 3600 } });
     await server.user('olivia', 'olivia-password-1', { email: 'olivia@example.org' });
-    app = await server.client({ grantTypes: ['authorization_code', 'password', 'refresh_token', 'client_credentials'], scopes: ['openid', 'profile', 'email', 'api:read'] });
-    const user = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'olivia', password: 'olivia-password-1', scope: 'openid profile email' }, auth());
+    app = await server.client({
+      grantTypes: ['authorization_code', 'password', 'refresh_token', 'client_credentials'],
+      scopes: ['openid', 'profile', 'email', 'api:read'],
+    });
+    const user = await postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'password', username: 'olivia', password: 'olivia-password-1', scope: 'openid profile email' },
+      auth(),
+    );
     userToken = ((await user.json()) as { access_token: string }).access_token;
-    const admin = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', client_id: 'admin-cli', username: 'admin', password: ADMIN_PASSWORD });
+    const admin = await postForm(`${server.url}/oauth/v20/token`, {
+      grant_type: 'password',
+      client_id: 'admin-cli',
+      username: 'admin',
+      password: ADMIN_PASSWORD,
+    });
     adminToken = ((await admin.json()) as { access_token: string }).access_token;
   });
   afterAll(async () => {
@@ -41,13 +53,24 @@ describe('the database stops under a running Latchkey, then comes back', () => {
   /** The JSON endpoints of docs/endpoints.md, as a client and a resource server call them. */
   const jsonEndpoints: Record<string, () => Promise<Response>> = {
     'token (password grant)': () =>
-      postForm(`${server.url}/oauth/v20/token`, { grant_type: 'password', username: 'olivia', password: 'olivia-password-1', scope: 'openid' }, auth()),
-    'token (client_credentials grant)': () => postForm(`${server.url}/oauth/v20/token`, { grant_type: 'client_credentials', scope: 'api:read' }, auth()),
+      postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'password', username: 'olivia', password: 'olivia-password-1', scope: 'openid' },
+        auth(),
+      ),
+    'token (client_credentials grant)': () =>
+      postForm(`${server.url}/oauth/v20/token`, { grant_type: 'client_credentials', scope: 'api:read' }, auth()),
     '/api/oauth/v20/me': () => get(`${server.url}/api/oauth/v20/me`, {}, { authorization: `Bearer ${userToken}` }),
     '/connect/v10/userinfo': () => get(`${server.url}/connect/v10/userinfo`, {}, { authorization: `Bearer ${userToken}` }),
   };
   const authorizePage = () =>
-    get(`${server.url}/oauth/v20/authorize`, { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's-1' });
+    get(`${server.url}/oauth/v20/authorize`, {
+      client_id: app.clientId,
+      redirect_uri: app.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's-1',
+    });
   const graphql = () =>
     fetch(`${server.url}/graphql`, {
       method: 'POST',
@@ -82,7 +105,13 @@ describe('the database stops under a running Latchkey, then comes back', () => {
       // Precondition: with the database up, every endpoint answers.
       await everythingAnswers();
       for (const method of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-        spies.push(jest.spyOn(console, method).mockImplementation((...args: unknown[]) => void consoleLines.push(args.map((a) => (a instanceof Error ? a.stack : String(a))).join(' '))));
+        spies.push(
+          jest
+            .spyOn(console, method)
+            .mockImplementation(
+              (...args: unknown[]) => void consoleLines.push(args.map((a) => (a instanceof Error ? a.stack : String(a))).join(' ')),
+            ),
+        );
       }
       logsBefore = server.logs.length;
       await pgsql.stop('fast');
@@ -93,7 +122,11 @@ describe('the database stops under a running Latchkey, then comes back', () => {
       for (const [name, call] of Object.entries(jsonEndpoints)) {
         const res = await call();
         const text = await res.text();
-        expect({ name, status: res.status, contentType: res.headers.get('content-type') }).toEqual({ name, status: 503, contentType: expect.stringMatching(/application\/json/) });
+        expect({ name, status: res.status, contentType: res.headers.get('content-type') }).toEqual({
+          name,
+          status: 503,
+          contentType: expect.stringMatching(/application\/json/),
+        });
         expect({ name, error: (JSON.parse(text) as { error?: string }).error }).toEqual({ name, error: 'temporarily_unavailable' });
         expect(text).not.toMatch(looksLikeStackTrace);
       }

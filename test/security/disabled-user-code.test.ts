@@ -42,7 +42,12 @@ describe.each(databaseKinds)('a code whose user was disabled since on %s', (kind
     const { refresh_token } = (await (await exchangeCode(server, app, code!)).json()) as { refresh_token: string };
 
     await server.ctx.users.update(userId, { disabled: true }, CLI_ACTOR);
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token, client_id: app.clientId, client_secret: app.clientSecret! });
+    const res = await postForm(`${server.url}/oauth/v20/token`, {
+      grant_type: 'refresh_token',
+      refresh_token,
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+    });
     expect(res.status).toBe(400);
     const body = (await res.json()) as Record<string, unknown>;
     expect(body.access_token).toBeUndefined();

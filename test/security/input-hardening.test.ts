@@ -29,7 +29,14 @@ describe.each(databaseKinds)('input hardening on %s', (kind) => {
 
   const token = (fields: Fields) => postForm(`${server.url}/oauth/v20/token`, fields);
   const passwordGrant = (fields: Fields = {}) =>
-    token({ grant_type: 'password', client_id: app.clientId, client_secret: app.clientSecret!, username: 'nul-victim', password: 'nul-victim-password-1', ...fields });
+    token({
+      grant_type: 'password',
+      client_id: app.clientId,
+      client_secret: app.clientSecret!,
+      username: 'nul-victim',
+      password: 'nul-victim-password-1',
+      ...fields,
+    });
 
   async function expectTokenError(res: Response, errors: string[], label: string): Promise<void> {
     const text = await res.text();
@@ -53,8 +60,22 @@ describe.each(databaseKinds)('input hardening on %s', (kind) => {
   }
 
   test('a NUL byte in client_id, username, password or nonce at the token endpoint is invalid_request (400 JSON)', async () => {
-    await expectTokenError(await token({ grant_type: 'password', client_id: `${app.clientId}${NUL}`, client_secret: app.clientSecret!, username: 'nul-victim', password: 'nul-victim-password-1' }), ['invalid_request'], 'client_id');
-    await expectTokenError(await token({ grant_type: 'password', client_id: `x${NUL}y`, username: 'nul-victim', password: 'nul-victim-password-1' }), ['invalid_request'], 'unknown client_id');
+    await expectTokenError(
+      await token({
+        grant_type: 'password',
+        client_id: `${app.clientId}${NUL}`,
+        client_secret: app.clientSecret!,
+        username: 'nul-victim',
+        password: 'nul-victim-password-1',
+      }),
+      ['invalid_request'],
+      'client_id',
+    );
+    await expectTokenError(
+      await token({ grant_type: 'password', client_id: `x${NUL}y`, username: 'nul-victim', password: 'nul-victim-password-1' }),
+      ['invalid_request'],
+      'unknown client_id',
+    );
     await expectTokenError(await passwordGrant({ username: `nul-victim${NUL}` }), ['invalid_request'], 'username');
     await expectTokenError(await passwordGrant({ username: `${NUL}` }), ['invalid_request'], 'username NUL only');
     await expectTokenError(await passwordGrant({ password: `nul-victim-password-1${NUL}` }), ['invalid_request'], 'password');
@@ -64,15 +85,33 @@ describe.each(databaseKinds)('input hardening on %s', (kind) => {
   });
 
   test('a username of 400 characters in a password grant is refused as the client error it is', async () => {
-    await expectTokenError(await passwordGrant({ username: 'u'.repeat(400) }), ['invalid_grant', 'invalid_request'], '400-character username');
-    await expectTokenError(await passwordGrant({ username: 'é'.repeat(400) }), ['invalid_grant', 'invalid_request'], '400 two-byte characters');
-    await expectTokenError(await passwordGrant({ username: `${'u'.repeat(399)}${NUL}` }), ['invalid_request'], '400 characters ending in NUL');
+    await expectTokenError(
+      await passwordGrant({ username: 'u'.repeat(400) }),
+      ['invalid_grant', 'invalid_request'],
+      '400-character username',
+    );
+    await expectTokenError(
+      await passwordGrant({ username: 'é'.repeat(400) }),
+      ['invalid_grant', 'invalid_request'],
+      '400 two-byte characters',
+    );
+    await expectTokenError(
+      await passwordGrant({ username: `${'u'.repeat(399)}${NUL}` }),
+      ['invalid_request'],
+      '400 characters ending in NUL',
+    );
   });
 
   test('a NUL byte in client_id or nonce at authorize, or in the login form, is invalid_request, never a 500', async () => {
     const base = { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', state: 'st' };
-    await expectAuthorizeInvalidRequest(await get(`${server.url}/oauth/v20/authorize`, { ...base, client_id: `${app.clientId}${NUL}` }), 'client_id');
-    await expectAuthorizeInvalidRequest(await get(`${server.url}/oauth/v20/authorize`, { ...base, client_id: `x${NUL}` }), 'unknown client_id');
+    await expectAuthorizeInvalidRequest(
+      await get(`${server.url}/oauth/v20/authorize`, { ...base, client_id: `${app.clientId}${NUL}` }),
+      'client_id',
+    );
+    await expectAuthorizeInvalidRequest(
+      await get(`${server.url}/oauth/v20/authorize`, { ...base, client_id: `x${NUL}` }),
+      'unknown client_id',
+    );
     await expectAuthorizeInvalidRequest(await get(`${server.url}/oauth/v20/authorize`, { ...base, nonce: `n${NUL}n` }), 'nonce');
 
     for (const [label, fields] of [
@@ -86,7 +125,10 @@ describe.each(databaseKinds)('input hardening on %s', (kind) => {
     }
     // The same login form with clean values signs in: the refusals above were about the NUL alone.
     const browser = new Browser(server);
-    const ok = await browser.submit(await browser.authorize({ ...base, nonce: 'clean-nonce' }), { username: 'nul-victim', password: 'nul-victim-password-1' });
+    const ok = await browser.submit(await browser.authorize({ ...base, nonce: 'clean-nonce' }), {
+      username: 'nul-victim',
+      password: 'nul-victim-password-1',
+    });
     expect(ok.status).toBe(303);
     expect(new URL(ok.headers.get('location')!).searchParams.get('code')).toBeTruthy();
   });
@@ -127,8 +169,16 @@ describe.each(databaseKinds)('input hardening on %s', (kind) => {
     }
 
     test('createUser with a 300-character or NUL-laden displayName is BAD_USER_INPUT naming displayName; nothing is written', async () => {
-      expectBadUserInput(await gql(CREATE_USER, { input: { username: 'long-name', password: 'long-name-password', displayName: 'D'.repeat(300) } }), 'displayName', '300 characters');
-      expectBadUserInput(await gql(CREATE_USER, { input: { username: 'nul-name', password: 'nul-name-password', displayName: `Nul${NUL}Name` } }), 'displayName', 'NUL');
+      expectBadUserInput(
+        await gql(CREATE_USER, { input: { username: 'long-name', password: 'long-name-password', displayName: 'D'.repeat(300) } }),
+        'displayName',
+        '300 characters',
+      );
+      expectBadUserInput(
+        await gql(CREATE_USER, { input: { username: 'nul-name', password: 'nul-name-password', displayName: `Nul${NUL}Name` } }),
+        'displayName',
+        'NUL',
+      );
       const names = await usernames();
       expect(names).not.toContain('long-name');
       expect(names).not.toContain('nul-name');
@@ -148,7 +198,10 @@ describe.each(databaseKinds)('input hardening on %s', (kind) => {
     const refused = (res: GraphQLAnswer, label: string) => {
       expect({ label, errors: (res.errors?.length ?? 0) > 0 }).toEqual({ label, errors: true });
       const code = res.errors![0]!.extensions?.code;
-      expect({ label, code: ['GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT'].includes(String(code)) ? 'refused' : code }).toEqual({ label, code: 'refused' });
+      expect({ label, code: ['GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT'].includes(String(code)) ? 'refused' : code }).toEqual({
+        label,
+        code: 'refused',
+      });
       expect({ label, users: (res.data as { users?: unknown } | null | undefined)?.users ?? null }).toEqual({ label, users: null });
     };
 
@@ -180,8 +233,13 @@ describe.each(databaseKinds)('input hardening on %s', (kind) => {
       const halfSkipped = Array.from({ length: 700 }, (_, i) => alias(i, 100, i % 2 === 0 ? ' @skip(if: true)' : ''));
       overCost(await gql(`{ ${halfSkipped.join(' ')} }`), 'half of them @skip(if: true)');
 
-      const negativeInVariable = Array.from({ length: 700 }, (_, i) => (i === 0 ? 'a0: users(first: $n) { edges { node { id } } }' : alias(i)));
-      overCost(await gql(`query($n: Int) { ${negativeInVariable.join(' ')} }`, { n: -2147483648 }), 'first: -2147483648 through a variable');
+      const negativeInVariable = Array.from({ length: 700 }, (_, i) =>
+        i === 0 ? 'a0: users(first: $n) { edges { node { id } } }' : alias(i),
+      );
+      overCost(
+        await gql(`query($n: Int) { ${negativeInVariable.join(' ')} }`, { n: -2147483648 }),
+        'first: -2147483648 through a variable',
+      );
     });
   });
 });

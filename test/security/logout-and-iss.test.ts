@@ -24,7 +24,13 @@ describe.each(databaseKinds)('logout confirmation and iss on %s', (kind) => {
   });
   afterAll(() => server.stop());
 
-  const authorizeQuery = (extra: Record<string, string> = {}) => ({ client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', state: 'st', ...extra });
+  const authorizeQuery = (extra: Record<string, string> = {}) => ({
+    client_id: app.clientId,
+    redirect_uri: app.redirectUri,
+    response_type: 'code',
+    state: 'st',
+    ...extra,
+  });
 
   /** A browser signed in to `app`, with the tokens (scope openid) of that session. */
   async function signedInBrowser() {
@@ -47,7 +53,8 @@ describe.each(databaseKinds)('logout confirmation and iss on %s', (kind) => {
     return false;
   }
 
-  const tokenWorks = async (accessToken: string) => (await get(`${server.url}/api/oauth/v20/me`, { access_token: accessToken })).status === 200;
+  const tokenWorks = async (accessToken: string) =>
+    (await get(`${server.url}/api/oauth/v20/me`, { access_token: accessToken })).status === 200;
 
   /** GET the logout URL the way a browser following a link would, cookies and all. */
   async function logoutLink(browser: Browser, query: Record<string, string> = {}): Promise<Response> {
@@ -64,7 +71,9 @@ describe.each(databaseKinds)('logout confirmation and iss on %s', (kind) => {
       expect(page.headers.get('content-type')).toMatch(/text\/html/);
       expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
       // The session cookie is not cleared by merely showing the question.
-      expect(page.headers.getSetCookie().some((c) => /^lk_sso=;|^lk_sso=[^;]*;.*(Expires=Thu, 01 Jan 1970|Max-Age=0)/i.test(c))).toBe(false);
+      expect(page.headers.getSetCookie().some((c) => /^lk_sso=;|^lk_sso=[^;]*;.*(Expires=Thu, 01 Jan 1970|Max-Age=0)/i.test(c))).toBe(
+        false,
+      );
       const forms = htmlForms(await page.text()).filter((f) => f.method === 'post');
       expect(forms).toHaveLength(1);
       expect(forms[0]!.fields.csrf_token).toMatch(/^.{20,}$/);
@@ -162,7 +171,12 @@ describe.each(databaseKinds)('logout confirmation and iss on %s', (kind) => {
 
       const consenting = await server.client({ requireConsent: true });
       const browser = new Browser(server);
-      const login = await browser.authorize({ client_id: consenting.clientId, redirect_uri: consenting.redirectUri, response_type: 'code', state: 'c1' });
+      const login = await browser.authorize({
+        client_id: consenting.clientId,
+        redirect_uri: consenting.redirectUri,
+        response_type: 'code',
+        state: 'c1',
+      });
       const consent = await browser.submit(login, { username: 'grace', password: 'grace-password-1' });
       expect(consent.status).toBe(200);
       const denied = await browser.submit(consent, { decision: 'deny' });

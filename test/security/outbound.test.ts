@@ -94,15 +94,19 @@ async function keyPair() {
   return { privateKey, kid, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' } as JWK };
 }
 
-const REGISTER = 'mutation($i: RegisterClientInput!) { registerClient(input: $i) { client { clientId jwksUri backchannelLogoutUri roles } } }';
+const REGISTER =
+  'mutation($i: RegisterClientInput!) { registerClient(input: $i) { client { clientId jwksUri backchannelLogoutUri roles } } }';
 const UPDATE = 'mutation($c: ID!, $i: UpdateClientInput!) { updateClient(clientId: $c, input: $i) { clientId roles } }';
-
 
 /**
  * A user signs in to a client whose back-channel logout URI is `uri`, then logs out: the details of
  * the audit event that records the final failed delivery (waited for).
  */
-async function logoutFailingAt(server: TestServer, username: string, uri: string): Promise<{ app: { clientId: string }; failed: Record<string, unknown> }> {
+async function logoutFailingAt(
+  server: TestServer,
+  username: string,
+  uri: string,
+): Promise<{ app: { clientId: string }; failed: Record<string, unknown> }> {
   await server.user(username, `${username}-password-1`);
   const app = await server.client({ scopes: ['openid'], backchannelLogoutUri: uri, redirectUris: ['http://localhost:3000/cb'] });
   const browser = new Browser(server);
@@ -135,7 +139,8 @@ describe('outbound fetches (docs/decisions.md)', () => {
   });
 
   const tokenUrl = () => `${server.url}/oauth/v20/token`;
-  const jwksClient = (jwksUri: string) => server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', jwksUri });
+  const jwksClient = (jwksUri: string) =>
+    server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', jwksUri });
   /** A client_credentials request authenticated with an assertion signed by `signer` (kid unknown to a broken jwksUri). */
   async function assertionRequest(clientId: string, signer: { privateKey: CryptoKey; kid: string } = key): Promise<Response> {
     const now = Math.floor(Date.now() / 1000);
@@ -210,11 +215,19 @@ describe('outbound fetches (docs/decisions.md)', () => {
     'https://169.254.10.20/jwks',
   ])('registration refuses %s as jwksUri and as backchannelLogoutUri, with BAD_USER_INPUT naming the field', async (uri) => {
     const asJwks = await graphqlPost(server, admin, REGISTER, {
-      i: { name: 'Metadata thief', redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], tokenEndpointAuthMethod: 'PRIVATE_KEY_JWT', jwksUri: uri },
+      i: {
+        name: 'Metadata thief',
+        redirectUris: [],
+        grantTypes: ['CLIENT_CREDENTIALS'],
+        tokenEndpointAuthMethod: 'PRIVATE_KEY_JWT',
+        jwksUri: uri,
+      },
     });
     expect(asJwks.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'jwksUri' });
     expect(asJwks.errors![0]!.message).toMatch(/link-local|unspecified/);
-    const asLogout = await graphqlPost(server, admin, REGISTER, { i: { name: 'Metadata thief', redirectUris: ['https://rp.example/cb'], backchannelLogoutUri: uri } });
+    const asLogout = await graphqlPost(server, admin, REGISTER, {
+      i: { name: 'Metadata thief', redirectUris: ['https://rp.example/cb'], backchannelLogoutUri: uri },
+    });
     expect(asLogout.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'backchannelLogoutUri' });
 
     // Nor can a registered client be changed to one.
@@ -225,8 +238,16 @@ describe('outbound fetches (docs/decisions.md)', () => {
   });
 
   test('registration accepts private and loopback addresses and host names', async () => {
-    for (const uri of ['http://10.1.2.3/jwks', 'https://192.168.1.10/jwks', 'http://127.0.0.1:9/jwks', 'http://[::1]:9/jwks', 'https://keys.corp.example/jwks']) {
-      const made = await graphqlPost(server, admin, REGISTER, { i: { name: 'Intranet app', redirectUris: ['https://rp.example/cb'], backchannelLogoutUri: uri } });
+    for (const uri of [
+      'http://10.1.2.3/jwks',
+      'https://192.168.1.10/jwks',
+      'http://127.0.0.1:9/jwks',
+      'http://[::1]:9/jwks',
+      'https://keys.corp.example/jwks',
+    ]) {
+      const made = await graphqlPost(server, admin, REGISTER, {
+        i: { name: 'Intranet app', redirectUris: ['https://rp.example/cb'], backchannelLogoutUri: uri },
+      });
       expect(made.errors).toBeUndefined();
     }
   });
@@ -240,11 +261,15 @@ describe('outbound fetches (docs/decisions.md)', () => {
   });
 
   test('client roles: an unknown role is refused naming it and the known ones; introspect and admin are accepted', async () => {
-    const made = await graphqlPost(server, admin, REGISTER, { i: { name: 'Orders API', redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], roles: ['introspection'] } });
+    const made = await graphqlPost(server, admin, REGISTER, {
+      i: { name: 'Orders API', redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], roles: ['introspection'] },
+    });
     expect(made.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'roles' });
     expect(made.errors![0]!.message).toMatch(/"introspection" is not a client role.*admin.*introspect/);
 
-    const good = await graphqlPost(server, admin, REGISTER, { i: { name: 'Orders API', redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], roles: ['introspect'] } });
+    const good = await graphqlPost(server, admin, REGISTER, {
+      i: { name: 'Orders API', redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], roles: ['introspect'] },
+    });
     expect(good.errors).toBeUndefined();
     const clientId = (good.data!.registerClient as { client: { clientId: string } }).client.clientId;
     const changed = await graphqlPost(server, admin, UPDATE, { c: clientId, i: { roles: ['introspect', 'superuser'] } });
@@ -256,15 +281,23 @@ describe('outbound fetches (docs/decisions.md)', () => {
   });
 
   test("an upstream's metadata larger than 64 KiB is refused, not read", async () => {
-    const config = loadConfig({ LATCHKEY_CONFIG: undefined }, { identity: { upstreams: [{ id: 'big', name: 'Big', issuer: stub.url, clientId: 'c', clientSecret: 's' }] } });
+    const config = loadConfig(
+      { LATCHKEY_CONFIG: undefined },
+      { identity: { upstreams: [{ id: 'big', name: 'Big', issuer: stub.url, clientId: 'c', clientSecret: 's' }] } },
+    );
     const upstreams = loadUpstreams(config.identity.upstreams, 'https://sso.example', pino({ level: 'silent' }));
     await expect(upstreams.find('big')!.strategy()).rejects.toMatchObject({ reason: expect.stringMatching(/answer larger than 64 KiB/) });
   });
 
   test('an upstream issuer at a link-local or unspecified address stops the start', () => {
     for (const issuer of ['http://169.254.169.254/', 'http://0.0.0.0:9000/']) {
-      const config = loadConfig({ LATCHKEY_CONFIG: undefined }, { identity: { upstreams: [{ id: 'meta', name: 'Meta', issuer, clientId: 'c', clientSecret: 's' }] } });
-      expect(() => loadUpstreams(config.identity.upstreams, 'https://sso.example', pino({ level: 'silent' }))).toThrow(/issuer.*(link-local|unspecified)/);
+      const config = loadConfig(
+        { LATCHKEY_CONFIG: undefined },
+        { identity: { upstreams: [{ id: 'meta', name: 'Meta', issuer, clientId: 'c', clientSecret: 's' }] } },
+      );
+      expect(() => loadUpstreams(config.identity.upstreams, 'https://sso.example', pino({ level: 'silent' }))).toThrow(
+        /issuer.*(link-local|unspecified)/,
+      );
     }
   });
 });
@@ -277,7 +310,11 @@ describe('outbound.denyNetworks (docs/decisions.md)', () => {
 
   beforeAll(async () => {
     key = await keyPair();
-    [server, receiver, stub] = await Promise.all([startTestServer('sqlite', { ...FAST, outbound: { denyNetworks: ['127.0.0.0/8', 'fd00::/8'] } }), Receiver.start(), startStub(key.jwk)]);
+    [server, receiver, stub] = await Promise.all([
+      startTestServer('sqlite', { ...FAST, outbound: { denyNetworks: ['127.0.0.0/8', 'fd00::/8'] } }),
+      Receiver.start(),
+      startStub(key.jwk),
+    ]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -286,15 +323,26 @@ describe('outbound.denyNetworks (docs/decisions.md)', () => {
   });
 
   test('is checked at start: a malformed network is refused, naming the key', () => {
-    expect(() => loadConfig({ LATCHKEY_CONFIG: undefined }, { outbound: { denyNetworks: ['10.0.0.0/33'] } })).toThrow(/outbound\.denyNetworks/);
-    expect(() => loadConfig({ LATCHKEY_CONFIG: undefined }, { outbound: { denyNetworks: ['intranet'] } })).toThrow(/outbound\.denyNetworks/);
+    expect(() => loadConfig({ LATCHKEY_CONFIG: undefined }, { outbound: { denyNetworks: ['10.0.0.0/33'] } })).toThrow(
+      /outbound\.denyNetworks/,
+    );
+    expect(() => loadConfig({ LATCHKEY_CONFIG: undefined }, { outbound: { denyNetworks: ['intranet'] } })).toThrow(
+      /outbound\.denyNetworks/,
+    );
   });
 
   test('an address in a denied network is refused at registration', async () => {
-    await expect(server.client({ backchannelLogoutUri: receiver.uri })).rejects.toThrow(/backchannelLogoutUri: .*in outbound\.denyNetworks/);
-    await expect(server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', jwksUri: `${stub.url}/jwks` })).rejects.toThrow(
-      /jwksUri: .*in outbound\.denyNetworks/,
+    await expect(server.client({ backchannelLogoutUri: receiver.uri })).rejects.toThrow(
+      /backchannelLogoutUri: .*in outbound\.denyNetworks/,
     );
+    await expect(
+      server.client({
+        grantTypes: ['client_credentials'],
+        redirectUris: [],
+        tokenEndpointAuthMethod: 'private_key_jwt',
+        jwksUri: `${stub.url}/jwks`,
+      }),
+    ).rejects.toThrow(/jwksUri: .*in outbound\.denyNetworks/);
   });
 
   test('a host name resolving into a denied network fails the back-channel delivery at connect time, audited with a fixed reason', async () => {
@@ -305,12 +353,28 @@ describe('outbound.denyNetworks (docs/decisions.md)', () => {
   });
 
   test('and a jwksUri by host name into a denied network is never fetched', async () => {
-    const app = await server.client({ grantTypes: ['client_credentials'], redirectUris: [], tokenEndpointAuthMethod: 'private_key_jwt', jwksUri: `http://localhost:${new URL(stub.url).port}/jwks` });
+    const app = await server.client({
+      grantTypes: ['client_credentials'],
+      redirectUris: [],
+      tokenEndpointAuthMethod: 'private_key_jwt',
+      jwksUri: `http://localhost:${new URL(stub.url).port}/jwks`,
+    });
     const now = Math.floor(Date.now() / 1000);
-    const signed = await new SignJWT({ iss: app.clientId, sub: app.clientId, aud: `${server.url}/oauth/v20/token`, jti: randomUUID(), iat: now, exp: now + 60 })
+    const signed = await new SignJWT({
+      iss: app.clientId,
+      sub: app.clientId,
+      aud: `${server.url}/oauth/v20/token`,
+      jti: randomUUID(),
+      iat: now,
+      exp: now + 60,
+    })
       .setProtectedHeader({ alg: 'RS256', kid: key.kid })
       .sign(key.privateKey);
-    const res = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'client_credentials', client_assertion_type: JWT_BEARER, client_assertion: signed });
+    const res = await postForm(`${server.url}/oauth/v20/token`, {
+      grant_type: 'client_credentials',
+      client_assertion_type: JWT_BEARER,
+      client_assertion: signed,
+    });
     expect(res.status).toBe(401);
     expect(stub.hits.get('/jwks')).toBeUndefined();
   });

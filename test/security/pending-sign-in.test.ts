@@ -40,7 +40,7 @@ describe.each(databaseKinds)('the pending sign-in on %s', (kind) => {
     return thief.send(path, { ...fields, csrf_token: own.csrf_token });
   }
 
-  test('at /account, the second step\'s form is refused in another browser, and works once in its own', async () => {
+  test("at /account, the second step's form is refused in another browser, and works once in its own", async () => {
     const u = await withTotp('olga');
     const b = new AccountBrowser(server);
     const step = firstForm((await b.signInAtAccount(u.username, u.password)).html);
@@ -76,7 +76,9 @@ describe.each(databaseKinds)('the pending sign-in on %s', (kind) => {
     const query = { client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 's' };
     const b = new AccountBrowser(server);
     const login = await b.authorize(query);
-    const step = firstForm((await b.send('/oauth/v20/authorize', { ...firstForm(await login.text()), username: u.username, password: u.password })).html);
+    const step = firstForm(
+      (await b.send('/oauth/v20/authorize', { ...firstForm(await login.text()), username: u.username, password: u.password })).html,
+    );
     expect(step.pending).toBeTruthy();
 
     const stolen = await fromAnotherBrowser('/oauth/v20/authorize', { ...step, code: u.code() }, `?${new URLSearchParams(query)}`);

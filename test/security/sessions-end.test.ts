@@ -32,7 +32,12 @@ describe.each(databaseKinds)('sessions end with the credentials on %s', (kind) =
   });
   afterAll(() => server.stop());
 
-  const refresh = (token: string) => postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: token }, { authorization: basic(app.clientId, app.clientSecret!) });
+  const refresh = (token: string) =>
+    postForm(
+      `${server.url}/oauth/v20/token`,
+      { grant_type: 'refresh_token', refresh_token: token },
+      { authorization: basic(app.clientId, app.clientSecret!) },
+    );
   const admin = async (mutation: string, id: string) => {
     const answer = await graphqlPost(server, adminToken, mutation, { id });
     expect(answer.errors).toBeUndefined();
@@ -100,8 +105,15 @@ describe.each(databaseKinds)('sessions end with the credentials on %s', (kind) =
     const u = await signedInTwice('gil');
     const key = new SoftAuthenticator(origin);
     const csrf = hiddenFields((await u.here.open()).html).csrf_token;
-    const { options, state } = JSON.parse((await u.here.send('/passkey/options', { purpose: 'register', csrf_token: csrf })).html) as { options: PublicKeyCredentialCreationOptionsJSON; state: string };
-    const added = await u.here.post('add_passkey', { name: 'Soft key', webauthn_state: state, webauthn_response: JSON.stringify(key.register(options)) });
+    const { options, state } = JSON.parse((await u.here.send('/passkey/options', { purpose: 'register', csrf_token: csrf })).html) as {
+      options: PublicKeyCredentialCreationOptionsJSON;
+      state: string;
+    };
+    const added = await u.here.post('add_passkey', {
+      name: 'Soft key',
+      webauthn_state: state,
+      webauthn_response: JSON.stringify(key.register(options)),
+    });
     expect(recoveryCodesOf(added.html)).toHaveLength(10);
     await expectEndedElsewhere(u);
     await expectKept(u.here);
@@ -109,19 +121,45 @@ describe.each(databaseKinds)('sessions end with the credentials on %s', (kind) =
 
   test('removing a passkey ends the other sessions', async () => {
     const u = await signedInTwice('hal');
-    await server.sql('passkeys').insert({ credential_id: 'hal-key', user_id: u.userId, public_key: 'x', counter: 0, transports: '[]', name: 'Old key', created_at: serverNow() });
-    expect((await u.here.post('remove_passkey', { credential_id: 'hal-key', password: u.password })).html).toContain('The passkey is removed.');
+    await server
+      .sql('passkeys')
+      .insert({
+        credential_id: 'hal-key',
+        user_id: u.userId,
+        public_key: 'x',
+        counter: 0,
+        transports: '[]',
+        name: 'Old key',
+        created_at: serverNow(),
+      });
+    expect((await u.here.post('remove_passkey', { credential_id: 'hal-key', password: u.password })).html).toContain(
+      'The passkey is removed.',
+    );
     await expectEndedElsewhere(u);
     await expectKept(u.here);
   });
 
   test('the enrolment a client that needs MFA asks for ends the other sessions too', async () => {
-    const strict = await server.client({ grantTypes: ['authorization_code'], scopes: ['openid'], requireMfa: true, redirectUris: ['http://localhost:3000/strict'] });
+    const strict = await server.client({
+      grantTypes: ['authorization_code'],
+      scopes: ['openid'],
+      requireMfa: true,
+      redirectUris: ['http://localhost:3000/strict'],
+    });
     const u = await signedInTwice('ivy');
     const third = new AccountBrowser(server);
-    const login = await third.authorize({ client_id: strict.clientId, redirect_uri: strict.redirectUri, response_type: 'code', scope: 'openid', state: 's' });
+    const login = await third.authorize({
+      client_id: strict.clientId,
+      redirect_uri: strict.redirectUri,
+      response_type: 'code',
+      scope: 'openid',
+      state: 's',
+    });
     const enrol = await third.send('/oauth/v20/authorize', { ...firstForm(await login.text()), username: 'ivy', password: u.password });
-    const codes = await third.send('/oauth/v20/authorize', { ...firstForm(enrol.html), code: codeAt(textOf(enrol.html, 'totp-secret')!, serverNow()) });
+    const codes = await third.send('/oauth/v20/authorize', {
+      ...firstForm(enrol.html),
+      code: codeAt(textOf(enrol.html, 'totp-secret')!, serverNow()),
+    });
     expect(recoveryCodesOf(codes.html)).toHaveLength(10);
     await expectEndedElsewhere(u);
     expect(await u.here.signedIn()).toBe(false);
@@ -132,11 +170,12 @@ describe.each(databaseKinds)('sessions end with the credentials on %s', (kind) =
     ['resetUserMfa', `mutation($id: ID!) { resetUserMfa(id: $id) { id } }`],
     ['revokeTokens', `mutation($id: ID!) { revokeTokens(userId: $id) }`],
     ['updateUser disabled', `mutation($id: ID!) { updateUser(id: $id, input: { disabled: true }) { id } }`],
-  ])('an administrator\'s %s ends every session of the user', async (what, mutation) => {
+  ])("an administrator's %s ends every session of the user", async (what, mutation) => {
     const u = await signedInTwice(`u-${what.replace(/\W/g, '')}`.toLowerCase());
     await admin(mutation, u.userId);
     // A disabled user is signed out anyway: enabled again, the sessions must still be gone.
-    if (what.startsWith('updateUser')) await admin(`mutation($id: ID!) { updateUser(id: $id, input: { disabled: false }) { id } }`, u.userId);
+    if (what.startsWith('updateUser'))
+      await admin(`mutation($id: ID!) { updateUser(id: $id, input: { disabled: false }) { id } }`, u.userId);
     await expectEndedElsewhere(u);
     expect(await u.here.signedIn()).toBe(false);
   });

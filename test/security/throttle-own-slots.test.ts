@@ -55,7 +55,8 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
     // Five browsers without a device cookie hold every slot of the account's shared key (`u:`)…
     (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-2', '192.0.2.2', browser)))).forEach(granted);
     // …while a confidential client's wrong passwords count on that key too, until it is delayed.
-    for (let i = 0; i < 5; i++) await granted(await throttle.reserve('account-2', '192.0.2.3', { kind: 'confidential', clientId: 'app' })).failed();
+    for (let i = 0; i < 5; i++)
+      await granted(await throttle.reserve('account-2', '192.0.2.3', { kind: 'confidential', clientId: 'app' })).failed();
 
     const sixth = await throttle.reserve('account-2', '192.0.2.2', browser);
     expect(sixth.blocked).toBe(true);

@@ -66,7 +66,8 @@ describe.each(databaseKinds)('token races on %s', (kind) => {
   const concurrently = (app: App, fields: Fields) =>
     Promise.all(Array.from({ length: CONCURRENCY }, (_, i) => token(nodes[i % nodes.length]!, app, fields)));
 
-  const meStatus = async (accessToken: string) => (await get(`${server.url}/api/oauth/v20/me`, {}, { authorization: `Bearer ${accessToken}` })).status;
+  const meStatus = async (accessToken: string) =>
+    (await get(`${server.url}/api/oauth/v20/me`, {}, { authorization: `Bearer ${accessToken}` })).status;
 
   /** What is wrong with one round's answers: exactly one 200 and the rest `400 expectedError`. */
   function judge(round: string, answers: Answer[], expectedError: string): { problems: string[]; winner?: Answer } {
@@ -74,7 +75,8 @@ describe.each(databaseKinds)('token races on %s', (kind) => {
     const winners = answers.filter((a) => a.status === 200);
     if (winners.length !== 1) problems.push(`${round}: ${winners.length} of ${CONCURRENCY} requests got 200 (expected exactly 1)`);
     for (const a of answers.filter((x) => x.status !== 200)) {
-      if (a.status !== 400 || a.body.error !== expectedError) problems.push(`${round}: a loser got ${a.status} ${a.body.error} (expected 400 ${expectedError})`);
+      if (a.status !== 400 || a.body.error !== expectedError)
+        problems.push(`${round}: a loser got ${a.status} ${a.body.error} (expected 400 ${expectedError})`);
     }
     return { problems, winner: winners.length === 1 ? winners[0] : undefined };
   }
@@ -86,7 +88,9 @@ describe.each(databaseKinds)('token races on %s', (kind) => {
     if (me !== 401) problems.push(`${round}: the winner's access token still answers ${me} at /me (expected 401)`);
     const refresh = await token(server.url, app, { grant_type: 'refresh_token', refresh_token: winner.body.refresh_token! });
     if (refresh.status !== 400 || refresh.body.error !== 'invalid_refresh_token') {
-      problems.push(`${round}: the winner's refresh token got ${refresh.status} ${refresh.body.error ?? ''} (expected 400 invalid_refresh_token)`);
+      problems.push(
+        `${round}: the winner's refresh token got ${refresh.status} ${refresh.body.error ?? ''} (expected 400 invalid_refresh_token)`,
+      );
     }
     return problems;
   }
@@ -134,7 +138,11 @@ describe.each(databaseKinds)('token races on %s', (kind) => {
     const fault = await failInsertsInto(server.db, 'refresh_tokens');
     let failed: Response;
     try {
-      failed = await postForm(`${server.url}/oauth/v20/token`, { grant_type: 'refresh_token', refresh_token: first.body.refresh_token! }, { authorization: basic(passwordApp.clientId, passwordApp.clientSecret!) });
+      failed = await postForm(
+        `${server.url}/oauth/v20/token`,
+        { grant_type: 'refresh_token', refresh_token: first.body.refresh_token! },
+        { authorization: basic(passwordApp.clientId, passwordApp.clientSecret!) },
+      );
     } finally {
       await fault.remove();
     }
@@ -152,7 +160,9 @@ describe.each(databaseKinds)('token races on %s', (kind) => {
     expect(await meStatus(retry.body.access_token!)).toBe(200);
 
     // Not theft: no reuse was recorded, and the family lives on (the first access token too).
-    const reuse = await withOwnConnection(server.db, (k) => k('audit_events').where({ kind: 'token.reuse_detected', client_id: passwordApp.clientId }).select('id'));
+    const reuse = await withOwnConnection(server.db, (k) =>
+      k('audit_events').where({ kind: 'token.reuse_detected', client_id: passwordApp.clientId }).select('id'),
+    );
     expect(reuse).toEqual([]);
     expect(await meStatus(first.body.access_token!)).toBe(200);
     const next = await token(server.url, passwordApp, { grant_type: 'refresh_token', refresh_token: retry.body.refresh_token! });

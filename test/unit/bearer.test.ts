@@ -5,7 +5,16 @@ import type { AccessGrant } from '../../src/tokens/model.ts';
 const NOW = 1_800_000_000_000;
 
 type GrantUser = NonNullable<AccessGrant['user']>;
-const alice: GrantUser = { id: 'u-alice', username: 'alice', email: null, emailVerified: false, displayName: null, groups: [], roles: [], disabled: false };
+const alice: GrantUser = {
+  id: 'u-alice',
+  username: 'alice',
+  email: null,
+  emailVerified: false,
+  displayName: null,
+  groups: [],
+  roles: [],
+  disabled: false,
+};
 
 /** A live user token of client `app`, good for another minute. */
 const grant = (over: Partial<AccessGrant> = {}): AccessGrant => ({
@@ -48,11 +57,19 @@ describe('judgeBearer: the one answer about a presented access token', () => {
   });
 
   it('a disabled user’s token is user_disabled', () => {
-    expect(judgeBearer(grant({ user: { ...alice, disabled: true } }), NOW)).toEqual({ ok: false, refusal: 'user_disabled', clientId: 'app' });
+    expect(judgeBearer(grant({ user: { ...alice, disabled: true } }), NOW)).toEqual({
+      ok: false,
+      refusal: 'user_disabled',
+      clientId: 'app',
+    });
   });
 
   it('a token of a client whose oauthEnabled is off is oauth_disabled', () => {
-    expect(judgeBearer(grant({ client: { oauthEnabled: false, roles: [], scopes: [] } }), NOW)).toEqual({ ok: false, refusal: 'oauth_disabled', clientId: 'app' });
+    expect(judgeBearer(grant({ client: { oauthEnabled: false, roles: [], scopes: [] } }), NOW)).toEqual({
+      ok: false,
+      refusal: 'oauth_disabled',
+      clientId: 'app',
+    });
   });
 
   it('the token’s own state comes first, then its user, then its client', () => {

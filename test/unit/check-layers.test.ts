@@ -40,25 +40,32 @@ describe('the layer check', () => {
   test('a tree that keeps every rule passes', async () => {
     const result = await check({
       ...model,
-      'src/users/queries.ts': "import type { User } from './model.ts';\nexport const userQueries = () => ({ find: (): User | undefined => undefined });\nexport type UserQueries = ReturnType<typeof userQueries>;\n",
-      'src/users/service.ts': "import type { UserQueries } from './queries.ts';\nimport type { User } from './model.ts';\nexport const users = (q: UserQueries): User | undefined => q.find();\n",
+      'src/users/queries.ts':
+        "import type { User } from './model.ts';\nexport const userQueries = () => ({ find: (): User | undefined => undefined });\nexport type UserQueries = ReturnType<typeof userQueries>;\n",
+      'src/users/service.ts':
+        "import type { UserQueries } from './queries.ts';\nimport type { User } from './model.ts';\nexport const users = (q: UserQueries): User | undefined => q.find();\n",
       'src/web/page.ts': "import type { User } from '../users/model.ts';\nexport const page = (u: User) => u.id;\n",
       'src/oauth/route.ts': "import { page } from '../web/page.ts';\nexport const route = page;\n",
       'src/identity/plugin-kit.ts': 'export const kit = 1;\n',
-      'plugins/mine/index.ts': "import { kit } from '../../src/identity/plugin-kit.ts';\nimport { helper } from './helper.ts';\nexport default kit + helper;\n",
+      'plugins/mine/index.ts':
+        "import { kit } from '../../src/identity/plugin-kit.ts';\nimport { helper } from './helper.ts';\nexport default kit + helper;\n",
       'plugins/mine/helper.ts': 'export const helper = 1;\n',
     });
     expect(result).toEqual({ ok: true, out: 'layers: ok\n' });
   });
 
   test('the HTTP layer writing an audit event fails', async () => {
-    const result = await check({ 'src/web/consent.ts': "export const go = async (ctx: any) => { await ctx.audit.record({ kind: 'consent.granted' }); };\n" });
+    const result = await check({
+      'src/web/consent.ts': "export const go = async (ctx: any) => { await ctx.audit.record({ kind: 'consent.granted' }); };\n",
+    });
     expect(result.ok).toBe(false);
     expect(result.out).toContain('src/web/consent.ts:1: the HTTP layer records an audit event');
   });
 
   test('an admin change written by a resolver fails too', async () => {
-    const result = await check({ 'src/admin/resolvers/users.ts': "export const go = (app: any) => app.audit.change('user.update', {});\n" });
+    const result = await check({
+      'src/admin/resolvers/users.ts': "export const go = (app: any) => app.audit.change('user.update', {});\n",
+    });
     expect(result.out).toContain('src/admin/resolvers/users.ts:1: the HTTP layer records an audit event');
   });
 
@@ -84,11 +91,15 @@ describe('the layer check', () => {
 
   test('a domain type taken from a queries module fails; its Queries type does not', async () => {
     const result = await check({
-      'src/users/queries.ts': 'export interface User { id: string }\nexport const userQueries = () => ({});\nexport type UserQueries = ReturnType<typeof userQueries>;\n',
-      'src/tokens/service.ts': "import type { User, UserQueries } from '../users/queries.ts';\nexport const f = (u: User, q: UserQueries) => [u, q];\n",
+      'src/users/queries.ts':
+        'export interface User { id: string }\nexport const userQueries = () => ({});\nexport type UserQueries = ReturnType<typeof userQueries>;\n',
+      'src/tokens/service.ts':
+        "import type { User, UserQueries } from '../users/queries.ts';\nexport const f = (u: User, q: UserQueries) => [u, q];\n",
     });
     expect(result.ok).toBe(false);
-    expect(result.out).toContain('src/tokens/service.ts:1: takes User from a queries module (src/users/queries.ts); types live in model modules');
+    expect(result.out).toContain(
+      'src/tokens/service.ts:1: takes User from a queries module (src/users/queries.ts); types live in model modules',
+    );
     expect(result.out).not.toContain('takes User, UserQueries');
   });
 

@@ -4,7 +4,12 @@ import { ConfigError, loadConfig } from '../../src/config/load.ts';
 describe('configuration', () => {
   test('defaults match docs/configuration.md', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 8080, host: '0.0.0.0', publicUrl: 'http://localhost:8080', databaseUrl: 'sqlite:./data/latchkey.db' });
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      publicUrl: 'http://localhost:8080',
+      databaseUrl: 'sqlite:./data/latchkey.db',
+    });
     expect(config.identity.backends).toEqual([{ id: 'local', plugin: 'database', config: {} }]);
     expect(config.tokens.codeTtl).toBe(60);
   });
@@ -25,7 +30,9 @@ describe('configuration', () => {
   test('logout.backchannelClaimLease: 30 s by default, never shorter than a delivery', () => {
     expect(loadConfig({}).logout.backchannelClaimLease).toBe(30_000);
     expect(loadConfig({}, { logout: { backchannelClaimLease: 6000 } }).logout.backchannelClaimLease).toBe(6000);
-    expect(() => loadConfig({}, { logout: { backchannelClaimLease: 1000 } })).toThrow(/logout\.backchannelClaimLease: must be at least 6000/);
+    expect(() => loadConfig({}, { logout: { backchannelClaimLease: 1000 } })).toThrow(
+      /logout\.backchannelClaimLease: must be at least 6000/,
+    );
   });
 
   test('unknown keys are refused at every level, each named with where it stands (docs/decisions.md "Unknown configuration keys")', () => {
@@ -33,8 +40,12 @@ describe('configuration', () => {
     expect(() => loadConfig({}, { throttle: { userFreeFailure: 3 } })).toThrow(/throttle\.userFreeFailure: unknown key in throttle/);
     // Beside `plugin:`, where a misplaced block once started the server and did nothing.
     const backends = [{ id: 'corp', plugin: 'ldap', config: {}, kerberos: { keytab: '/etc/krb5.keytab' } }];
-    expect(() => loadConfig({}, { identity: { backends } })).toThrow(/identity\.backends\.0\.kerberos: unknown key in identity\.backends\.0 \(id "corp"\)/);
+    expect(() => loadConfig({}, { identity: { backends } })).toThrow(
+      /identity\.backends\.0\.kerberos: unknown key in identity\.backends\.0 \(id "corp"\)/,
+    );
     // Every fault is listed, not only the first.
-    expect(() => loadConfig({}, { prot: 1, session: { ttl: 60, tll: 60 } })).toThrow(/session\.tll: unknown key in session\n\s*prot: unknown key at the top level/);
+    expect(() => loadConfig({}, { prot: 1, session: { ttl: 60, tll: 60 } })).toThrow(
+      /session\.tll: unknown key in session\n\s*prot: unknown key at the top level/,
+    );
   });
 });

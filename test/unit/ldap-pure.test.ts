@@ -55,7 +55,12 @@ describe('Active Directory values', () => {
     expect(adBindRefusal(msg('52e'))).toBe('wrong');
     expect(adBindRefusal(msg('525'))).toBe('wrong');
     expect(adBindRefusal(msg('775'))).toBe('wrong');
-    expect(['533', '701', '532', '773'].map((code) => adBindRefusal(msg(code)))).toEqual(['disabled', 'account_expired', 'password_expired', 'password_must_change']);
+    expect(['533', '701', '532', '773'].map((code) => adBindRefusal(msg(code)))).toEqual([
+      'disabled',
+      'account_expired',
+      'password_expired',
+      'password_must_change',
+    ]);
     expect(adBindRefusal('Invalid credentials')).toBe('wrong');
   });
 

@@ -69,14 +69,24 @@ describe('the error factories', () => {
   it('bearerError: the code in WWW-Authenticate; 400 for a malformed request, else 401', () => {
     const err = bearerError('invalid_token', 'the access token expired');
     expect(err.status).toBe(401);
-    expect(err.headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="latchkey", error="invalid_token", error_description="the access token expired"' });
+    expect(err.headers).toEqual({
+      'WWW-Authenticate': 'Bearer realm="latchkey", error="invalid_token", error_description="the access token expired"',
+    });
     expect(bearerError('invalid_request', 'two tokens').status).toBe(400);
     expect(bearerError('invalid_access_token', 'd').status).toBe(401);
   });
 
   it('backendUnavailable: 503 without Retry-After; databaseUnavailable: 503 with Retry-After 5', () => {
-    expect([backendUnavailable().error, backendUnavailable().status, backendUnavailable().headers]).toEqual(['temporarily_unavailable', 503, {}]);
-    expect([databaseUnavailable().error, databaseUnavailable().status, databaseUnavailable().headers]).toEqual(['temporarily_unavailable', 503, { 'Retry-After': '5' }]);
+    expect([backendUnavailable().error, backendUnavailable().status, backendUnavailable().headers]).toEqual([
+      'temporarily_unavailable',
+      503,
+      {},
+    ]);
+    expect([databaseUnavailable().error, databaseUnavailable().status, databaseUnavailable().headers]).toEqual([
+      'temporarily_unavailable',
+      503,
+      { 'Retry-After': '5' },
+    ]);
   });
 });
 
@@ -140,7 +150,8 @@ describe('forClient: the codes each client style reads (docs/connect-an-applicat
       ['app_unsupport_sso', 'unauthorized_client'],
       ['app_unsupport_oauth', 'unauthorized_client'],
     ];
-    for (const [document, standard] of cases) expect([document, rfc(oauthError(document, 'd'), 'authorize').error]).toEqual([document, standard]);
+    for (const [document, standard] of cases)
+      expect([document, rfc(oauthError(document, 'd'), 'authorize').error]).toEqual([document, standard]);
     // The token endpoint's table does not apply there.
     const code = oauthError('invalid_code', 'd');
     expect(rfc(code, 'authorize')).toBe(code);
@@ -211,7 +222,11 @@ describe('errorHandler: how an error becomes the JSON answer', () => {
   it('an unreachable database is 503 temporarily_unavailable with Retry-After, reported to the outage tracker', () => {
     const down = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
     const { sent, outages } = run(down);
-    expect([sent.status, sent.headers['Retry-After'], (sent.body as { error: string }).error]).toEqual([503, '5', 'temporarily_unavailable']);
+    expect([sent.status, sent.headers['Retry-After'], (sent.body as { error: string }).error]).toEqual([
+      503,
+      '5',
+      'temporarily_unavailable',
+    ]);
     expect(outages).toEqual([down]);
   });
 

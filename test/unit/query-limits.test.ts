@@ -16,7 +16,9 @@ describe('query depth and cost limits', () => {
   });
   test('depth counts nesting, through fragments too', () => {
     expect(check('{ node { child { child { child { id } } } } }')).toEqual(['query depth 5 exceeds the limit of 4']);
-    expect(check('{ node { ...F } } fragment F on Node { child { child { child { id } } } }')).toEqual(['query depth 5 exceeds the limit of 4']);
+    expect(check('{ node { ...F } } fragment F on Node { child { child { child { id } } } }')).toEqual([
+      'query depth 5 exceeds the limit of 4',
+    ]);
   });
   test('cost multiplies by page size, and aliases add up', () => {
     expect(check('{ nodes(first: 10) { edges { node { id } } } }')).toEqual([]);
@@ -32,16 +34,19 @@ describe('query depth and cost limits', () => {
       let n = 0;
       const walk = (v: unknown): void => {
         if (Array.isArray(v)) v.forEach(walk);
-        else if (v && typeof v === 'object') for (const value of Object.values(v)) (n++, walk(value));
+        else if (v && typeof v === 'object') for (const value of Object.values(v)) n++, walk(value);
       };
       walk((execute({ schema, document: parse(query) }) as { data: unknown }).data);
       return n;
     };
     // Enumerating the whole schema is priced at what it returns, nine ofType levels deep or not.
-    for (const query of [getIntrospectionQuery(), '{ __schema { types { name fields { name type { name ofType { name } } } } } }']) expect(price(query)).toBe(size(query));
+    for (const query of [getIntrospectionQuery(), '{ __schema { types { name fields { name type { name ofType { name } } } } } }'])
+      expect(price(query)).toBe(size(query));
     // From one type, each list is priced at its largest, so no path is priced below its answer.
     const fromOne = '{ __type(name: "Node") { fields { name type { fields { name } } } } }';
     expect(price(fromOne)).toBeGreaterThanOrEqual(size(fromOne));
-    expect(check('{ a: __schema { types { name } } b: __schema { types { name } } }', 10, 10)).toEqual([expect.stringMatching(/^query cost \d+ exceeds the limit of 10$/)]);
+    expect(check('{ a: __schema { types { name } } b: __schema { types { name } } }', 10, 10)).toEqual([
+      expect.stringMatching(/^query cost \d+ exceeds the limit of 10$/),
+    ]);
   });
 });

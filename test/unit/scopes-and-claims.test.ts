@@ -1,6 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Client } from '../../src/clients/model.ts';
-import { ADMIN_CLIENTS, ADMIN_SCOPE, clientScopes, grantableScopes, OFFLINE_ACCESS, requestedScopes, scopesAllowed, withoutIgnoredScopes } from '../../src/clients/scopes.ts';
+import {
+  ADMIN_CLIENTS,
+  ADMIN_SCOPE,
+  clientScopes,
+  grantableScopes,
+  OFFLINE_ACCESS,
+  requestedScopes,
+  scopesAllowed,
+  withoutIgnoredScopes,
+} from '../../src/clients/scopes.ts';
 import { OAuthError } from '../../src/errors/oauth.ts';
 import { scopedClaims, type ClaimsUser } from '../../src/tokens/claims.ts';
 
@@ -57,7 +66,11 @@ describe('requestedScopes: the scopes asked for, each allowed', () => {
   });
 
   it('one not allowed refuses the request with invalid_scope, naming every such scope', () => {
-    expect(refusal(() => requestedScopes('openid groups admin', ['openid'], []))).toEqual(['invalid_scope', 400, 'scope not allowed: groups admin']);
+    expect(refusal(() => requestedScopes('openid groups admin', ['openid'], []))).toEqual([
+      'invalid_scope',
+      400,
+      'scope not allowed: groups admin',
+    ]);
   });
 });
 
@@ -105,7 +118,14 @@ describe('the admin scope (docs/admin-api.md)', () => {
 });
 
 describe('scopedClaims: the claims each scope releases (userinfo and the id_token)', () => {
-  const alice: ClaimsUser = { id: 'u-1', username: 'alice', email: 'alice@example.com', emailVerified: true, displayName: 'Alice Liddell', groups: ['staff', 'ops'] };
+  const alice: ClaimsUser = {
+    id: 'u-1',
+    username: 'alice',
+    email: 'alice@example.com',
+    emailVerified: true,
+    displayName: 'Alice Liddell',
+    groups: ['staff', 'ops'],
+  };
 
   it('openid alone: the subject only', () => {
     expect(scopedClaims(alice, ['openid'])).toEqual({ sub: 'u-1' });
@@ -118,7 +138,11 @@ describe('scopedClaims: the claims each scope releases (userinfo and the id_toke
 
   it('email: the address and whether it is verified, as stored', () => {
     expect(scopedClaims(alice, ['email'])).toEqual({ sub: 'u-1', email: 'alice@example.com', email_verified: true });
-    expect(scopedClaims({ ...alice, emailVerified: false }, ['email'])).toEqual({ sub: 'u-1', email: 'alice@example.com', email_verified: false });
+    expect(scopedClaims({ ...alice, emailVerified: false }, ['email'])).toEqual({
+      sub: 'u-1',
+      email: 'alice@example.com',
+      email_verified: false,
+    });
   });
 
   it('email for a user without an address: nothing, not even email_verified', () => {

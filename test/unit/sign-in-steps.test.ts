@@ -8,7 +8,13 @@ const MINUTE = 60_000;
 type Session = NonNullable<SignInFacts['session']>;
 
 /** A password sign-in a minute ago, not for this request, proved recently enough to enrol. */
-const session = (over: Partial<Session> = {}): Session => ({ authTime: NOW - MINUTE, amr: ['pwd'], fresh: false, provedRecently: true, ...over });
+const session = (over: Partial<Session> = {}): Session => ({
+  authTime: NOW - MINUTE,
+  amr: ['pwd'],
+  fresh: false,
+  provedRecently: true,
+  ...over,
+});
 
 /** A signed-in browser at a client that needs nothing more: no second factor, no consent. */
 const facts = (over: Partial<SignInFacts> = {}): SignInFacts => ({
@@ -44,13 +50,20 @@ describe('1. signing in', () => {
   });
 
   it('prompt=none without a session is refused with login_required, never a page', () => {
-    expect(nextStep(facts({ session: undefined, prompt: prompt('none') }))).toEqual({ kind: 'refused', error: 'login_required', because: 'not_signed_in' });
+    expect(nextStep(facts({ session: undefined, prompt: prompt('none') }))).toEqual({
+      kind: 'refused',
+      error: 'login_required',
+      because: 'not_signed_in',
+    });
   });
 
   it('a request naming a configured upstream (idp) goes straight there instead of the login page', () => {
     expect(nextStep(facts({ session: undefined, upstream: true }))).toEqual({ kind: 'upstream' });
     // prompt=none still shows nothing, not even the upstream's page.
-    expect(nextStep(facts({ session: undefined, upstream: true, prompt: prompt('none') }))).toMatchObject({ kind: 'refused', error: 'login_required' });
+    expect(nextStep(facts({ session: undefined, upstream: true, prompt: prompt('none') }))).toMatchObject({
+      kind: 'refused',
+      error: 'login_required',
+    });
   });
 
   it('a session is enough without prompt=login or max_age', () => {
@@ -152,7 +165,10 @@ describe('3. consent (docs/decisions.md "Consent")', () => {
   });
 
   it('prompt=none is refused with consent_required when it would ask, and goes on when it would not', () => {
-    expect(settle(consenting({ prompt: prompt('none') }), { granted: ['openid'] }).step).toEqual({ kind: 'refused', error: 'consent_required' });
+    expect(settle(consenting({ prompt: prompt('none') }), { granted: ['openid'] }).step).toEqual({
+      kind: 'refused',
+      error: 'consent_required',
+    });
     expect(settle(consenting({ prompt: prompt('none') }), { granted: ['openid', 'email'] }).step).toEqual({ kind: 'continue' });
   });
 

@@ -23,7 +23,14 @@ describe('a misbehaving upstream', () => {
     bad = await badUpstream(await freePort());
     flaky = await badUpstream(await freePort());
     await flaky.listen();
-    const entry = (u: BadUpstream, id: string, name: string) => ({ id, name, issuer: u.issuer, clientId: u.clientId, clientSecret: u.clientSecret, timeoutMs: 500 });
+    const entry = (u: BadUpstream, id: string, name: string) => ({
+      id,
+      name,
+      issuer: u.issuer,
+      clientId: u.clientId,
+      clientSecret: u.clientSecret,
+      timeoutMs: 500,
+    });
     // `bad` is not listening yet: an upstream down at start.
     server = await startTestServer('sqlite', {
       identity: { upstreams: [entry(bad, 'bad', 'Bad IdP'), entry(flaky, 'flaky', 'Flaky IdP')] },
@@ -37,7 +44,8 @@ describe('a misbehaving upstream', () => {
     await flaky?.stop();
   });
 
-  const authorizeUrl = () => `${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 'st' })}`;
+  const authorizeUrl = () =>
+    `${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', state: 'st' })}`;
 
   /** The login page's "Sign in with <name>": the answer to that form (a redirect away, or an error page). */
   async function choose(hops: Hops, name: string): Promise<Response> {

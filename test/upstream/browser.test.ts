@@ -23,7 +23,11 @@ describe('signing in through an upstream in Chromium', () => {
     server = await startTestServer('sqlite', {
       port,
       publicUrl: home,
-      identity: { upstreams: [{ id: 'partner', name: 'Partner IdP', issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret }] },
+      identity: {
+        upstreams: [
+          { id: 'partner', name: 'Partner IdP', issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret },
+        ],
+      },
     });
     appServer = await startClientApp();
     callback = appServer.callback;
@@ -40,7 +44,9 @@ describe('signing in through an upstream in Chromium', () => {
     const client = await server.client({ name: 'Wiki', redirectUris: [callback] });
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(`${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback, response_type: 'code', state: 'b1', scope: 'openid profile' })}`);
+    await page.goto(
+      `${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback, response_type: 'code', state: 'b1', scope: 'openid profile' })}`,
+    );
     await page.getByRole('button', { name: 'Sign in with Partner IdP' }).click();
 
     await page.waitForURL((u) => u.href.startsWith(upstream.issuer));
@@ -54,7 +60,9 @@ describe('signing in through an upstream in Chromium', () => {
     expect(decodeJwt(tokens.id_token)).toMatchObject({ amr: ['fed'], preferred_username: 'eve@partner' });
 
     // The SSO session is Latchkey's: a second authorize needs no upstream at all.
-    await page.goto(`${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback, response_type: 'code', state: 'b2', scope: 'openid' })}`);
+    await page.goto(
+      `${server.url}/oauth/v20/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: callback, response_type: 'code', state: 'b2', scope: 'openid' })}`,
+    );
     await page.waitForURL((u) => u.href.startsWith(callback) && u.searchParams.get('state') === 'b2');
     await context.close();
   });

@@ -6,7 +6,8 @@ import { loadUpstreams } from '../../src/identity/upstreams/registry.ts';
 const upstream = { id: 'corp', name: 'Corp', issuer: 'https://login.example.com/tenant/v2.0', clientId: 'id', clientSecret: 'secret' };
 const config = (upstreams: unknown[], backends?: unknown[]) =>
   loadConfig({ LATCHKEY_CONFIG: undefined }, { identity: { upstreams, ...(backends ? { backends } : {}) } });
-const build = (entries: unknown[]) => loadUpstreams(config(entries).identity.upstreams, 'https://sso.example.com', pino({ level: 'silent' }));
+const build = (entries: unknown[]) =>
+  loadUpstreams(config(entries).identity.upstreams, 'https://sso.example.com', pino({ level: 'silent' }));
 
 /** `identity.upstreams` is validated at start, like the backends: a bad entry names the upstream and the key. */
 describe('identity.upstreams', () => {

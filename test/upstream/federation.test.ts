@@ -21,8 +21,17 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
   beforeAll(async () => {
     const port = await freePort();
     const home = `http://127.0.0.1:${port}`;
-    upstream = await startOidcUpstream([`${home}/login/upstream/partner/callback`, `${home}/login/upstream/strict/callback`, `${home}/login/upstream/entra/callback`]);
-    const common = { issuer: upstream.issuer, clientId: upstream.clientId, clientSecret: upstream.clientSecret, scopes: ['openid', 'profile', 'email', 'groups'] };
+    upstream = await startOidcUpstream([
+      `${home}/login/upstream/partner/callback`,
+      `${home}/login/upstream/strict/callback`,
+      `${home}/login/upstream/entra/callback`,
+    ]);
+    const common = {
+      issuer: upstream.issuer,
+      clientId: upstream.clientId,
+      clientSecret: upstream.clientSecret,
+      scopes: ['openid', 'profile', 'email', 'groups'],
+    };
     server = await startTestServer(kind, {
       port,
       publicUrl: home,
@@ -35,10 +44,29 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
         ],
       },
     });
-    upstream.accounts.set('u-ann', { sub: 'u-ann', preferred_username: 'ann', email: 'ann@example.com', email_verified: true, name: 'Ann Upstream', groups: ['staff'] });
-    upstream.accounts.set('u-boss', { sub: 'u-boss', preferred_username: 'boss', email: 'boss@example.com', email_verified: true, groups: ['latchkey-admins'] });
+    upstream.accounts.set('u-ann', {
+      sub: 'u-ann',
+      preferred_username: 'ann',
+      email: 'ann@example.com',
+      email_verified: true,
+      name: 'Ann Upstream',
+      groups: ['staff'],
+    });
+    upstream.accounts.set('u-boss', {
+      sub: 'u-boss',
+      preferred_username: 'boss',
+      email: 'boss@example.com',
+      email_verified: true,
+      groups: ['latchkey-admins'],
+    });
     upstream.accounts.set('u-out', { sub: 'u-out', preferred_username: 'outsider', email: 'out@elsewhere.org', email_verified: true });
-    upstream.accounts.set('u-mfa', { sub: 'u-mfa', preferred_username: 'strong', email: 'strong@example.com', email_verified: true, amr: ['pwd', 'otp', 'mfa'] });
+    upstream.accounts.set('u-mfa', {
+      sub: 'u-mfa',
+      preferred_username: 'strong',
+      email: 'strong@example.com',
+      email_verified: true,
+      amr: ['pwd', 'otp', 'mfa'],
+    });
     // A local account whose name an upstream user also has: it must stay untouched.
     await server.user('clash', 'clash-password-1', { email: 'clash@local.test' });
     upstream.accounts.set('u-clash', { sub: 'u-clash', preferred_username: 'clash', email: 'clash@example.com', email_verified: true });
@@ -87,7 +115,14 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     expect(claims.email).toBe('ann@example.com');
 
     const user = await server.ctx.users.find(String(claims.sub));
-    expect(user).toMatchObject({ backend: 'partner', externalId: 'u-ann', username: 'ann@partner', displayName: 'Ann Upstream', groups: ['staff'], roles: [] });
+    expect(user).toMatchObject({
+      backend: 'partner',
+      externalId: 'u-ann',
+      username: 'ann@partner',
+      displayName: 'Ann Upstream',
+      groups: ['staff'],
+      roles: [],
+    });
     const success = await server.sql('audit_events').where({ kind: 'login.success', user_id: user!.id }).first();
     expect(JSON.parse(success.details)).toMatchObject({ upstream: 'partner', amr: ['fed'] });
   });
@@ -102,10 +137,21 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
       return String(decodeJwt(tokens.id_token).sub);
     };
     const first = await signIn();
-    upstream.accounts.set('u-ann', { sub: 'u-ann', preferred_username: 'ann.renamed', email: 'ann@example.com', email_verified: true, name: 'Ann Renamed', groups: ['staff', 'ops'] });
+    upstream.accounts.set('u-ann', {
+      sub: 'u-ann',
+      preferred_username: 'ann.renamed',
+      email: 'ann@example.com',
+      email_verified: true,
+      name: 'Ann Renamed',
+      groups: ['staff', 'ops'],
+    });
     const second = await signIn();
     expect(second).toBe(first);
-    expect(await server.ctx.users.find(second)).toMatchObject({ username: 'ann.renamed@partner', displayName: 'Ann Renamed', groups: ['staff', 'ops'] });
+    expect(await server.ctx.users.find(second)).toMatchObject({
+      username: 'ann.renamed@partner',
+      displayName: 'Ann Renamed',
+      groups: ['staff', 'ops'],
+    });
   });
 
   test('idp= skips the chooser and goes straight to that upstream; an unknown idp is invalid_request', async () => {
@@ -211,7 +257,12 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     const sp = await startSamlSp({ idpUrl: server.url, idpCert });
     try {
       const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' });
-      const registered = await graphqlPost(server, access_token, 'mutation R($xml: String) { registerSamlServiceProvider(metadataXml: $xml) { entityId } }', { xml: sp.metadataXml });
+      const registered = await graphqlPost(
+        server,
+        access_token,
+        'mutation R($xml: String) { registerSamlServiceProvider(metadataXml: $xml) { entityId } }',
+        { xml: sp.metadataXml },
+      );
       expect(registered.errors).toBeUndefined();
       (sp.saml.options as { forceAuthn: boolean }).forceAuthn = true;
       const hops = new Hops();
@@ -259,8 +310,17 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
       expect(browser.jar(server.url).has('lk_sso')).toBe(false);
     }
     const refused = await server.sql('audit_events').where({ kind: 'login.failure' }).select('details');
-    const reasons = refused.map((r) => JSON.parse(r.details)).filter((d) => d.upstream === 'partner').map((d) => d.reason as string);
-    expect(reasons).toEqual(expect.arrayContaining([expect.stringMatching(/already used|not started/), expect.stringMatching(/no authorization code/), expect.stringMatching(/access_denied|refused/)]));
+    const reasons = refused
+      .map((r) => JSON.parse(r.details))
+      .filter((d) => d.upstream === 'partner')
+      .map((d) => d.reason as string);
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/already used|not started/),
+        expect.stringMatching(/no authorization code/),
+        expect.stringMatching(/access_denied|refused/),
+      ]),
+    );
   });
 
   test('the account page signs in through an upstream too, and comes back to itself', async () => {
@@ -275,10 +335,27 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
   });
 
   test('the device page signs in through an upstream, and comes back to approve the device', async () => {
-    const cli = await server.client({ name: 'Dev CLI', confidential: false, grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'], redirectUris: [], scopes: ['openid'] });
-    const started = (await (await fetch(`${server.url}/oauth/v20/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: cli.clientId, scope: 'openid' }) })).json()) as { user_code: string };
+    const cli = await server.client({
+      name: 'Dev CLI',
+      confidential: false,
+      grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'],
+      redirectUris: [],
+      scopes: ['openid'],
+    });
+    const started = (await (
+      await fetch(`${server.url}/oauth/v20/device_authorization`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: cli.clientId, scope: 'openid' }),
+      })
+    ).json()) as { user_code: string };
     const hops = new Hops();
-    const callback = await toCallback(hops, `${server.url}/device?${new URLSearchParams({ user_code: started.user_code })}`, 'Partner IdP', 'u-ann');
+    const callback = await toCallback(
+      hops,
+      `${server.url}/device?${new URLSearchParams({ user_code: started.user_code })}`,
+      'Partner IdP',
+      'u-ann',
+    );
     const approval = await back(hops, callback);
     expect(approval.status).toBe(200);
     const html = await approval.text();
@@ -298,10 +375,19 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
 
   test('an email is taken only when the upstream verified it; trustEmail takes one sent without email_verified', async () => {
     upstream.accounts.set('u-silent', { sub: 'u-silent', preferred_username: 'silent', email: 'silent@example.com' });
-    upstream.accounts.set('u-unverified', { sub: 'u-unverified', preferred_username: 'unverified', email: 'unverified@example.com', email_verified: false });
+    upstream.accounts.set('u-unverified', {
+      sub: 'u-unverified',
+      preferred_username: 'unverified',
+      email: 'unverified@example.com',
+      email_verified: false,
+    });
     expect(await signedInUser('Partner IdP', 'u-silent')).toMatchObject({ username: 'silent@partner', email: null });
     expect(await signedInUser('Partner IdP', 'u-unverified')).toMatchObject({ email: null });
-    expect(await signedInUser('Entra-like IdP', 'u-silent')).toMatchObject({ backend: 'entra', username: 'silent@entra', email: 'silent@example.com' });
+    expect(await signedInUser('Entra-like IdP', 'u-silent')).toMatchObject({
+      backend: 'entra',
+      username: 'silent@entra',
+      email: 'silent@example.com',
+    });
     expect(await signedInUser('Entra-like IdP', 'u-unverified')).toMatchObject({ email: null });
   });
 
@@ -318,9 +404,20 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
   test('at a SAML app, an upstream user is not a local user of the same name, and no password class is claimed', async () => {
     const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' });
     const entityId = `https://wiki-${kind}.example.com/saml`;
-    const registered = await graphqlPost(server, access_token, 'mutation($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }', {
-      input: { entityId, assertionConsumerServiceUrls: [`https://wiki-${kind}.example.com/acs`], nameIdFormat: 'UNSPECIFIED', attributes: ['uid'], allowIdpInitiated: true },
-    });
+    const registered = await graphqlPost(
+      server,
+      access_token,
+      'mutation($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }',
+      {
+        input: {
+          entityId,
+          assertionConsumerServiceUrls: [`https://wiki-${kind}.example.com/acs`],
+          nameIdFormat: 'UNSPECIFIED',
+          attributes: ['uid'],
+          allowIdpInitiated: true,
+        },
+      },
+    );
     expect(registered.errors).toBeUndefined();
     const hops = new Hops();
     const sso = `${server.url}/saml/v20/sso?${new URLSearchParams({ sp: entityId })}`;
@@ -333,9 +430,14 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     expect(xml).toContain('<saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified</saml:AuthnContextClassRef>');
   });
 
-  test("an upstream user with a local user's email: kept unverified, never email_verified, an email NameID or mail (docs/decisions.md \"Upstream emails\")", async () => {
+  test('an upstream user with a local user\'s email: kept unverified, never email_verified, an email NameID or mail (docs/decisions.md "Upstream emails")', async () => {
     await server.user('alice', 'alice-password-1', { email: 'alice@example.com' });
-    upstream.accounts.set('u-mallory', { sub: 'u-mallory', preferred_username: 'mallory', email: 'Alice@Example.com', email_verified: true });
+    upstream.accounts.set('u-mallory', {
+      sub: 'u-mallory',
+      preferred_username: 'mallory',
+      email: 'Alice@Example.com',
+      email_verified: true,
+    });
     // OIDC: the address is there, but not as verified.
     const client = await server.client({ scopes: ['openid', 'profile', 'email'] });
     const hops = new Hops();
@@ -343,14 +445,27 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     const code = new URL(done.headers.get('location')!).searchParams.get('code')!;
     const tokens = (await (await exchangeCode(server, client, code)).json()) as { id_token: string; access_token: string };
     expect(decodeJwt(tokens.id_token)).toMatchObject({ email: 'Alice@Example.com', email_verified: false });
-    const userinfo = await (await fetch(`${server.url}/connect/v10/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).json();
+    const userinfo = await (
+      await fetch(`${server.url}/connect/v10/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })
+    ).json();
     expect(userinfo).toMatchObject({ email_verified: false });
     // SAML: an email-NameID SP gets the upstream user's own name, and no mail attribute.
     const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD, { scope: 'admin' });
     const entityId = `https://mail-${kind}.example.com/saml`;
-    const registered = await graphqlPost(server, access_token, 'mutation($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }', {
-      input: { entityId, assertionConsumerServiceUrls: [`https://mail-${kind}.example.com/acs`], nameIdFormat: 'EMAIL_ADDRESS', attributes: ['uid', 'mail'], allowIdpInitiated: true },
-    });
+    const registered = await graphqlPost(
+      server,
+      access_token,
+      'mutation($input: SamlServiceProviderInput) { registerSamlServiceProvider(input: $input) { entityId } }',
+      {
+        input: {
+          entityId,
+          assertionConsumerServiceUrls: [`https://mail-${kind}.example.com/acs`],
+          nameIdFormat: 'EMAIL_ADDRESS',
+          attributes: ['uid', 'mail'],
+          allowIdpInitiated: true,
+        },
+      },
+    );
     expect(registered.errors).toBeUndefined();
     const page = await hops.get(`${server.url}/saml/v20/sso?${new URLSearchParams({ sp: entityId })}`);
     const xml = Buffer.from(/name="SAMLResponse" value="([^"]+)"/.exec(await page.text())![1]!, 'base64').toString('utf8');
@@ -396,7 +511,8 @@ describe.each(databaseKinds)('upstream identity providers on %s', (kind) => {
     const client = await server.client();
     const partner = server.ctx.upstreams.find('partner')!;
     const origin = { requestId: 'r-loopback' };
-    for (const ip of ['127.0.0.1', '::ffff:127.0.0.1', '::1']) while ((await server.ctx.upstreams.signIns.starting(partner, { ...origin, ip })) === 0);
+    for (const ip of ['127.0.0.1', '::ffff:127.0.0.1', '::1'])
+      while ((await server.ctx.upstreams.signIns.starting(partner, { ...origin, ip })) === 0);
     const refused = await new Hops().get(authorizeUrl(client, { idp: 'partner' }));
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);

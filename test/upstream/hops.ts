@@ -18,7 +18,12 @@ export class Hops {
 
   async post(url: string, fields: Fields): Promise<Response> {
     const body = new URLSearchParams(Object.entries(fields).filter((e): e is [string, string] => e[1] !== undefined)).toString();
-    const res = await fetch(url, { method: 'POST', redirect: 'manual', headers: { cookie: this.jar(url).header(), 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const res = await fetch(url, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: this.jar(url).header(), 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
     this.jar(url).store(res);
     return res;
   }

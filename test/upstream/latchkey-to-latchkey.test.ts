@@ -30,9 +30,18 @@ describe('Latchkey as the upstream of Latchkey', () => {
       at,
       access_token,
       'mutation($input: RegisterClientInput!) { registerClient(input: $input) { client { clientId } clientSecret } }',
-      { input: { name: 'Downstream Latchkey', redirectUris: [`${home}/login/upstream/corp/callback`], scopes: ['openid', 'profile', 'email'] } },
+      {
+        input: {
+          name: 'Downstream Latchkey',
+          redirectUris: [`${home}/login/upstream/corp/callback`],
+          scopes: ['openid', 'profile', 'email'],
+        },
+      },
     );
-    const { client: upstreamClient, clientSecret } = registered.data!.registerClient as { client: { clientId: string }; clientSecret: string };
+    const { client: upstreamClient, clientSecret } = registered.data!.registerClient as {
+      client: { clientId: string };
+      clientSecret: string;
+    };
     const created = await graphqlPost(at, access_token, 'mutation($input: CreateUserInput!) { createUser(input: $input) { id } }', {
       input: { username: 'dora', password: 'dora-password-1', email: 'dora@corp.test', displayName: 'Dora Upstream' },
     });
@@ -62,7 +71,10 @@ describe('Latchkey as the upstream of Latchkey', () => {
     expect(upstreamAuthorize.startsWith(`${peer.url}/oauth/v20/authorize?`)).toBe(true);
     const login = await hops.get(upstreamAuthorize);
     expect(login.status).toBe(200);
-    const signedIn = await hops.submitForm(upstreamAuthorize, await login.text(), /name="username"/, { username: 'dora', password: 'dora-password-1' });
+    const signedIn = await hops.submitForm(upstreamAuthorize, await login.text(), /name="username"/, {
+      username: 'dora',
+      password: 'dora-password-1',
+    });
     expect(signedIn.status).toBe(303);
     const callback = locationOf(signedIn, peer.url);
     expect(callback.startsWith(`${server.url}/login/upstream/corp/callback?`)).toBe(true);
@@ -79,6 +91,10 @@ describe('Latchkey as the upstream of Latchkey', () => {
     expect(claims.amr).toEqual(['fed']);
     expect(claims.preferred_username).toBe('dora@corp');
     expect(claims.email).toBe('dora@corp.test');
-    expect(await server.ctx.users.find(String(claims.sub))).toMatchObject({ backend: 'corp', username: 'dora@corp', displayName: 'Dora Upstream' });
+    expect(await server.ctx.users.find(String(claims.sub))).toMatchObject({
+      backend: 'corp',
+      username: 'dora@corp',
+      displayName: 'Dora Upstream',
+    });
   });
 });

@@ -1,6 +1,9 @@
 /** RFC 7636 and friends: random single-use values and the S256 code challenge, with Web Crypto. */
 const base64url = (bytes: Uint8Array): string =>
-  btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 /** 256 random bits, base64url: a code verifier, a state or a nonce. */
 export const randomValue = (): string => base64url(crypto.getRandomValues(new Uint8Array(32)));

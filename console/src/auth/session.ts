@@ -75,7 +75,11 @@ async function tokenRequest(params: Record<string, string>): Promise<Record<stri
     credentials: 'omit',
   });
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
-  if (!res.ok) throw Object.assign(new SignInError(`${String(body.error ?? res.status)}: ${String(body.error_description ?? 'the token request failed')}`), { status: res.status });
+  if (!res.ok)
+    throw Object.assign(
+      new SignInError(`${String(body.error ?? res.status)}: ${String(body.error_description ?? 'the token request failed')}`),
+      { status: res.status },
+    );
   return body;
 }
 
@@ -84,7 +88,8 @@ function keep(body: Record<string, unknown>, nonce?: string): void {
   const claims = id ? jwtClaims(id) : {};
   if (nonce !== undefined) {
     const aud = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-    if (claims.iss !== issuer || !aud.includes(CLIENT_ID) || claims.nonce !== nonce) throw new SignInError('the id_token does not belong to this sign-in (issuer, audience or nonce differ)');
+    if (claims.iss !== issuer || !aud.includes(CLIENT_ID) || claims.nonce !== nonce)
+      throw new SignInError('the id_token does not belong to this sign-in (issuer, audience or nonce differ)');
   }
   const lifetime = Number(body.expires_in ?? 300) * 1000;
   tokens = {
@@ -123,7 +128,10 @@ export async function completeSignIn(query: URLSearchParams): Promise<string> {
   }
   const code = query.get('code');
   if (!code) throw new SignInError('the answer carries no code');
-  keep(await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pending.verifier }), pending.nonce);
+  keep(
+    await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pending.verifier }),
+    pending.nonce,
+  );
   return pending.returnTo;
 }
 

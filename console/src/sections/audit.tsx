@@ -8,7 +8,18 @@ import { Table, type Column } from '../ui/table.tsx';
 import { Named } from './names.tsx';
 
 const PAGE = 25;
-const KINDS = ['admin.change', 'login.success', 'login.failure', 'login.throttled', 'token.issued', 'token.revoked', 'token.reuse_detected', 'code.replayed', 'consent.granted', 'logout'];
+const KINDS = [
+  'admin.change',
+  'login.success',
+  'login.failure',
+  'login.throttled',
+  'token.issued',
+  'token.revoked',
+  'token.reuse_detected',
+  'code.replayed',
+  'consent.granted',
+  'logout',
+];
 
 /** The interesting part of an event's JSON details: the admin action first, then the rest. */
 function describe(details: string | null | undefined): { action?: string; rest: string } {
@@ -62,14 +73,28 @@ export function AuditSection() {
   useLayoutEffect(() => setDraft(filters), [filters.kind, filters.userId, filters.clientId]);
   const pages = useCursorPages([filters.kind, filters.userId, filters.clientId]);
   const list = useLoad(
-    () => request(AuditEventsQuery, { first: PAGE, after: pages.after, kind: filters.kind || null, userId: filters.userId || null, clientId: filters.clientId || null }),
+    () =>
+      request(AuditEventsQuery, {
+        first: PAGE,
+        after: pages.after,
+        kind: filters.kind || null,
+        userId: filters.userId || null,
+        clientId: filters.clientId || null,
+      }),
     [pages.after, filters.kind, filters.userId, filters.clientId],
   );
-  const apply = (f: typeof filters) => navigate(href('audit', { kind: f.kind.trim(), userId: f.userId.trim(), clientId: f.clientId.trim() }));
+  const apply = (f: typeof filters) =>
+    navigate(href('audit', { kind: f.kind.trim(), userId: f.userId.trim(), clientId: f.clientId.trim() }));
   const input = (name: keyof typeof filters, label: string, extra: Record<string, string> = {}) => (
     <div class="field">
       <label for={`audit-${name}`}>{label}</label>
-      <input id={`audit-${name}`} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} autoComplete="off" {...extra} />
+      <input
+        id={`audit-${name}`}
+        value={draft[name]}
+        onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })}
+        autoComplete="off"
+        {...extra}
+      />
     </div>
   );
   const conn = list.data?.auditEvents;

@@ -18,7 +18,10 @@ export function BackendsSection() {
   return (
     <section aria-busy={list.loading}>
       <div class="toolbar">
-        <p class="lede">A password is checked against each backend in turn; the first that holds the username answers for it. Upstream providers sign their users in themselves.</p>
+        <p class="lede">
+          A password is checked against each backend in turn; the first that holds the username answers for it. Upstream providers sign
+          their users in themselves.
+        </p>
         <button type="button" class="secondary" onClick={list.reload} disabled={list.loading}>
           {list.loading ? 'Checking…' : 'Check again'}
         </button>

@@ -35,7 +35,16 @@ export const clientLabels: Record<string, string> = {
 };
 
 /** The fields under "Advanced": an error in one of them opens the section. */
-const ADVANCED = new Set(['webOrigins', 'allowPlainPkce', 'errorCodes', 'defaultAudience', 'tokenEndpointAuthMethod', 'jwks', 'jwksUri', 'backchannelLogoutUri']);
+const ADVANCED = new Set([
+  'webOrigins',
+  'allowPlainPkce',
+  'errorCodes',
+  'defaultAudience',
+  'tokenEndpointAuthMethod',
+  'jwks',
+  'jwksUri',
+  'backchannelLogoutUri',
+]);
 
 const AUTH_METHODS: Array<[TokenEndpointAuthMethod, string]> = [
   ['CLIENT_SECRET_BASIC', 'Secret in HTTP Basic (client_secret_basic)'],
@@ -131,7 +140,8 @@ export function ClientForm(p: {
       ...(changed('backchannel', backchannel) ? { backchannelLogoutUri: text(backchannel) } : {}),
     };
     const result = await save.run(async () => {
-      if (c) return { client: (await request(UpdateClientMutation, { clientId: c.clientId, input: { ...fields, ...advanced } })).updateClient };
+      if (c)
+        return { client: (await request(UpdateClientMutation, { clientId: c.clientId, input: { ...fields, ...advanced } })).updateClient };
       const r = (await request(RegisterClientMutation, { input: { ...fields, ...advanced, confidential } })).registerClient;
       return { client: r.client, secret: r.clientSecret };
     });
@@ -146,12 +156,27 @@ export function ClientForm(p: {
         {c ? `Edit ${c.name}` : 'Register a client'}
       </h2>
       <div class="grid">
-        <Field id={id('name')} name="name" label="Name" value={name} onInput={setName} error={err} required hint="Shown on the sign-in and consent pages." />
+        <Field
+          id={id('name')}
+          name="name"
+          label="Name"
+          value={name}
+          onInput={setName}
+          error={err}
+          required
+          hint="Shown on the sign-in and consent pages."
+        />
         {c ? null : (
           <fieldset class="field">
             <legend>Client type</legend>
             <div class="check">
-              <input type="radio" id="client-confidential" name="confidential" checked={confidential} onChange={() => setConfidential(true)} />
+              <input
+                type="radio"
+                id="client-confidential"
+                name="confidential"
+                checked={confidential}
+                onChange={() => setConfidential(true)}
+              />
               <label for="client-confidential">Confidential: a server-side application with a secret</label>
             </div>
             <div class="check">
@@ -160,9 +185,30 @@ export function ClientForm(p: {
             </div>
           </fieldset>
         )}
-        <Field id={id('redirect-uris')} name="redirectUris" label="Redirect URIs" value={redirectUris} onInput={setRedirectUris} error={err} multiline hint="One per line; https, or http for localhost only." />
-        <Field id={id('logout-uris')} name="postLogoutRedirectUris" label="Post-logout redirect URIs" value={logoutUris} onInput={setLogoutUris} error={err} multiline hint="Where sign-out may send the browser back to. One per line." />
-        <fieldset class={`field${err?.field === 'grantTypes' ? ' invalid' : ''}`} aria-describedby={err?.field === 'grantTypes' ? 'client-grants-error' : undefined}>
+        <Field
+          id={id('redirect-uris')}
+          name="redirectUris"
+          label="Redirect URIs"
+          value={redirectUris}
+          onInput={setRedirectUris}
+          error={err}
+          multiline
+          hint="One per line; https, or http for localhost only."
+        />
+        <Field
+          id={id('logout-uris')}
+          name="postLogoutRedirectUris"
+          label="Post-logout redirect URIs"
+          value={logoutUris}
+          onInput={setLogoutUris}
+          error={err}
+          multiline
+          hint="Where sign-out may send the browser back to. One per line."
+        />
+        <fieldset
+          class={`field${err?.field === 'grantTypes' ? ' invalid' : ''}`}
+          aria-describedby={err?.field === 'grantTypes' ? 'client-grants-error' : undefined}
+        >
           <legend>Grant types</legend>
           {GRANTS.map(([grant, label]) => (
             <Checkbox
@@ -180,15 +226,41 @@ export function ClientForm(p: {
           ) : null}
         </fieldset>
         <Field id={id('scopes')} name="scopes" label="Scopes" value={scopes} onInput={setScopes} error={err} hint="Separated by spaces." />
-        <Field id={id('roles')} name="roles" label="Roles" value={roles} onInput={setRoles} error={err} hint="The client's own roles; admin makes a client-credentials service account of the admin API." />
+        <Field
+          id={id('roles')}
+          name="roles"
+          label="Roles"
+          value={roles}
+          onInput={setRoles}
+          error={err}
+          hint="The client's own roles; admin makes a client-credentials service account of the admin API."
+        />
         <fieldset class="field">
           <legend>Options</legend>
           <Checkbox id="client-consent" label="Ask each user's consent" checked={requireConsent} onChange={setRequireConsent} />
           <Checkbox id="client-sso" label="Browser sign-on enabled" checked={ssoEnabled} onChange={setSsoEnabled} />
           <Checkbox id="client-oauth" label="OAuth endpoints enabled" checked={oauthEnabled} onChange={setOauthEnabled} />
         </fieldset>
-        <Field id={id('access-ttl')} name="accessTokenTtl" label="Access token lifetime (seconds)" value={accessTtl} onInput={setAccessTtl} error={err} inputMode="numeric" hint="Empty: the server's default." />
-        <Field id={id('refresh-ttl')} name="refreshTokenTtl" label="Refresh token lifetime (seconds)" value={refreshTtl} onInput={setRefreshTtl} error={err} inputMode="numeric" hint="Empty: the server's default." />
+        <Field
+          id={id('access-ttl')}
+          name="accessTokenTtl"
+          label="Access token lifetime (seconds)"
+          value={accessTtl}
+          onInput={setAccessTtl}
+          error={err}
+          inputMode="numeric"
+          hint="Empty: the server's default."
+        />
+        <Field
+          id={id('refresh-ttl')}
+          name="refreshTokenTtl"
+          label="Refresh token lifetime (seconds)"
+          value={refreshTtl}
+          onInput={setRefreshTtl}
+          error={err}
+          inputMode="numeric"
+          hint="Empty: the server's default."
+        />
         <div class="field">
           <label for="client-id-token-alg">id_token signing algorithm</label>
           <select id="client-id-token-alg" value={idTokenAlg} onChange={(e) => setIdTokenAlg(e.currentTarget.value as SigningAlgorithm)}>
@@ -219,9 +291,22 @@ export function ClientForm(p: {
             onInput={setWebOrigins}
             error={err}
             multiline
-            hint={c ? 'Origins whose browser code may call the token and userinfo endpoints (CORS). One per line; empty: the redirect URIs’ origins.' : 'Origins whose browser code may call the token and userinfo endpoints (CORS), like https://app.example.com. One per line; empty: the redirect URIs’ origins.'}
+            hint={
+              c
+                ? 'Origins whose browser code may call the token and userinfo endpoints (CORS). One per line; empty: the redirect URIs’ origins.'
+                : 'Origins whose browser code may call the token and userinfo endpoints (CORS), like https://app.example.com. One per line; empty: the redirect URIs’ origins.'
+            }
           />
-          <Field id={id('backchannel-logout-uri')} name="backchannelLogoutUri" label="Back-channel logout URI" value={backchannel} onInput={setBackchannel} error={err} type="url" hint="Where signed logout tokens are sent when a session ends. Empty: none." />
+          <Field
+            id={id('backchannel-logout-uri')}
+            name="backchannelLogoutUri"
+            label="Back-channel logout URI"
+            value={backchannel}
+            onInput={setBackchannel}
+            error={err}
+            type="url"
+            hint="Where signed logout tokens are sent when a session ends. Empty: none."
+          />
           <div class={`field${err?.field === 'tokenEndpointAuthMethod' ? ' invalid' : ''}`}>
             <label for="client-auth-method">Token endpoint authentication</label>
             <select
@@ -244,9 +329,35 @@ export function ClientForm(p: {
               </p>
             ) : null}
           </div>
-          <Field id={id('jwks-uri')} name="jwksUri" label="JWKS URI" value={jwksUri} onInput={setJwksUri} error={err} type="url" hint="The URL of the client's public keys, for private_key_jwt." />
-          <Field id={id('jwks')} name="jwks" label="JWKS" value={jwks} onInput={setJwks} error={err} multiline hint={'Or the public keys themselves, as JSON ({"keys": […]}).'} />
-          <Field id={id('default-audience')} name="defaultAudience" label="Default audience" value={defaultAudience} onInput={setDefaultAudience} error={err} hint="The access tokens' audience when a request names no resource. Empty: the server's userinfo URL." />
+          <Field
+            id={id('jwks-uri')}
+            name="jwksUri"
+            label="JWKS URI"
+            value={jwksUri}
+            onInput={setJwksUri}
+            error={err}
+            type="url"
+            hint="The URL of the client's public keys, for private_key_jwt."
+          />
+          <Field
+            id={id('jwks')}
+            name="jwks"
+            label="JWKS"
+            value={jwks}
+            onInput={setJwks}
+            error={err}
+            multiline
+            hint={'Or the public keys themselves, as JSON ({"keys": […]}).'}
+          />
+          <Field
+            id={id('default-audience')}
+            name="defaultAudience"
+            label="Default audience"
+            value={defaultAudience}
+            onInput={setDefaultAudience}
+            error={err}
+            hint="The access tokens' audience when a request names no resource. Empty: the server's userinfo URL."
+          />
           <div class="field">
             <label for="client-error-codes">Error codes</label>
             <select id="client-error-codes" value={errorCodes} onChange={(e) => setErrorCodes(e.currentTarget.value as ErrorCodes)}>
@@ -256,7 +367,12 @@ export function ClientForm(p: {
           </div>
           <fieldset class="field">
             <legend>PKCE</legend>
-            <Checkbox id="client-plain-pkce" label="Allow PKCE plain (only for an old client that cannot hash)" checked={allowPlainPkce} onChange={setAllowPlainPkce} />
+            <Checkbox
+              id="client-plain-pkce"
+              label="Allow PKCE plain (only for an old client that cannot hash)"
+              checked={allowPlainPkce}
+              onChange={setAllowPlainPkce}
+            />
           </fieldset>
         </div>
       </details>

@@ -9,7 +9,13 @@ import { ClientForm, clientLabels } from './client-form.tsx';
 
 const PAGE = 20;
 const BUILT_IN = new Set(['admin-cli', 'admin-console']);
-const grantNames: Record<string, string> = { AUTHORIZATION_CODE: 'code', REFRESH_TOKEN: 'refresh', PASSWORD: 'password', CLIENT_CREDENTIALS: 'client credentials', DEVICE_CODE: 'device code' };
+const grantNames: Record<string, string> = {
+  AUTHORIZATION_CODE: 'code',
+  REFRESH_TOKEN: 'refresh',
+  PASSWORD: 'password',
+  CLIENT_CREDENTIALS: 'client credentials',
+  DEVICE_CODE: 'device code',
+};
 
 /** A new secret, on screen once: it is stored only as a hash. */
 function SecretPanel({ name, clientId, secret, onClose }: { name: string; clientId: string; secret: string; onClose: () => void }) {
@@ -119,16 +125,31 @@ export function ClientsSection() {
           empty={search ? `No client matches “${search}”.` : 'No clients yet.'}
           actions={(c) => (
             <>
-              <button type="button" class="secondary" aria-label={`Edit ${c.name}`} onClick={() => (setForm({ client: c }), setSecret(undefined))}>
+              <button
+                type="button"
+                class="secondary"
+                aria-label={`Edit ${c.name}`}
+                onClick={() => (setForm({ client: c }), setSecret(undefined))}
+              >
                 Edit
               </button>
               {c.confidential ? (
-                <button type="button" class="secondary" aria-label={`Rotate the secret of ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'rotate', client: c }))}>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Rotate the secret of ${c.name}`}
+                  onClick={() => (action.clear(), setConfirm({ kind: 'rotate', client: c }))}
+                >
                   Rotate secret
                 </button>
               ) : null}
               {BUILT_IN.has(c.clientId) ? null : (
-                <button type="button" class="danger" aria-label={`Delete ${c.name}`} onClick={() => (action.clear(), setConfirm({ kind: 'delete', client: c }))}>
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Delete ${c.name}`}
+                  onClick={() => (action.clear(), setConfirm({ kind: 'delete', client: c }))}
+                >
                   Delete
                 </button>
               )}
@@ -141,7 +162,10 @@ export function ClientsSection() {
         <Pager label="Clients" size={PAGE} pages={pages} conn={conn} />
       </section>
       {confirm ? (
-        <Dialog title={confirm.kind === 'delete' ? `Delete ${confirm.client.name}?` : `Rotate the secret of ${confirm.client.name}?`} onClose={() => setConfirm(undefined)}>
+        <Dialog
+          title={confirm.kind === 'delete' ? `Delete ${confirm.client.name}?` : `Rotate the secret of ${confirm.client.name}?`}
+          onClose={() => setConfirm(undefined)}
+        >
           <p>
             {confirm.kind === 'delete'
               ? 'The client and every token issued to it stop working at once. This cannot be undone.'

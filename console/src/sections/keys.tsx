@@ -58,7 +58,13 @@ export function KeysSection() {
             <fieldset class="field">
               <legend>Algorithms</legend>
               {ALGORITHMS.map((a) => (
-                <Checkbox key={a} id={`rotate-${a}`} label={a} checked={algorithms.includes(a)} onChange={(on) => setAlgorithms((x) => (on ? [...x, a] : x.filter((y) => y !== a)))} />
+                <Checkbox
+                  key={a}
+                  id={`rotate-${a}`}
+                  label={a}
+                  checked={algorithms.includes(a)}
+                  onChange={(on) => setAlgorithms((x) => (on ? [...x, a] : x.filter((y) => y !== a)))}
+                />
               ))}
             </fieldset>
             <p>The keys they replace keep verifying what they signed until it has expired.</p>

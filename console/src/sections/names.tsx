@@ -10,9 +10,11 @@ function lookUp(kind: 'user' | 'client', id: string): Promise<string | null> {
   const key = `${kind}:${id}`;
   let name = known.get(key);
   if (!name) {
-    name = (kind === 'user' ? request(UserNameQuery, { id }).then((r) => r.user?.username ?? null) : request(ClientNameQuery, { clientId: id }).then((r) => r.client?.name ?? null)).catch(
-      () => null,
-    );
+    name = (
+      kind === 'user'
+        ? request(UserNameQuery, { id }).then((r) => r.user?.username ?? null)
+        : request(ClientNameQuery, { clientId: id }).then((r) => r.client?.name ?? null)
+    ).catch(() => null);
     known.set(key, name);
   }
   return name;

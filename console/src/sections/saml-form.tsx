@@ -1,7 +1,12 @@
 /** Registering a SAML service provider (from its metadata, explicit fields over it), or changing one. */
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
-import { RegisterSamlServiceProviderMutation, UpdateSamlServiceProviderMutation, type SamlNameIdFormat, type SamlSpFieldsFragment } from '../api/generated.ts';
+import {
+  RegisterSamlServiceProviderMutation,
+  UpdateSamlServiceProviderMutation,
+  type SamlNameIdFormat,
+  type SamlSpFieldsFragment,
+} from '../api/generated.ts';
 import { Checkbox, ErrorNote, Field, FormActions, useAction, words } from '../ui/kit.tsx';
 
 export const samlLabels: Record<string, string> = {
@@ -81,14 +86,75 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
       </h2>
       <div class="grid">
         {s ? null : (
-          <Field id={id('metadata')} name="metadataXml" label="SP metadata (XML)" value={metadataXml} onInput={setMetadataXml} error={err} multiline hint="Paste the application's SAML metadata; the fields below then override it, and may stay empty." />
+          <Field
+            id={id('metadata')}
+            name="metadataXml"
+            label="SP metadata (XML)"
+            value={metadataXml}
+            onInput={setMetadataXml}
+            error={err}
+            multiline
+            hint="Paste the application's SAML metadata; the fields below then override it, and may stay empty."
+          />
         )}
-        <Field id={id('entity-id')} name="entityId" label="Entity ID" value={entityId} onInput={setEntityId} error={err} hint="The SP's entity ID (the Issuer of its requests)." />
-        <Field id={id('name')} name="name" label="Name" value={name} onInput={setName} error={err} hint="Shown on the login page. Empty: the entity ID." />
-        <Field id={id('acs')} name="assertionConsumerServiceUrls" label="ACS URLs" value={acs} onInput={setAcs} error={err} multiline hint="HTTP-POST Assertion Consumer Service URLs, one per line; the first is the default." />
-        <Field id={id('slo')} name="singleLogoutServiceUrl" label="SLO URL" value={slo} onInput={setSlo} error={err} type="url" hint="Its HTTP-Redirect Single Logout URL. Empty: not told of logouts." />
-        <Field id={id('signing-cert')} name="signingCertificate" label="Signing certificate" value={signingCert} onInput={setSigningCert} error={err} multiline hint="PEM: checks the SP's signed requests." />
-        <Field id={id('encryption-cert')} name="encryptionCertificate" label="Encryption certificate" value={encryptionCert} onInput={setEncryptionCert} error={err} multiline hint="PEM: assertions are encrypted to it when encryption is on." />
+        <Field
+          id={id('entity-id')}
+          name="entityId"
+          label="Entity ID"
+          value={entityId}
+          onInput={setEntityId}
+          error={err}
+          hint="The SP's entity ID (the Issuer of its requests)."
+        />
+        <Field
+          id={id('name')}
+          name="name"
+          label="Name"
+          value={name}
+          onInput={setName}
+          error={err}
+          hint="Shown on the login page. Empty: the entity ID."
+        />
+        <Field
+          id={id('acs')}
+          name="assertionConsumerServiceUrls"
+          label="ACS URLs"
+          value={acs}
+          onInput={setAcs}
+          error={err}
+          multiline
+          hint="HTTP-POST Assertion Consumer Service URLs, one per line; the first is the default."
+        />
+        <Field
+          id={id('slo')}
+          name="singleLogoutServiceUrl"
+          label="SLO URL"
+          value={slo}
+          onInput={setSlo}
+          error={err}
+          type="url"
+          hint="Its HTTP-Redirect Single Logout URL. Empty: not told of logouts."
+        />
+        <Field
+          id={id('signing-cert')}
+          name="signingCertificate"
+          label="Signing certificate"
+          value={signingCert}
+          onInput={setSigningCert}
+          error={err}
+          multiline
+          hint="PEM: checks the SP's signed requests."
+        />
+        <Field
+          id={id('encryption-cert')}
+          name="encryptionCertificate"
+          label="Encryption certificate"
+          value={encryptionCert}
+          onInput={setEncryptionCert}
+          error={err}
+          multiline
+          hint="PEM: assertions are encrypted to it when encryption is on."
+        />
         <div class="field">
           <label for={id('format')}>NameID format</label>
           <select id={id('format')} value={format} onChange={(e) => setFormat(e.currentTarget.value as SamlNameIdFormat | '')}>
@@ -103,7 +169,13 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
         <fieldset class="field">
           <legend>Attributes released</legend>
           {ATTRIBUTES.map((a) => (
-            <Checkbox key={a} id={id(`attr-${a}`)} label={a} checked={attributes.includes(a)} onChange={(on) => setAttributes((x) => (on ? [...x, a] : x.filter((y) => y !== a)))} />
+            <Checkbox
+              key={a}
+              id={id(`attr-${a}`)}
+              label={a}
+              checked={attributes.includes(a)}
+              onChange={(on) => setAttributes((x) => (on ? [...x, a] : x.filter((y) => y !== a)))}
+            />
           ))}
         </fieldset>
         <fieldset class="field">
@@ -112,11 +184,26 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
           <Checkbox id={id('sign-responses')} label="Sign responses" checked={signResponses} onChange={setSignResponses} />
           {!s && metadataXml.trim() ? null : (
             <>
-              <Checkbox id={id('encrypt')} label="Encrypt assertions (needs the encryption certificate)" checked={encryptAssertions} onChange={setEncryptAssertions} />
-              <Checkbox id={id('want-signed')} label="Require signed requests (needs the signing certificate)" checked={wantSigned} onChange={setWantSigned} />
+              <Checkbox
+                id={id('encrypt')}
+                label="Encrypt assertions (needs the encryption certificate)"
+                checked={encryptAssertions}
+                onChange={setEncryptAssertions}
+              />
+              <Checkbox
+                id={id('want-signed')}
+                label="Require signed requests (needs the signing certificate)"
+                checked={wantSigned}
+                onChange={setWantSigned}
+              />
             </>
           )}
-          <Checkbox id={id('idp-initiated')} label="Allow IdP-initiated sign-on" checked={allowIdpInitiated} onChange={setAllowIdpInitiated} />
+          <Checkbox
+            id={id('idp-initiated')}
+            label="Allow IdP-initiated sign-on"
+            checked={allowIdpInitiated}
+            onChange={setAllowIdpInitiated}
+          />
         </fieldset>
       </div>
       <ErrorNote error={err} labels={samlLabels} />

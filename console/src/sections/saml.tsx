@@ -13,7 +13,17 @@ const columns: Array<Column<SamlSpFieldsFragment>> = [
   { header: 'Entity ID', cell: (s) => <code>{s.entityId}</code> },
   { header: 'NameID', cell: (s) => formatNames[s.nameIdFormat] ?? s.nameIdFormat },
   { header: 'ACS URLs', class: 'uris', cell: (s) => s.assertionConsumerServiceUrls.join(' ') },
-  { header: 'Options', cell: (s) => [s.encryptAssertions ? 'encrypted' : '', s.wantAuthnRequestsSigned ? 'signed requests' : '', s.allowIdpInitiated ? 'IdP-initiated' : ''].filter(Boolean).join(', ') || '—' },
+  {
+    header: 'Options',
+    cell: (s) =>
+      [
+        s.encryptAssertions ? 'encrypted' : '',
+        s.wantAuthnRequestsSigned ? 'signed requests' : '',
+        s.allowIdpInitiated ? 'IdP-initiated' : '',
+      ]
+        .filter(Boolean)
+        .join(', ') || '—',
+  },
 ];
 
 export function SamlSection() {

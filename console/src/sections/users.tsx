@@ -1,16 +1,52 @@
 /** Users: list, search, pages; create; edit (roles, and the profile of database users); disable and enable; set a password; reset second factors; revoke tokens. */
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
-import { CreateUserMutation, ResetUserMfaMutation, RevokeTokensMutation, SetUserPasswordMutation, UpdateUserMutation, UsersQuery, type UserFieldsFragment } from '../api/generated.ts';
+import {
+  CreateUserMutation,
+  ResetUserMfaMutation,
+  RevokeTokensMutation,
+  SetUserPasswordMutation,
+  UpdateUserMutation,
+  UsersQuery,
+  type UserFieldsFragment,
+} from '../api/generated.ts';
 import { account } from '../auth/session.ts';
-import { Dialog, ErrorNote, Field, FormActions, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, words, Notice } from '../ui/kit.tsx';
+import {
+  Dialog,
+  ErrorNote,
+  Field,
+  FormActions,
+  Loading,
+  Pager,
+  SearchBox,
+  useAction,
+  useCursorPages,
+  useLoad,
+  words,
+  Notice,
+} from '../ui/kit.tsx';
 import { follow, href } from '../ui/router.ts';
 import { Table, type Column } from '../ui/table.tsx';
 
 const PAGE = 20;
-const labels: Record<string, string> = { username: 'Username', password: 'Password', email: 'Email', displayName: 'Display name', roles: 'Roles', id: 'User' };
+const labels: Record<string, string> = {
+  username: 'Username',
+  password: 'Password',
+  email: 'Email',
+  displayName: 'Display name',
+  roles: 'Roles',
+  id: 'User',
+};
 
-function UserForm({ user, onDone, onCancel }: { user?: UserFieldsFragment; onDone: (u: UserFieldsFragment) => void; onCancel: () => void }) {
+function UserForm({
+  user,
+  onDone,
+  onCancel,
+}: {
+  user?: UserFieldsFragment;
+  onDone: (u: UserFieldsFragment) => void;
+  onCancel: () => void;
+}) {
   const [username, setUsername] = useState(user?.username ?? '');
   const [password, setPassword] = useState('');
   const [email, setEmail] = useState(user?.email ?? '');
@@ -27,7 +63,9 @@ function UserForm({ user, onDone, onCancel }: { user?: UserFieldsFragment; onDon
         const input = { username, password, email: email || null, displayName: displayName || null, roles: words(roles) };
         return (await request(CreateUserMutation, { input })).createUser;
       }
-      const input = readOnly ? { roles: words(roles) } : { username, email: email || null, displayName: displayName || null, roles: words(roles) };
+      const input = readOnly
+        ? { roles: words(roles) }
+        : { username, email: email || null, displayName: displayName || null, roles: words(roles) };
       return (await request(UpdateUserMutation, { id: user.id, input })).updateUser;
     });
     if (done) onDone(done);
@@ -41,11 +79,58 @@ function UserForm({ user, onDone, onCancel }: { user?: UserFieldsFragment; onDon
       </h2>
       {readOnly ? <p class="hint">This user comes from the “{user!.backend}” backend: only the roles can change here.</p> : null}
       <div class="grid">
-        <Field id="user-username" name="username" label="Username" value={username} onInput={setUsername} error={save.error} required disabled={readOnly} />
-        {user ? null : <Field id="user-password" name="password" label="Password" type="password" autoComplete="new-password" value={password} onInput={setPassword} error={save.error} required hint="8 to 1024 characters." />}
-        <Field id="user-email" name="email" label="Email" type="email" value={email} onInput={setEmail} error={save.error} disabled={readOnly} />
-        <Field id="user-display-name" name="displayName" label="Display name" value={displayName} onInput={setDisplayName} error={save.error} disabled={readOnly} />
-        <Field id="user-roles" name="roles" label="Roles" value={roles} onInput={setRoles} error={save.error} hint="Separated by spaces; admin opens this console and the admin API." />
+        <Field
+          id="user-username"
+          name="username"
+          label="Username"
+          value={username}
+          onInput={setUsername}
+          error={save.error}
+          required
+          disabled={readOnly}
+        />
+        {user ? null : (
+          <Field
+            id="user-password"
+            name="password"
+            label="Password"
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onInput={setPassword}
+            error={save.error}
+            required
+            hint="8 to 1024 characters."
+          />
+        )}
+        <Field
+          id="user-email"
+          name="email"
+          label="Email"
+          type="email"
+          value={email}
+          onInput={setEmail}
+          error={save.error}
+          disabled={readOnly}
+        />
+        <Field
+          id="user-display-name"
+          name="displayName"
+          label="Display name"
+          value={displayName}
+          onInput={setDisplayName}
+          error={save.error}
+          disabled={readOnly}
+        />
+        <Field
+          id="user-roles"
+          name="roles"
+          label="Roles"
+          value={roles}
+          onInput={setRoles}
+          error={save.error}
+          hint="Separated by spaces; admin opens this console and the admin API."
+        />
       </div>
       <ErrorNote error={save.error} labels={labels} />
       <FormActions busy={save.busy} editing={Boolean(user)} label="Create user" onCancel={onCancel} />
@@ -57,7 +142,11 @@ type Ask = { kind: 'password' | 'revoke' | 'mfa'; user: UserFieldsFragment };
 
 const hasFactor = (u: UserFieldsFragment) => u.mfa.totp || u.mfa.passkeys > 0;
 const askTitle = (a: Ask) =>
-  a.kind === 'password' ? `Set the password of ${a.user.username}` : a.kind === 'mfa' ? `Reset the second factors of ${a.user.username}?` : `Revoke the tokens of ${a.user.username}?`;
+  a.kind === 'password'
+    ? `Set the password of ${a.user.username}`
+    : a.kind === 'mfa'
+      ? `Reset the second factors of ${a.user.username}?`
+      : `Revoke the tokens of ${a.user.username}?`;
 const askButton = { password: 'Set password', revoke: 'Revoke tokens', mfa: 'Reset second factors' } as const;
 
 /** The signed-in user's own row is marked "you". */
@@ -162,21 +251,42 @@ export function UsersSection() {
                 Edit
               </button>
               {u.id === me?.userId ? null : (
-                <button type="button" class="secondary" aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`} disabled={rowAction.busy} onClick={() => toggle(u)}>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`${u.disabled ? 'Enable' : 'Disable'} ${u.username}`}
+                  disabled={rowAction.busy}
+                  onClick={() => toggle(u)}
+                >
                   {u.disabled ? 'Enable' : 'Disable'}
                 </button>
               )}
               {u.readOnly ? null : (
-                <button type="button" class="secondary" aria-label={`Set the password of ${u.username}`} onClick={() => (action.clear(), setPassword(''), setAsk({ kind: 'password', user: u }))}>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Set the password of ${u.username}`}
+                  onClick={() => (action.clear(), setPassword(''), setAsk({ kind: 'password', user: u }))}
+                >
                   Set password
                 </button>
               )}
               {hasFactor(u) ? (
-                <button type="button" class="secondary" aria-label={`Reset the second factors of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'mfa', user: u }))}>
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Reset the second factors of ${u.username}`}
+                  onClick={() => (action.clear(), setAsk({ kind: 'mfa', user: u }))}
+                >
                   Reset MFA
                 </button>
               ) : null}
-              <button type="button" class="secondary" aria-label={`Revoke the tokens of ${u.username}`} onClick={() => (action.clear(), setAsk({ kind: 'revoke', user: u }))}>
+              <button
+                type="button"
+                class="secondary"
+                aria-label={`Revoke the tokens of ${u.username}`}
+                onClick={() => (action.clear(), setAsk({ kind: 'revoke', user: u }))}
+              >
                 Revoke tokens
               </button>
               <a href={href('audit', { userId: u.id })} onClick={follow} aria-label={`Audit events of ${u.username}`}>
@@ -191,11 +301,21 @@ export function UsersSection() {
         <Dialog title={askTitle(ask)} onClose={() => setAsk(undefined)}>
           <form onSubmit={confirmed} noValidate>
             {ask.kind === 'password' ? (
-              <Field id="new-password" name="password" label="New password" type="password" autoComplete="new-password" value={password} onInput={setPassword} error={action.error} hint="8 to 1024 characters. Their tokens are revoked." />
+              <Field
+                id="new-password"
+                name="password"
+                label="New password"
+                type="password"
+                autoComplete="new-password"
+                value={password}
+                onInput={setPassword}
+                error={action.error}
+                hint="8 to 1024 characters. Their tokens are revoked."
+              />
             ) : ask.kind === 'mfa' ? (
               <p>
-                Removes the authenticator app, every passkey and the recovery codes of {ask.user.username} (for a lost phone). Until they enrol again they sign in
-                with their password alone, unless a policy asks for a second factor.
+                Removes the authenticator app, every passkey and the recovery codes of {ask.user.username} (for a lost phone). Until they
+                enrol again they sign in with their password alone, unless a policy asks for a second factor.
               </p>
             ) : (
               <p>Every access and refresh token of {ask.user.username} stops working at once. Their sign-on session stays.</p>

@@ -33,8 +33,8 @@ export function Refusal({ username }: { username: string }) {
     <main id="main" class="narrow">
       <h1>Administrators only</h1>
       <p>
-        You are signed in as <strong>{username}</strong>, who does not have the admin role. The admin console is for administrators; ask one to give you
-        the role if you need it.
+        You are signed in as <strong>{username}</strong>, who does not have the admin role. The admin console is for administrators; ask one
+        to give you the role if you need it.
       </p>
       <SignOutButton />
     </main>

@@ -117,7 +117,9 @@ export function Field(p: FieldProps) {
         <textarea {...common} rows={3} spellcheck={false} />
       ) : (
         // Preact's types narrow an input's attributes by a literal `type`; this one is chosen at run time.
-        <input {...({ ...common, type: p.type ?? 'text', autoComplete: p.autoComplete ?? 'off', inputMode: p.inputMode } as InputHTMLAttributes)} />
+        <input
+          {...({ ...common, type: p.type ?? 'text', autoComplete: p.autoComplete ?? 'off', inputMode: p.inputMode } as InputHTMLAttributes)}
+        />
       )}
       {invalid ? (
         <p class="field-error" id={`${p.id}-error`}>
@@ -142,10 +144,28 @@ export function FormActions({ busy, editing, label, onCancel }: { busy: boolean;
   );
 }
 
-export function Checkbox({ id, label, checked, onChange, hint }: { id: string; label: string; checked: boolean; onChange: (v: boolean) => void; hint?: string }) {
+export function Checkbox({
+  id,
+  label,
+  checked,
+  onChange,
+  hint,
+}: {
+  id: string;
+  label: string;
+  checked: boolean;
+  onChange: (v: boolean) => void;
+  hint?: string;
+}) {
   return (
     <div class="check">
-      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.currentTarget.checked)} aria-describedby={hint ? `${id}-hint` : undefined} />
+      <input
+        id={id}
+        type="checkbox"
+        checked={checked}
+        onChange={(e) => onChange(e.currentTarget.checked)}
+        aria-describedby={hint ? `${id}-hint` : undefined}
+      />
       <label for={id}>{label}</label>
       {hint ? (
         <span class="hint" id={`${id}-hint`}>
@@ -217,7 +237,17 @@ interface Connection {
 }
 
 /** "21–40 of 57" with the previous and next buttons, under a list that has rows; nothing otherwise. */
-export function Pager({ label, size, pages, conn }: { label: string; size: number; pages: ReturnType<typeof useCursorPages>; conn: Connection | undefined }) {
+export function Pager({
+  label,
+  size,
+  pages,
+  conn,
+}: {
+  label: string;
+  size: number;
+  pages: ReturnType<typeof useCursorPages>;
+  conn: Connection | undefined;
+}) {
   if (!conn || conn.totalCount === 0) return null;
   const from = pages.index * size + 1;
   return (

@@ -8,8 +8,22 @@ export const auditResolvers: Resolvers = {
     },
     identityBackends: async (_p, _a, { app }) => {
       const health = await app.identity.health();
-      const backends = app.identity.members.map((m, order) => ({ id: m.id, plugin: m.plugin, order, type: 'backend', up: health[m.id] === 'up', state: health[m.id] ?? 'down' }));
-      const upstreams = app.upstreams.list.map((u, order) => ({ id: u.id, plugin: u.kind, order, type: 'upstream', up: u.state() === 'up', state: u.state() }));
+      const backends = app.identity.members.map((m, order) => ({
+        id: m.id,
+        plugin: m.plugin,
+        order,
+        type: 'backend',
+        up: health[m.id] === 'up',
+        state: health[m.id] ?? 'down',
+      }));
+      const upstreams = app.upstreams.list.map((u, order) => ({
+        id: u.id,
+        plugin: u.kind,
+        order,
+        type: 'upstream',
+        up: u.state() === 'up',
+        state: u.state(),
+      }));
       return [...backends, ...upstreams];
     },
   },

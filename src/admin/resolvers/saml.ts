@@ -17,14 +17,16 @@ export const samlResolvers: Resolvers = {
         metadataUrl: `${base}${SAML_PATHS.metadata}`,
         singleSignOnUrl: `${base}${SAML_PATHS.sso}`,
         singleLogoutUrl: `${base}${SAML_PATHS.slo}`,
-        signingCertificate: (await app.saml.signingCertificate()),
+        signingCertificate: await app.saml.signingCertificate(),
       };
     },
   },
 
   Mutation: {
-    registerSamlServiceProvider: (_p, { metadataXml, input }, { app, actor }) => app.samlProviders.register(metadataXml, (input ?? {}) as ServiceProviderInput, actor),
-    updateSamlServiceProvider: (_p, { entityId, input }, { app, actor }) => app.samlProviders.update(entityId, input as ServiceProviderInput, actor),
+    registerSamlServiceProvider: (_p, { metadataXml, input }, { app, actor }) =>
+      app.samlProviders.register(metadataXml, (input ?? {}) as ServiceProviderInput, actor),
+    updateSamlServiceProvider: (_p, { entityId, input }, { app, actor }) =>
+      app.samlProviders.update(entityId, input as ServiceProviderInput, actor),
     deleteSamlServiceProvider: (_p, { entityId }, { app, actor }) => app.samlProviders.remove(entityId, actor),
   },
 

@@ -10,7 +10,10 @@ export const userResolvers: Resolvers = {
 
   Mutation: {
     createUser: (_p, { input }, { app, actor }) =>
-      app.users.create({ ...input, roles: input.roles ?? undefined, email: input.email ?? null, displayName: input.displayName ?? null }, actor),
+      app.users.create(
+        { ...input, roles: input.roles ?? undefined, email: input.email ?? null, displayName: input.displayName ?? null },
+        actor,
+      ),
     updateUser: (_p, { id, input }, { app, actor }) => app.users.update(id, input, actor),
     setUserPassword: async (_p, { id, password }, { app, actor }) => {
       await app.users.setPassword(id, password, actor);

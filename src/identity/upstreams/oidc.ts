@@ -6,7 +6,13 @@ import { addressRules } from '../../outbound/address-rules.ts';
 import { asFetch } from '../../outbound/as-fetch.ts';
 import { findOutboundError } from '../../outbound/outbound-error.ts';
 import { urlRefusal } from '../../outbound/url-check.ts';
-import { defineUpstreamPlugin, UpstreamUnavailableError, type UpstreamFault, type UpstreamIdentity, type UpstreamState } from './contract.ts';
+import {
+  defineUpstreamPlugin,
+  UpstreamUnavailableError,
+  type UpstreamFault,
+  type UpstreamIdentity,
+  type UpstreamState,
+} from './contract.ts';
 import { upstreamBase } from './policy.ts';
 
 const claimName = z.string().min(1);
@@ -72,7 +78,10 @@ export type OidcUpstreamConfig = z.infer<typeof oidcUpstreamConfig>;
  * against `max_age`.
  */
 class StateAndNonceStrategy extends OidcStrategy {
-  override authorizationRequestParams<T extends AuthenticateOptions>(req: Parameters<OidcStrategy['authorizationRequestParams']>[0], options: T): URLSearchParams {
+  override authorizationRequestParams<T extends AuthenticateOptions>(
+    req: Parameters<OidcStrategy['authorizationRequestParams']>[0],
+    options: T,
+  ): URLSearchParams {
     const params = new URLSearchParams(super.authorizationRequestParams(req, options));
     params.set('state', oidc.randomState());
     params.set('nonce', oidc.randomNonce());
@@ -92,10 +101,25 @@ class StateAndNonceStrategy extends OidcStrategy {
 
 /** The error codes of RFC 6749 4.1.2.1 and 5.2 and OIDC Core 3.1.2.6: the words of ours an upstream's error is said in. */
 const ERROR_CODES = new Set([
-  'invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope',
-  'access_denied', 'unsupported_response_type', 'server_error', 'temporarily_unavailable', 'interaction_required',
-  'login_required', 'account_selection_required', 'consent_required', 'invalid_request_uri', 'invalid_request_object',
-  'request_not_supported', 'request_uri_not_supported', 'registration_not_supported',
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'access_denied',
+  'unsupported_response_type',
+  'server_error',
+  'temporarily_unavailable',
+  'interaction_required',
+  'login_required',
+  'account_selection_required',
+  'consent_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
 ]);
 /** A known code as itself; anything else an upstream wrote there is not repeated (docs/decisions.md: no echo). */
 const errorCode = (code: unknown): string => (typeof code === 'string' && ERROR_CODES.has(code) ? code : 'an unknown error code');
@@ -111,20 +135,26 @@ const unreachable: Record<string, string> = {
 /** fetch itself failed (refused, reset, no such host), possibly wrapped by openid-client. */
 function fetchFailed(err: unknown): boolean {
   for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof TypeError || /^E(CONNREFUSED|CONNRESET|NOTFOUND|HOSTUNREACH|AI_AGAIN)$/.test(String((e as { code?: unknown }).code))) return true;
+    if (e instanceof TypeError || /^E(CONNREFUSED|CONNRESET|NOTFOUND|HOSTUNREACH|AI_AGAIN)$/.test(String((e as { code?: unknown }).code)))
+      return true;
   }
   return false;
 }
 
 function explain(err: unknown): UpstreamFault {
   if (err instanceof UpstreamUnavailableError) return { unavailable: true, reason: err.reason };
-  if (err instanceof oidc.AuthorizationResponseError) return { unavailable: false, reason: `the upstream answered ${errorCode(err.error)}` };
-  if (err instanceof oidc.ResponseBodyError) return { unavailable: false, reason: `the upstream refused the code: ${errorCode(err.error)}` };
+  if (err instanceof oidc.AuthorizationResponseError)
+    return { unavailable: false, reason: `the upstream answered ${errorCode(err.error)}` };
+  if (err instanceof oidc.ResponseBodyError)
+    return { unavailable: false, reason: `the upstream refused the code: ${errorCode(err.error)}` };
   // Our own outbound rules and limits, in their fixed words (docs/decisions.md): never what the upstream sent.
   const outbound = findOutboundError(err);
   if (outbound) {
     if (outbound.failure === 'timeout') return { unavailable: true, reason: 'the upstream did not answer in time' };
-    return { unavailable: true, reason: outbound.failure === 'refused' ? 'the upstream is at a refused address' : `the upstream cannot be used: ${outbound.reason}` };
+    return {
+      unavailable: true,
+      reason: outbound.failure === 'refused' ? 'the upstream is at a refused address' : `the upstream cannot be used: ${outbound.reason}`,
+    };
   }
   const code = (err as { code?: string }).code ?? '';
   if (unreachable[code]) return { unavailable: true, reason: unreachable[code] };
@@ -142,7 +172,8 @@ function explain(err: unknown): UpstreamFault {
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
 
 /** A claim holding groups: a list of names, or one name. */
-const groupsOf = (v: unknown): string[] => (Array.isArray(v) ? v.filter((g): g is string => typeof g === 'string') : text(v) ? [text(v)!] : []);
+const groupsOf = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((g): g is string => typeof g === 'string') : text(v) ? [text(v)!] : [];
 
 /** The user, from the id_token's claims over the userinfo endpoint's (the id_token wins). */
 function identityOf(c: OidcUpstreamConfig, claims: Record<string, unknown>): UpstreamIdentity {
@@ -185,17 +216,26 @@ export default defineUpstreamPlugin({
     async function discover(): Promise<Strategy> {
       let config: oidc.Configuration;
       try {
-        config = await oidc.discovery(new URL(c.issuer), c.clientId, { redirect_uris: [ctx.callbackUrl] }, oidc.ClientSecretPost(c.clientSecret), {
-          timeout: c.timeoutMs / 1000,
-          execute: [oidc.enableNonRepudiationChecks, ...(insecure ? [oidc.allowInsecureRequests] : [])],
-          [oidc.customFetch]: small,
-        });
+        config = await oidc.discovery(
+          new URL(c.issuer),
+          c.clientId,
+          { redirect_uris: [ctx.callbackUrl] },
+          oidc.ClientSecretPost(c.clientSecret),
+          {
+            timeout: c.timeoutMs / 1000,
+            execute: [oidc.enableNonRepudiationChecks, ...(insecure ? [oidc.allowInsecureRequests] : [])],
+            [oidc.customFetch]: small,
+          },
+        );
         const jwksUri = config.serverMetadata().jwks_uri;
         config[oidc.customFetch] = (url, options) => (url === jwksUri ? small : large)(url, options);
       } catch (err) {
         state = 'down';
         const fault = explain(err);
-        throw new UpstreamUnavailableError(`upstream "${c.id}": cannot read its metadata: ${fault.reason}`, fault.unavailable ? fault.reason : `its metadata is not usable (${fault.reason})`);
+        throw new UpstreamUnavailableError(
+          `upstream "${c.id}": cannot read its metadata: ${fault.reason}`,
+          fault.unavailable ? fault.reason : `its metadata is not usable (${fault.reason})`,
+        );
       }
       state = 'up';
       // openid-client types its `authenticate` with its own `this`; at run time it is a passport strategy.
@@ -234,7 +274,12 @@ export default defineUpstreamPlugin({
         strategy.catch(() => (strategy = undefined));
         return strategy;
       },
-      authenticateOptions: (ask) => ({ session: false, initiate: true, ...(ask.prompt ? { prompt: ask.prompt } : {}), ...(ask.maxAge !== undefined ? { maxAge: ask.maxAge } : {}) }),
+      authenticateOptions: (ask) => ({
+        session: false,
+        initiate: true,
+        ...(ask.prompt ? { prompt: ask.prompt } : {}),
+        ...(ask.maxAge !== undefined ? { maxAge: ask.maxAge } : {}),
+      }),
       explain(err) {
         const fault = explain(err);
         if (fault.unavailable) state = 'down';

@@ -12,7 +12,15 @@ export const upstreamBase = z.object({
   /** Upstream groups whose members get Latchkey's `admin` role. @default [] */
   adminGroups: z.array(z.string().min(1)).default([]),
   /** Email domains accepted (`example.com`); unset accepts every user the upstream signs in. */
-  allowedDomains: z.array(z.string().min(1).transform((d) => d.toLowerCase().replace(/^@/, ''))).min(1).optional(),
+  allowedDomains: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .transform((d) => d.toLowerCase().replace(/^@/, '')),
+    )
+    .min(1)
+    .optional(),
   /** Take the upstream's `amr` containing `mfa` as Latchkey's second factor. @default false */
   trustMfa: z.boolean().default(false),
   /**

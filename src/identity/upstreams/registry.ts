@@ -27,7 +27,11 @@ export function loadUpstreams(entries: UpstreamEntry[], publicUrl: string, logge
       const issues = describeIssues(parsed.error.issues, entry, '', 'the upstream entry').join('; ');
       throw new PluginLoadError(`${where}: invalid config: ${issues}`);
     }
-    return plugin.create(parsed.data, { logger: logger.child({ upstream: entry.id }), callbackUrl: publicUrl + upstreamCallbackPath(entry.id), outbound });
+    return plugin.create(parsed.data, {
+      logger: logger.child({ upstream: entry.id }),
+      callbackUrl: publicUrl + upstreamCallbackPath(entry.id),
+      outbound,
+    });
   });
   return {
     list: upstreams,

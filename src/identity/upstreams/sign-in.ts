@@ -50,7 +50,10 @@ const domainOf = (email: string | null | undefined): string | undefined => email
 export function upstreamSignIns(deps: Deps) {
   async function refused(upstream: Upstream, fault: UpstreamFault, o: CallbackOrigin, userId?: string): Promise<UpstreamOutcome> {
     deps.metrics.login(upstream.id, fault.unavailable ? 'unavailable' : 'failure');
-    deps.logger.warn({ upstream: upstream.id, reason: fault.reason, requestId: o.requestId }, fault.unavailable ? 'upstream unavailable' : 'upstream sign-in refused');
+    deps.logger.warn(
+      { upstream: upstream.id, reason: fault.reason, requestId: o.requestId },
+      fault.unavailable ? 'upstream unavailable' : 'upstream sign-in refused',
+    );
     if (!fault.unavailable) await deps.guesses.failed(o.ip);
     await deps.audit.record({
       kind: 'login.failure',
@@ -71,7 +74,11 @@ export function upstreamSignIns(deps: Deps) {
      */
     async starting(upstream: Upstream, o: Pick<CallbackOrigin, 'ip' | 'requestId'>): Promise<number> {
       const wait = await deps.starts.start(o.ip);
-      if (wait > 0) deps.logger.warn({ upstream: upstream.id, requestId: o.requestId, retryAfter: wait }, 'too many upstream sign-ins started from one address');
+      if (wait > 0)
+        deps.logger.warn(
+          { upstream: upstream.id, requestId: o.requestId, retryAfter: wait },
+          'too many upstream sign-ins started from one address',
+        );
       return wait;
     },
 
@@ -86,7 +93,16 @@ export function upstreamSignIns(deps: Deps) {
       const { allowedDomains, adminGroups, trustMfa } = upstream.policy;
       const domain = domainOf(identity.email);
       if (allowedDomains && (!domain || !allowedDomains.includes(domain))) {
-        return refused(upstream, { unavailable: false, reason: domain ? `the email domain ${domain} is not allowed here` : 'the upstream gave no verified email, which this server requires' }, o);
+        return refused(
+          upstream,
+          {
+            unavailable: false,
+            reason: domain
+              ? `the email domain ${domain} is not allowed here`
+              : 'the upstream gave no verified email, which this server requires',
+          },
+          o,
+        );
       }
       const user = await deps.identity.provision(
         upstream.id,

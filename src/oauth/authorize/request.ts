@@ -82,12 +82,21 @@ export async function parseAuthorizeRequest(ctx: AppContext, p: Params): Promise
   const modeParam = p.response_mode ?? 'query';
   // An unknown mode is answered in the default one: the client may not understand what it asked for.
   if (modeParam !== 'query' && modeParam !== 'form_post') {
-    throw new RedirectError(oauthError('invalid_request', `response_mode ${modeParam} is not supported; use query or form_post`), redirectUri, state);
+    throw new RedirectError(
+      oauthError('invalid_request', `response_mode ${modeParam} is not supported; use query or form_post`),
+      redirectUri,
+      state,
+    );
   }
   const responseMode: ResponseMode = modeParam;
   // From here the client is known: its errors are in the codes it reads (docs/connect-an-application.md).
   const fail = (error: OAuthError['error'], description: string) =>
-    new RedirectError(forClient(oauthError(error, description), client.errorCodes, 'authorize') as OAuthError, redirectUri, state, responseMode);
+    new RedirectError(
+      forClient(oauthError(error, description), client.errorCodes, 'authorize') as OAuthError,
+      redirectUri,
+      state,
+      responseMode,
+    );
 
   if (!client.oauthEnabled) throw fail('app_unsupport_oauth', 'this application may not use OAuth');
   if (!client.ssoEnabled) throw fail('app_unsupport_sso', 'this application may not use single sign-on');

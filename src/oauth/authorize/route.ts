@@ -10,7 +10,6 @@ import { needsSecondFactor } from '../../mfa/second-factor.ts';
 import { parseAuthorizeRequest, RedirectError, type AuthorizeRequest } from './request.ts';
 import { sendAuthorizationResponse } from './respond.ts';
 
-
 /** The browser sign-in this request asks for (web/sign-in/steps.ts). */
 const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow => ({
   clientId: request.client.clientId,
@@ -49,7 +48,8 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       const params = readParams(req);
       const request = await parseAuthorizeRequest(ctx, params);
       const step = await steps.next(req, res, params, flowOf(ctx, req, request));
-      if (step.show === 'refused') throw new RedirectError(oauthError(step.error, step.description), request.redirectUri, request.state, request.responseMode);
+      if (step.show === 'refused')
+        throw new RedirectError(oauthError(step.error, step.description), request.redirectUri, request.state, request.responseMode);
       if (step.show !== 'continue') return await showStep(ctx, req, res, step, placeOf(req, request));
 
       const { session } = step.signedIn;
@@ -68,10 +68,20 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
       });
       // The document names the code both `code` and `tokencode`: send both.
       // RFC 9207: `iss` tells the client which server answered (mix-up attacks).
-      sendAuthorizationResponse(req, res, request.responseMode, request.redirectUri, { code, tokencode: code, state: request.state, iss: ctx.config.publicUrl });
+      sendAuthorizationResponse(req, res, request.responseMode, request.redirectUri, {
+        code,
+        tokencode: code,
+        state: request.state,
+        iss: ctx.config.publicUrl,
+      });
     } catch (err) {
       if (err instanceof RedirectError) {
-        sendAuthorizationResponse(req, res, err.responseMode, err.redirectUri, { error: err.oauth.error, error_description: err.oauth.message, state: err.state, iss: ctx.config.publicUrl });
+        sendAuthorizationResponse(req, res, err.responseMode, err.redirectUri, {
+          error: err.oauth.error,
+          error_description: err.oauth.message,
+          state: err.state,
+          iss: ctx.config.publicUrl,
+        });
       } else {
         sendPageError(ctx, req, res, err);
       }

@@ -15,7 +15,8 @@ import { clientEndpoint } from '../client-endpoint.ts';
 export function deviceAuthorizationHandler(ctx: AppContext): RequestHandler {
   // No CORS: a device calls it, not a browser app.
   return clientEndpoint(ctx, async (_req, res, { params: p, client: asking }) => {
-    if (!asking.grantTypes.includes('urn:ietf:params:oauth:grant-type:device_code')) throw oauthError('unauthorized_client', 'this client may not use the device authorization grant');
+    if (!asking.grantTypes.includes('urn:ietf:params:oauth:grant-type:device_code'))
+      throw oauthError('unauthorized_client', 'this client may not use the device authorization grant');
     if (!asking.ssoEnabled) throw oauthError('app_unsupport_sso', 'this application may not use single sign-on');
     const scopes = clientScopes(p.scope, asking);
     const started = await ctx.deviceCodes.start(asking, scopes);

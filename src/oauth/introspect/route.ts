@@ -63,4 +63,3 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
     sendJson(res, { active: false });
   });
 }
-

@@ -55,7 +55,10 @@ export function logoutHandler(ctx: AppContext): RequestHandler {
           for (const name of carried) if (p[name] !== undefined) fields[name] = p[name]!;
           if (clientId) fields.client_id = clientId;
           const csrfToken = issueCsrfToken(req, res, ctx.csrfKey, secure);
-          res.status(200).type('html').send(logoutConfirmPage({ action: req.baseUrl + req.path, fields, csrfToken, username: user?.username ?? '' }));
+          res
+            .status(200)
+            .type('html')
+            .send(logoutConfirmPage({ action: req.baseUrl + req.path, fields, csrfToken, username: user?.username ?? '' }));
           return;
         }
         await ctx.sessions.end(session.id, { reason: 'logout', userId: session.userId, clientId, origin: originOf(req) });

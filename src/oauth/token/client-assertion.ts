@@ -33,7 +33,10 @@ export function assertionIssuer(ctx: AppContext, assertion: string): string {
  */
 export async function verifyClientAssertion(ctx: AppContext, req: Request, client: Client, assertion: string): Promise<void> {
   const fail = (why: string, err?: unknown): OAuthError => {
-    ctx.logger.warn({ clientId: client.clientId, reason: why, error: err instanceof Error ? err.message : undefined }, 'client assertion refused');
+    ctx.logger.warn(
+      { clientId: client.clientId, reason: why, error: err instanceof Error ? err.message : undefined },
+      'client assertion refused',
+    );
     return oauthError('invalid_client', 'client authentication failed');
   };
   const method = methodsOf(client)[0];

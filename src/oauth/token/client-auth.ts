@@ -65,13 +65,15 @@ export async function authenticateClient(ctx: AppContext, req: Request, p: Param
 
 /** client_assertion_type + client_assertion, never with another credential; client_id optional. */
 async function byAssertion(ctx: AppContext, req: Request, p: Params, named?: (client: Client) => void): Promise<Client> {
-  if (req.headers.authorization && /^basic /i.test(req.headers.authorization)) throw oauthError('invalid_request', 'a client assertion and Basic credentials together');
+  if (req.headers.authorization && /^basic /i.test(req.headers.authorization))
+    throw oauthError('invalid_request', 'a client assertion and Basic credentials together');
   if (p.client_secret !== undefined) throw oauthError('invalid_request', 'a client assertion and client_secret together');
   if (p.client_assertion_type !== JWT_BEARER) throw oauthError('invalid_client', `client_assertion_type must be ${JWT_BEARER}`);
   const assertion = p.client_assertion;
   if (!assertion) throw oauthError('invalid_client', 'client_assertion is required');
   const clientId = assertionIssuer(ctx, assertion);
-  if (p.client_id !== undefined && p.client_id !== clientId) throw oauthError('invalid_client', 'client_id differs from the assertion issuer');
+  if (p.client_id !== undefined && p.client_id !== clientId)
+    throw oauthError('invalid_client', 'client_id differs from the assertion issuer');
   const client = await ctx.clients.find(clientId);
   if (!client) {
     ctx.logger.warn({ clientId, reason: 'no such client' }, 'client assertion refused');

@@ -14,4 +14,9 @@ export type GrantResult = Omit<TokenRequest, 'client' | 'grantType'>;
 export type Grant = (ctx: AppContext, req: Request, p: Params, client: Client) => Promise<GrantResult>;
 
 /** Where the token service writes its events about this request. */
-export const auditTrail = (ctx: AppContext, req: Request): AuditTrail => ({ audit: ctx.audit, issues: ctx.tokenAudit, ip: req.ip, requestId: req.id });
+export const auditTrail = (ctx: AppContext, req: Request): AuditTrail => ({
+  audit: ctx.audit,
+  issues: ctx.tokenAudit,
+  ip: req.ip,
+  requestId: req.id,
+});

@@ -20,7 +20,13 @@ export interface AccountForm {
 
 export type AccountAction = (posted: AccountForm) => Promise<AccountAnswer>;
 
-const actorOf = ({ req, signedIn }: AccountForm): Actor => ({ userId: signedIn.user.id, clientId: null, via: 'account', ip: req.ip, requestId: req.id });
+const actorOf = ({ req, signedIn }: AccountForm): Actor => ({
+  userId: signedIn.user.id,
+  clientId: null,
+  via: 'account',
+  ip: req.ip,
+  requestId: req.id,
+});
 /** A change of the factors ends the user's other sessions (docs/decisions.md); the one that made it stays. */
 const changeOf = ({ req, signedIn }: AccountForm) => ({ ip: req.ip, requestId: req.id, keep: signedIn.session.id });
 
@@ -39,7 +45,10 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
       return refused ? { show: 'account', status: 401, error: refused } : then(posted);
     };
 
-  const prove: AccountAction = async () => ({ show: 'account', notice: 'Confirmed. For the next five minutes you can add a passkey or an authenticator app.' });
+  const prove: AccountAction = async () => ({
+    show: 'account',
+    notice: 'Confirmed. For the next five minutes you can add a passkey or an authenticator app.',
+  });
 
   const removeTotp: AccountAction = async (posted) => {
     await ctx.mfa.removeTotp(posted.signedIn.user.id, changeOf(posted));
@@ -48,7 +57,8 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
 
   const addPasskey: AccountAction = async (posted) => {
     const { signedIn, form } = posted;
-    if (!provedRecently(signedIn.session)) return { show: 'account', status: 401, error: 'Confirm it is you first (your password, or a code), then add the passkey.' };
+    if (!provedRecently(signedIn.session))
+      return { show: 'account', status: 401, error: 'Confirm it is you first (your password, or a code), then add the passkey.' };
     const refused = await ctx.mfa.addPasskey(signedIn.user, form.webauthn_state, form.webauthn_response, form.name ?? '', changeOf(posted));
     if (refused) return { show: 'account', status: 400, error: refused };
     const codes = await ctx.mfa.codesForFirstFactor(signedIn.user.id);
@@ -83,7 +93,8 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     const { req, signedIn, form } = posted;
     const newPassword = form.new_password ?? '';
     if (!form.password || !newPassword) return { show: 'account', status: 400, error: 'Type your current password and a new one.' };
-    if (newPassword !== form.new_password_again) return { show: 'account', status: 400, error: 'The two new passwords are not the same. Your password is unchanged.' };
+    if (newPassword !== form.new_password_again)
+      return { show: 'account', status: 400, error: 'The two new passwords are not the same. Your password is unchanged.' };
     // The current password is checked as a sign-in first: counted and throttled by the brute-force
     // policy (docs/decisions.md), which the directory's bind alone would not be.
     const refused = await currentPasswordRefused(req, signedIn, form.password);
@@ -91,7 +102,10 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     const change = { oldPassword: form.password, newPassword, via: 'account' as const, keep: signedIn.session.id };
     const changed = directoryChangeAnswer(await ctx.users.changeDirectoryPassword(signedIn.user, change, originOf(req)));
     if (!changed.ok) return { show: 'account', status: changed.status, error: changed.message };
-    return { show: 'account', notice: 'Your password is changed in the directory. Applications signed in with the old one must sign in again.' };
+    return {
+      show: 'account',
+      notice: 'Your password is changed in the directory. Applications signed in with the old one must sign in again.',
+    };
   };
 
   /** The current password of a directory user, checked as a counted sign-in; a right one the directory says must change is right too. */
@@ -102,7 +116,8 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
       outcome.reason === 'second_factor' ||
       ((outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') && 'user' in outcome && !!outcome.user);
     if (right && (!('user' in outcome) || outcome.user?.id === signedIn.user.id)) return undefined;
-    if (outcome.ok || outcome.reason === 'invalid_credentials') return { status: 401, message: 'The current password is not right. Your password is unchanged.' };
+    if (outcome.ok || outcome.reason === 'invalid_credentials')
+      return { status: 401, message: 'The current password is not right. Your password is unchanged.' };
     // As when the write itself finds the directory down: audited and answered alike.
     if (outcome.reason === 'unavailable') {
       const failed = directoryChangeAnswer(await ctx.users.directoryPasswordUnreachable(signedIn.user, 'account', originOf(req)));

@@ -12,7 +12,14 @@ import { totpHandler } from './totp-route.ts';
 import { accountViews } from './view.ts';
 
 /** A sign-in at the account page: no client, so no second factor demanded and no consent. */
-const accountFlow: Flow = { clientId: NO_CLIENT, needsMfa: false, prompt: new Set(), requireConsent: false, scopesFor: () => [], resume: '/account' };
+const accountFlow: Flow = {
+  clientId: NO_CLIENT,
+  needsMfa: false,
+  prompt: new Set(),
+  requireConsent: false,
+  scopesFor: () => [],
+  resume: '/account',
+};
 
 /**
  * `/account` and `/account/mfa/totp` (docs/multi-factor-sign-in.md): the signed-in user's own page. Without a session, the
@@ -30,12 +37,16 @@ export function accountHandlers(ctx: AppContext): { account: RequestHandler; tot
     try {
       const signedIn = await currentSession(ctx, req);
       if (req.method !== 'POST') {
-        return signedIn ? await views.show(req, res, signedIn, { show: 'account' }) : await views.signIn(req, res, { show: 'login', status: 200 });
+        return signedIn
+          ? await views.show(req, res, signedIn, { show: 'account' })
+          : await views.signIn(req, res, { show: 'login', status: 200 });
       }
       const form = (req.body ?? {}) as Record<string, string>;
       if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) {
         const expired = { status: 403, error: expiredForm.other };
-        return signedIn ? await views.show(req, res, signedIn, { show: 'account', ...expired }) : await views.signIn(req, res, { show: 'login', ...expired });
+        return signedIn
+          ? await views.show(req, res, signedIn, { show: 'account', ...expired })
+          : await views.signIn(req, res, { show: 'login', ...expired });
       }
       const answered = await answers.answer(req, res, form, accountFlow, signedIn);
       if (answered && 'show' in answered) return await views.signIn(req, res, answered);

@@ -24,7 +24,11 @@ export function totpHandler(ctx: AppContext): RequestHandler {
   const csrf = (req: Request, res: Response) => issueCsrfToken(req, res, ctx.csrfKey, secureCookies(ctx.config));
 
   /** The POST's answer: whether the session is proved now, and the page's status and error. */
-  async function answer(req: Request, signedIn: SignedIn, form: Record<string, string>): Promise<{ proved: boolean; status: number; error?: string; codes?: string[] }> {
+  async function answer(
+    req: Request,
+    signedIn: SignedIn,
+    form: Record<string, string>,
+  ): Promise<{ proved: boolean; status: number; error?: string; codes?: string[] }> {
     const proved = provedRecently(signedIn.session);
     if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return { proved, status: 403, error: expiredForm.other };
     if (form._action === 'prove') {
@@ -42,15 +46,30 @@ export function totpHandler(ctx: AppContext): RequestHandler {
     try {
       const signedIn = await currentSession(ctx, req);
       if (!signedIn || (await ctx.mfa.status(signedIn.user.id)).totp) return res.redirect(303, '/account');
-      const got = req.method === 'POST' ? await answer(req, signedIn, (req.body ?? {}) as Record<string, string>) : { proved: provedRecently(signedIn.session), status: 200 };
+      const got =
+        req.method === 'POST'
+          ? await answer(req, signedIn, (req.body ?? {}) as Record<string, string>)
+          : { proved: provedRecently(signedIn.session), status: 200 };
       if ('codes' in got && got.codes) return await views.show(req, res, signedIn, { show: 'recovery_codes', codes: got.codes });
       if (!got.proved) {
         const withCode = await ctx.mfa.hasFactor(signedIn.user.id);
-        return void res.status(got.status).type('html').send(proofPage({ action: ACTION, csrfToken: csrf(req, res), purpose: 'set up an authenticator app', withCode, error: got.error }));
+        return void res
+          .status(got.status)
+          .type('html')
+          .send(
+            proofPage({ action: ACTION, csrfToken: csrf(req, res), purpose: 'set up an authenticator app', withCode, error: got.error }),
+          );
       }
       const enrolment = (await ctx.mfa.pendingTotp(signedIn.user)) ?? (await ctx.mfa.startTotp(signedIn.user));
       if (!enrolment) return res.redirect(303, '/account');
-      const page = enrolTotpPage({ action: ACTION, fields: {}, csrfToken: csrf(req, res), secret: enrolment.secret, qrSvg: await qrSvg(enrolment.uri), error: got.error });
+      const page = enrolTotpPage({
+        action: ACTION,
+        fields: {},
+        csrfToken: csrf(req, res),
+        secret: enrolment.secret,
+        qrSvg: await qrSvg(enrolment.uri),
+        error: got.error,
+      });
       res.status(got.status).type('html').send(page);
     } catch (err) {
       sendPageError(ctx, req, res, err);

@@ -22,7 +22,12 @@ export const accountPlace: Place = { action: '/account', fields: {}, clientName:
 export function accountViews(ctx: AppContext) {
   const secure = secureCookies(ctx.config);
 
-  async function accountView(req: Request, res: Response, s: SignedIn, o: { status?: number; notice?: string; error?: string }): Promise<void> {
+  async function accountView(
+    req: Request,
+    res: Response,
+    s: SignedIn,
+    o: { status?: number; notice?: string; error?: string },
+  ): Promise<void> {
     const html = accountPage({
       username: s.user.username,
       ownPassword: s.user.backend === ctx.users.localBackend,
@@ -35,7 +40,10 @@ export function accountViews(ctx: AppContext) {
       notice: o.notice,
       error: o.error,
     });
-    res.status(o.status ?? 200).type('html').send(html);
+    res
+      .status(o.status ?? 200)
+      .type('html')
+      .send(html);
   }
 
   return {

@@ -47,7 +47,7 @@ ${form(v.csrfToken, 'remove_passkey', `<input type="hidden" name="credential_id"
     : `<p>To add a passkey, confirm it is you first.</p>${form(v.csrfToken, 'prove', confirmFields('prove'), 'Confirm', true)}`;
   const passkeys = !v.passkeysEnabled
     ? `<p>Passkeys need this server's address (PUBLIC_URL) to be a host name, not an IP address: browsers refuse an IP address. Ask its administrator.</p>`
-    : `${v.passkeys.length ? `<ul class="scopes">${keys}</ul>` : '<p>None yet. A passkey signs you in without a password, with your device\'s screen lock.</p>'}
+    : `${v.passkeys.length ? `<ul class="scopes">${keys}</ul>` : "<p>None yet. A passkey signs you in without a password, with your device's screen lock.</p>"}
 ${addPasskey}`;
   const recovery = anyFactor
     ? `<p>${v.mfa.recoveryCodesLeft} unused recovery code${v.mfa.recoveryCodesLeft === 1 ? '' : 's'} left.</p>${form(v.csrfToken, 'recovery_codes', confirmFields('recovery'), 'Make new recovery codes', true)}`

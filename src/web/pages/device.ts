@@ -17,7 +17,14 @@ ${hidden({ csrf_token: p.csrfToken })}
 }
 
 /** Approve or deny: the client's name, the user, the scopes and the code, to compare with the device's. */
-export function deviceApprovalPage(p: { action: string; csrfToken: string; clientName: string; username: string; scopes: string[]; userCode: string }): string {
+export function deviceApprovalPage(p: {
+  action: string;
+  csrfToken: string;
+  clientName: string;
+  username: string;
+  scopes: string[];
+  userCode: string;
+}): string {
   const items = p.scopes.map((s) => `<li>${escapeHtml(scopeText[s] ?? s)} <code>${escapeHtml(s)}</code></li>`).join('');
   return layout(
     'Connect a device',

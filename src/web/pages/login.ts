@@ -54,10 +54,15 @@ ${hidden({ ...p.request, _action: 'consent', csrf_token: p.csrfToken })}
 }
 
 /** The login page's "Sign in with <name>" buttons, one per upstream identity provider (docs/upstream-identity-providers.md). */
-export function upstreamButtons(t: { action: string; fields: Record<string, string>; csrfToken: string }, upstreams: Array<{ id: string; name: string }>): string {
+export function upstreamButtons(
+  t: { action: string; fields: Record<string, string>; csrfToken: string },
+  upstreams: Array<{ id: string; name: string }>,
+): string {
   return upstreams
     .map(
-      (u) => `<form method="post" action="${escapeHtml(t.action)}">${hidden({ ...t.fields, _action: 'upstream', upstream: u.id, csrf_token: t.csrfToken })}
+      (
+        u,
+      ) => `<form method="post" action="${escapeHtml(t.action)}">${hidden({ ...t.fields, _action: 'upstream', upstream: u.id, csrf_token: t.csrfToken })}
 <button type="submit" class="secondary" data-upstream="${escapeHtml(u.id)}">Sign in with ${escapeHtml(u.name)}</button></form>`,
     )
     .join('');

@@ -17,8 +17,13 @@ const codeInput = `<label for="code">Code</label>
  * A passkey button: a form the page's script (`/assets/passkey.js`) fills with the authenticator's
  * answer and posts. Hidden until the script finds WebAuthn in the browser.
  */
-export function passkeyForm(t: FormTarget, o: { purpose: 'login' | 'register' | 'reset'; action: string; label: string; options: string; nameField?: boolean; secondary?: boolean }): string {
-  const name = o.nameField ? `<label for="passkey-name">Name of this passkey</label><input id="passkey-name" name="name" type="text" maxlength="100" value="Passkey">` : '';
+export function passkeyForm(
+  t: FormTarget,
+  o: { purpose: 'login' | 'register' | 'reset'; action: string; label: string; options: string; nameField?: boolean; secondary?: boolean },
+): string {
+  const name = o.nameField
+    ? `<label for="passkey-name">Name of this passkey</label><input id="passkey-name" name="name" type="text" maxlength="100" value="Passkey">`
+    : '';
   return `<form method="post" action="${escapeHtml(t.action)}" data-passkey data-purpose="${o.purpose}" data-options="${escapeHtml(o.options)}" hidden>
 ${hidden({ ...t.fields, _action: o.action, csrf_token: t.csrfToken, webauthn_state: '', webauthn_response: '' })}${name}
 <button type="submit"${o.secondary ? ' class="secondary"' : ''}>${escapeHtml(o.label)}</button><p class="sub" role="status"></p></form>`;
@@ -28,7 +33,10 @@ export const passkeyScriptTag = '<script src="/assets/passkey.js" defer></script
 
 /** The second step of a sign-in: a code from the authenticator app or a recovery code, or a passkey. */
 export function secondStepPage(t: FormTarget & { username: string; error?: string; passkey?: boolean }): string {
-  const passkey = t.passkey ? passkeyForm(t, { purpose: 'login', action: 'passkey', label: 'Use a passkey', options: '/passkey/options', secondary: true }) + passkeyScriptTag : '';
+  const passkey = t.passkey
+    ? passkeyForm(t, { purpose: 'login', action: 'passkey', label: 'Use a passkey', options: '/passkey/options', secondary: true }) +
+      passkeyScriptTag
+    : '';
   return layout(
     'Second step',
     `<h1>Confirm it is you</h1><p class="sub">Signing in as <strong>${escapeHtml(t.username)}</strong>. Enter the six-digit code
@@ -57,8 +65,11 @@ ${form(t, 'enrol', `${codeInput.replace('Code', 'The six-digit code the app show
 export function recoveryCodesPage(t: FormTarget & { codes: string[]; nextLabel: string }): string {
   const items = t.codes.map((c) => `<li><code>${escapeHtml(c)}</code></li>`).join('');
   if (t.codes.length === 0) {
-    return layout('Second factor added', `<h1>Second factor added</h1><p class="sub">Your recovery codes from before still work.</p>
-${form(t, 'continue', `<button type="submit">${escapeHtml(t.nextLabel)}</button>`)}`);
+    return layout(
+      'Second factor added',
+      `<h1>Second factor added</h1><p class="sub">Your recovery codes from before still work.</p>
+${form(t, 'continue', `<button type="submit">${escapeHtml(t.nextLabel)}</button>`)}`,
+    );
   }
   return layout(
     'Recovery codes',

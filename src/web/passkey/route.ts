@@ -26,13 +26,17 @@ export function passkeyOptionsHandler(ctx: AppContext): RequestHandler {
       res.setHeader('Cache-Control', 'no-store');
       const body = (req.body ?? {}) as Record<string, string>;
       const passkeys = ctx.mfa.passkeys;
-      if (!passkeys.enabled) return void res.status(404).json({ error: 'invalid_request', error_description: 'passkeys are off: PUBLIC_URL is an IP address' });
-      if (!checkCsrfToken(req, ctx.csrfKey, body.csrf_token)) return void res.status(403).json({ error: 'invalid_request', error_description: 'the form expired; reload the page' });
+      if (!passkeys.enabled)
+        return void res.status(404).json({ error: 'invalid_request', error_description: 'passkeys are off: PUBLIC_URL is an IP address' });
+      if (!checkCsrfToken(req, ctx.csrfKey, body.csrf_token))
+        return void res.status(403).json({ error: 'invalid_request', error_description: 'the form expired; reload the page' });
       const { ip, requestId, deviceCookie } = attemptOf(req, '');
       const wait = await ctx.passkeyOptionLimit.take(ip);
       if (wait > 0) {
         res.setHeader('Retry-After', String(wait));
-        return void res.status(429).json({ error: 'invalid_request', error_description: `too many passkey requests from this address, retry after ${wait} s` });
+        return void res
+          .status(429)
+          .json({ error: 'invalid_request', error_description: `too many passkey requests from this address, retry after ${wait} s` });
       }
       if (body.purpose === 'register') {
         const signedIn = await currentSession(ctx, req);
@@ -41,7 +45,10 @@ export function passkeyOptionsHandler(ctx: AppContext): RequestHandler {
       }
       if (body.purpose === 'reset') {
         const reset = await ctx.passwordReset.passkeyOptions(body.token, { ip, requestId, deviceCookie });
-        if (!reset) return void res.status(400).json({ error: 'invalid_request', error_description: 'this reset link cannot be used with a passkey' });
+        if (!reset)
+          return void res
+            .status(400)
+            .json({ error: 'invalid_request', error_description: 'this reset link cannot be used with a passkey' });
         return void res.json(reset);
       }
       const pending = body.pending ? openPending(ctx.csrfKey, body.pending) : undefined;

@@ -34,14 +34,25 @@ export function sentPage(): string {
  * the user's passkey, whose button comes first and posts on its own (`_action=passkey`); once it
  * passed, the form carries its `proof` instead of asking for a code.
  */
-export function resetPage(p: { token: string; csrfToken: string; username: string; needsCode: boolean; passkey?: boolean; proof?: string; error?: string }): string {
+export function resetPage(p: {
+  token: string;
+  csrfToken: string;
+  username: string;
+  needsCode: boolean;
+  passkey?: boolean;
+  proof?: string;
+  error?: string;
+}): string {
   const code = p.needsCode
     ? `<label for="code">Code from your authenticator app, or a recovery code</label>
 <input id="code" name="code" type="text" inputmode="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required>`
     : '';
   const passkey =
     p.needsCode && p.passkey
-      ? passkeyForm({ action: RESET_PATH, fields: { token: p.token }, csrfToken: p.csrfToken }, { purpose: 'reset', action: 'passkey', label: 'Confirm with a passkey', options: '/passkey/options', secondary: true }) + passkeyScriptTag
+      ? passkeyForm(
+          { action: RESET_PATH, fields: { token: p.token }, csrfToken: p.csrfToken },
+          { purpose: 'reset', action: 'passkey', label: 'Confirm with a passkey', options: '/passkey/options', secondary: true },
+        ) + passkeyScriptTag
       : '';
   const passed = p.proof ? `<p id="reset-passkey-passed">Your passkey was accepted. Now choose the new password.</p>` : '';
   return layout(

@@ -52,12 +52,27 @@ export function passwordResetHandlers(ctx: AppContext): { forgot: RequestHandler
         const link = await ctx.passwordReset.open(token, origin, proof);
         if (!link) return void send(res, 400, linkProblemPage('invalid'));
         const carried = link.proved ? proof : undefined;
-        send(res, status, resetPage({ token, csrfToken: csrf(req, res), username: link.user.username, needsCode: link.needsCode, passkey: link.passkey, proof: carried, error }));
+        send(
+          res,
+          status,
+          resetPage({
+            token,
+            csrfToken: csrf(req, res),
+            username: link.user.username,
+            needsCode: link.needsCode,
+            passkey: link.passkey,
+            proof: carried,
+            error,
+          }),
+        );
       };
       if (req.method !== 'POST') return await show(200);
       if (!checkCsrfToken(req, ctx.csrfKey, field(form, 'csrf_token'))) return await show(403, expiredForm.other);
       if (field(form, '_action') === 'passkey') {
-        const passed = await ctx.passwordReset.passkey({ token, state: field(form, 'webauthn_state'), response: field(form, 'webauthn_response') }, origin);
+        const passed = await ctx.passwordReset.passkey(
+          { token, state: field(form, 'webauthn_state'), response: field(form, 'webauthn_response') },
+          origin,
+        );
         if (passed.ok) {
           proof = passed.proof;
           return await show(200);

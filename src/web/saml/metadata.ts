@@ -7,7 +7,10 @@ export function samlMetadataHandler(ctx: AppContext): RequestHandler {
   return async (req, res) => {
     try {
       res.setHeader('Cache-Control', 'public, max-age=300');
-      res.status(200).type('application/samlmetadata+xml').send(await ctx.saml.metadata());
+      res
+        .status(200)
+        .type('application/samlmetadata+xml')
+        .send(await ctx.saml.metadata());
     } catch (err) {
       sendPageError(ctx, req, res, err);
     }

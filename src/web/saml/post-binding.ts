@@ -12,7 +12,14 @@ export function sendPostBinding(res: Response, url: string, fields: Record<strin
   for (const [k, v] of Object.entries(fields)) if (v !== undefined) carried[k] = v;
   res.setHeader(
     'Content-Security-Policy',
-    ["default-src 'none'", `style-src ${styleHash}`, `script-src ${formPostScriptHash}`, `form-action ${new URL(url).origin}`, "base-uri 'none'", "frame-ancestors 'none'"].join('; '),
+    [
+      "default-src 'none'",
+      `style-src ${styleHash}`,
+      `script-src ${formPostScriptHash}`,
+      `form-action ${new URL(url).origin}`,
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
   );
   res.status(200).type('html').send(formPostPage(url, carried));
 }

@@ -13,7 +13,10 @@ import { errorPage } from '../pages/error.ts';
 export function refuseSaml(ctx: AppContext, req: Request, res: Response, err: unknown, request: 'sign-in' | 'sign-out'): void {
   if (err instanceof SamlInputError || err instanceof OAuthError) {
     ctx.logger.warn({ requestId: req.id, path: req.path, reason: err.message }, 'SAML message refused');
-    res.status(400).type('html').send(errorPage('invalid_request', err.message, request));
+    res
+      .status(400)
+      .type('html')
+      .send(errorPage('invalid_request', err.message, request));
     return;
   }
   sendPageError(ctx, req, res, err, request);

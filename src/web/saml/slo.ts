@@ -58,7 +58,10 @@ export function samlSloHandler(ctx: AppContext): RequestHandler {
     if (!session) return next(res, { nonce: '', sessionId: '', left: [], origin });
     if (!(await ctx.saml.concerns(logout, session.id))) {
       // Not this session's user at that SP: the session stays, and the SP is told the logout failed.
-      ctx.logger.warn({ requestId: req.id, entityId: logout.sp.entityId }, 'SAML LogoutRequest for a NameID this session did not give that SP: session kept');
+      ctx.logger.warn(
+        { requestId: req.id, entityId: logout.sp.entityId },
+        'SAML LogoutRequest for a NameID this session did not give that SP: session kept',
+      );
       return void res.redirect(302, await ctx.saml.logoutResponse(logout, relayState, false));
     }
     const others = await ctx.saml.endSession(logout, session, originOf(req));
@@ -78,7 +81,8 @@ export function samlSloHandler(ctx: AppContext): RequestHandler {
         // Another SP answered a LogoutRequest of the chain: on to the next one.
         await ctx.saml.readLogoutResponse(p.SAMLResponse, query);
         const chain = unseal<Chain>(ctx.csrfKey, PURPOSE, readCookie(req, CHAIN_COOKIE));
-        if (!chain || !p.RelayState || !safeEqual(p.RelayState, chain.nonce)) throw new SamlInputError('no single logout of this browser is in progress');
+        if (!chain || !p.RelayState || !safeEqual(p.RelayState, chain.nonce))
+          throw new SamlInputError('no single logout of this browser is in progress');
         return await next(res, chain);
       }
       throw new SamlInputError('no SAMLRequest or SAMLResponse');

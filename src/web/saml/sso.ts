@@ -40,7 +40,8 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       return { sp: await ctx.saml.spOf(carried.request), carried };
     }
     const relayState = p.RelayState;
-    if (relayState !== undefined && relayState.length > MAX_RELAY_STATE) throw new SamlInputError(`RelayState is longer than ${MAX_RELAY_STATE} characters`);
+    if (relayState !== undefined && relayState.length > MAX_RELAY_STATE)
+      throw new SamlInputError(`RelayState is longer than ${MAX_RELAY_STATE} characters`);
     if (p.SAMLRequest !== undefined) {
       const binding = req.method === 'GET' ? 'redirect' : 'post';
       const { sp, request, refusal } = await ctx.saml.readAuthnRequest(binding, p.SAMLRequest, queryOf(req.originalUrl));
@@ -60,7 +61,8 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       const { sp, carried, refusal } = await incoming(req, p);
       const { request, relayState } = carried;
       // A request the IdP will not serve as asked is answered at its (checked) ACS with the status, no page.
-      if (refusal) return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.refusal(request, refusal), RelayState: relayState });
+      if (refusal)
+        return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.refusal(request, refusal), RelayState: relayState });
       // Both flags together: a fresh authentication that may show no page cannot happen, so the steps
       // refuse it and the SP gets NoPassive (SAML Core 3.4.1.1), never an assertion without re-authentication.
       const prompt = new Set<string>([...(request.isPassive ? ['none'] : []), ...(request.forceAuthn ? ['login'] : [])]);
@@ -79,9 +81,15 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
         // Back here after an upstream provider's round trip (docs/upstream-identity-providers.md), with the checked request.
         resume: carriedHere,
       });
-      if (step.show === 'refused') return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.noPassive(request), RelayState: relayState });
+      if (step.show === 'refused')
+        return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.noPassive(request), RelayState: relayState });
       if (step.show !== 'continue') {
-        return await showStep(ctx, req, res, step, { action: SAML_PATHS.sso, fields: { [CARRIED]: sealed }, clientName: sp.name, continueLabel: `Continue to ${sp.name}` });
+        return await showStep(ctx, req, res, step, {
+          action: SAML_PATHS.sso,
+          fields: { [CARRIED]: sealed },
+          clientName: sp.name,
+          continueLabel: `Continue to ${sp.name}`,
+        });
       }
       const response = await ctx.saml.signOn(sp, request, step.signedIn, originOf(req));
       sendPostBinding(res, request.acsUrl, { SAMLResponse: response, RelayState: relayState });

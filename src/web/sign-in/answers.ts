@@ -40,20 +40,43 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
    * Where a counted password sign-in goes next: signed in (told first when the password expires soon,
    * docs/identity-backends.md), the second step, the change-password step, or the login page again with the refusal.
    */
-  async function afterPassword(req: Request, res: Response, outcome: SignInOutcome, flow: Flow, username: string, typed: string): Promise<PageStep | SignedInNow> {
+  async function afterPassword(
+    req: Request,
+    res: Response,
+    outcome: SignInOutcome,
+    flow: Flow,
+    username: string,
+    typed: string,
+  ): Promise<PageStep | SignedInNow> {
     if (outcome.ok) {
       const signedIn = await startSession(ctx, res, outcome.user, outcome.amr, outcome.deviceCookie);
       return expiring(res, signedIn, flow, outcome.passwordExpiresAt) ?? { signedIn, fresh: true };
     }
     if (outcome.reason === 'second_factor') {
-      const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId, passwordExpiresAt: outcome.passwordExpiresAt });
+      const started = await pending.begin(req, res, {
+        userId: outcome.user.id,
+        amr: ['pwd'],
+        clientId: flow.clientId,
+        passwordExpiresAt: outcome.passwordExpiresAt,
+      });
       return askForCode(ctx, outcome.user, { pending: started });
     }
     const refusal = refusalOf(outcome, 'password');
     // Only a right password gets here with its user (docs/identity-backends.md): a wrong one never reaches the step.
-    if ((outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') && 'user' in outcome && outcome.user && ctx.identity.canWritePassword(outcome.user, 'change')) {
+    if (
+      (outcome.reason === 'password_expired' || outcome.reason === 'password_must_change') &&
+      'user' in outcome &&
+      outcome.user &&
+      ctx.identity.canWritePassword(outcome.user, 'change')
+    ) {
       const started = await pending.begin(req, res, { userId: outcome.user.id, amr: ['pwd'], clientId: flow.clientId, oldPassword: typed });
-      return { show: 'change_password', status: 200, notice: newPasswordWanted[outcome.reason], username: outcome.user.username, pending: started };
+      return {
+        show: 'change_password',
+        status: 200,
+        notice: newPasswordWanted[outcome.reason],
+        username: outcome.user.username,
+        pending: started,
+      };
     }
     return { show: 'login', status: refusal.status, error: refusal.message, username, retryAfter: refusal.retryAfter };
   }
@@ -127,7 +150,13 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   }
 
   /** A passkey: alone from the login page (the credential names the user), after a password, or to raise a session. */
-  async function passkey(req: Request, res: Response, form: Form, flow: Flow, current: SignedIn | undefined): Promise<PageStep | SignedInNow> {
+  async function passkey(
+    req: Request,
+    res: Response,
+    form: Form,
+    flow: Flow,
+    current: SignedIn | undefined,
+  ): Promise<PageStep | SignedInNow> {
     if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) return { show: 'login', status: 403, error: expiredForm.signIn };
     const taken = form.pending ? await pending.take(req, form.pending, flow.clientId) : undefined;
     if (form.pending && (!taken || taken.oldPassword !== undefined)) return signInAgain;
@@ -148,7 +177,13 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     upstream,
 
     /** The answer to a posted sign-in form (`_action` login, mfa, passkey or upstream); `undefined` for any other form. */
-    answer(req: Request, res: Response, form: Form, flow: Flow, current: SignedIn | undefined): Promise<PageStep | SignedInNow> | undefined {
+    answer(
+      req: Request,
+      res: Response,
+      form: Form,
+      flow: Flow,
+      current: SignedIn | undefined,
+    ): Promise<PageStep | SignedInNow> | undefined {
       if (form._action === 'login') return password(req, res, form, flow);
       if (form._action === 'change_password') return changePassword(req, res, form, flow);
       if (form._action === 'mfa') return code(req, res, form, flow, current);

@@ -26,7 +26,8 @@ export function enrolmentSteps(ctx: AppContext) {
     /** The page of the second-factor step the rules chose (next-step.ts): the code, signing in again first, or enrolment. */
     async step(kind: SecondFactorStep, user: User): Promise<PageStep> {
       if (kind === 'second_factor') return askForCode(ctx, user);
-      if (kind === 'sign_in_again') return { show: 'login', status: 200, error: 'Sign in again to set up a second factor.', username: user.username };
+      if (kind === 'sign_in_again')
+        return { show: 'login', status: 200, error: 'Sign in again to set up a second factor.', username: user.username };
       return askToEnrol(user);
     },
 

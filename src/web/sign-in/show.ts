@@ -6,7 +6,14 @@ import { issueCsrfToken } from '../csrf.ts';
 import { consentPage, loginPage, upstreamButtons, upstreamErrorPage } from '../pages/login.ts';
 import { changePasswordPage, passwordExpiringPage } from '../pages/password.ts';
 import { FORGOT_PATH } from '../password-reset/pages.ts';
-import { enrolTotpPage, passkeyForm, passkeyScriptTag, recoveryCodesPage, secondStepPage, type FormTarget } from '../pages/second-factor.ts';
+import {
+  enrolTotpPage,
+  passkeyForm,
+  passkeyScriptTag,
+  recoveryCodesPage,
+  secondStepPage,
+  type FormTarget,
+} from '../pages/second-factor.ts';
 import type { PageStep } from './step.ts';
 
 /** Where a sign-in's pages post back, and what they carry. */
@@ -23,7 +30,10 @@ export interface Place {
 /** The login page's passkey button (hidden unless the browser has WebAuthn and PUBLIC_URL allows passkeys). */
 export function loginPasskeyButton(ctx: AppContext, t: FormTarget): string {
   if (!ctx.mfa.passkeys.enabled) return '';
-  return passkeyForm(t, { purpose: 'login', action: 'passkey', label: 'Sign in with a passkey', options: '/passkey/options', secondary: true }) + passkeyScriptTag;
+  return (
+    passkeyForm(t, { purpose: 'login', action: 'passkey', label: 'Sign in with a passkey', options: '/passkey/options', secondary: true }) +
+    passkeyScriptTag
+  );
 }
 
 /** The login page's other ways in: an upstream identity provider each, then a passkey. */
@@ -38,13 +48,25 @@ async function pageOf(ctx: AppContext, step: Exclude<PageStep, { show: 'redirect
     case 'password_expiring':
       return passwordExpiringPage({ ...form, expiresAt: step.expiresAt, mayChange: step.mayChange });
     case 'login':
-      return loginPage({ ...form, error: step.error, username: step.username, extra: otherWays(ctx, target), forgotPassword: ctx.passwordReset.enabled ? FORGOT_PATH : undefined });
+      return loginPage({
+        ...form,
+        error: step.error,
+        username: step.username,
+        extra: otherWays(ctx, target),
+        forgotPassword: ctx.passwordReset.enabled ? FORGOT_PATH : undefined,
+      });
     case 'second_factor': {
       const fields = step.pending ? { ...place.fields, pending: step.pending } : place.fields;
       return secondStepPage({ ...target, fields, username: step.user.username, error: step.error, passkey: step.passkey });
     }
     case 'enrol':
-      return enrolTotpPage({ ...target, secret: step.enrolment.secret, qrSvg: await qrSvg(step.enrolment.uri), required: true, error: step.error });
+      return enrolTotpPage({
+        ...target,
+        secret: step.enrolment.secret,
+        qrSvg: await qrSvg(step.enrolment.uri),
+        required: true,
+        error: step.error,
+      });
     case 'recovery_codes':
       return recoveryCodesPage({ ...target, codes: step.codes, nextLabel: place.continueLabel });
     case 'consent':

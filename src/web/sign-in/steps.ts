@@ -48,7 +48,12 @@ export function signInSteps(ctx: AppContext) {
         maxAge: flow.maxAge,
         now: clock.now(),
         upstream: ctx.upstreams.find(flow.idp) !== undefined,
-        session: signedIn && { authTime: signedIn.session.authTime, amr: signedIn.session.amr, fresh, provedRecently: provedRecently(signedIn.session) },
+        session: signedIn && {
+          authTime: signedIn.session.authTime,
+          amr: signedIn.session.amr,
+          fresh,
+          provedRecently: provedRecently(signedIn.session),
+        },
         mfaRequired: flow.needsMfa,
         consentRequired: flow.requireConsent,
         consentAnswered: posted._action === 'consent',

@@ -31,19 +31,23 @@ export function upstreamSteps(ctx: AppContext) {
     show: 'upstream_error',
     status: retryAfter ? 429 : fault.unavailable ? 503 : 400,
     upstream: upstream.name,
-    message: fault.unavailable ? `${upstream.name} cannot be reached right now (${fault.reason}). Please try again shortly.` : `${upstream.name}: ${fault.reason}.`,
+    message: fault.unavailable
+      ? `${upstream.name} cannot be reached right now (${fault.reason}). Please try again shortly.`
+      : `${upstream.name}: ${fault.reason}.`,
     retryAfter,
   });
 
   /** What went wrong, from a strategy's refusal or fault. */
-  const faultOf = (upstream: Upstream, err: unknown): UpstreamFault => (err instanceof UpstreamRefusal ? { unavailable: false, reason: err.message } : upstream.explain(err));
+  const faultOf = (upstream: Upstream, err: unknown): UpstreamFault =>
+    err instanceof UpstreamRefusal ? { unavailable: false, reason: err.message } : upstream.explain(err);
 
   /** Off to the upstream: the round trip stored, this browser's cookie set, then the redirect. */
   async function begin(req: Request, res: Response, upstream: Upstream, flow: Flow): Promise<PageStep> {
     const origin = attemptOf(req, flow.clientId);
     // Each start writes a round trip and may fetch the upstream's discovery: bounded per address.
     const wait = await signIns.starting(upstream, origin);
-    if (wait > 0) return failed(upstream, { unavailable: false, reason: `too many sign-ins started from your network; retry after ${wait} s` }, wait);
+    if (wait > 0)
+      return failed(upstream, { unavailable: false, reason: `too many sign-ins started from your network; retry after ${wait} s` }, wait);
     let away;
     try {
       away = await upstreamStrategy.begin(upstream, req, { ...(flow.prompt.has('login') ? { prompt: 'login' } : {}), maxAge: flow.maxAge });
@@ -78,15 +82,22 @@ export function upstreamSteps(ctx: AppContext) {
       if (!upstream) return undefined;
       const ip = req.ip ?? 'unknown';
       const retryAfter = await signIns.retryAfter(ip);
-      if (retryAfter > 0) return failed(upstream, { unavailable: false, reason: `too many failed sign-ins from your network, retry after ${retryAfter} s` }, retryAfter);
+      if (retryAfter > 0)
+        return failed(
+          upstream,
+          { unavailable: false, reason: `too many failed sign-ins from your network, retry after ${retryAfter} s` },
+          retryAfter,
+        );
       // The round trip is this browser's and used once: a replayed or forged callback finds nothing.
       const trip = await trips.take(readCookie(req, UPSTREAM_COOKIE), upstream.id);
       res.clearCookie(UPSTREAM_COOKIE, cookieOptions(secure));
       const origin = { ...attemptOf(req, trip?.clientId ?? ''), ip };
       const refuse = async (fault: UpstreamFault) => (await signIns.refused(upstream, fault, origin), failed(upstream, fault));
-      if (!trip) return refuse({ unavailable: false, reason: 'this sign-in was not started in this browser, or was already used or expired' });
+      if (!trip)
+        return refuse({ unavailable: false, reason: 'this sign-in was not started in this browser, or was already used or expired' });
       const query = req.query as Record<string, unknown>;
-      if (typeof query.code !== 'string' && typeof query.error !== 'string') return refuse({ unavailable: false, reason: 'the upstream sent no authorization code' });
+      if (typeof query.code !== 'string' && typeof query.error !== 'string')
+        return refuse({ unavailable: false, reason: 'the upstream sent no authorization code' });
 
       let checked;
       try {

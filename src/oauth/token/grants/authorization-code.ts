@@ -32,7 +32,8 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
     return oauthError(error, description);
   };
   if (row.clientId !== client.clientId) throw await refuse('invalid_code', 'the code was issued to another client');
-  if (!sameRedirectUri(row.redirectUri, redirectUri)) throw await refuse('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
+  if (!sameRedirectUri(row.redirectUri, redirectUri))
+    throw await refuse('redirect_uri_mismatch', 'redirect_uri differs from the authorize request');
   // RFC 8707: the code is for the resources named at authorize; the token request may name only those.
   const other = outsideGrant(row.resource, resources);
   if (other.length > 0) throw await refuse('invalid_target', `resource not among those the code was issued for: ${other.join(' ')}`);

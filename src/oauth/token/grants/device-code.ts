@@ -26,7 +26,8 @@ export const deviceCodeGrant: Grant = async (ctx, _req, p, client) => {
   }
   const { row } = poll;
   // docs/decisions.md: sessions end with the credentials; an approval given in a session ended since gets nothing.
-  if (row.sessionId && !(await ctx.sessions.live(row.sessionId))) throw oauthError('invalid_grant', 'the sign-in that approved this request has ended');
+  if (row.sessionId && !(await ctx.sessions.live(row.sessionId)))
+    throw oauthError('invalid_grant', 'the sign-in that approved this request has ended');
   const user = row.userId ? await ctx.users.find(row.userId) : undefined;
   if (!user || user.disabled) throw oauthError('invalid_grant', 'the user is disabled or no longer exists');
   return {

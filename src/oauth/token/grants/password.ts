@@ -49,14 +49,27 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
       case 'second_factor':
         throw oauthError('mfa_required', 'this account signs in with a second factor: send a one-time or recovery code in otp');
       case 'invalid_code':
-        throw oauthError('invalid_grant', outcome.codesLocked ? 'too many wrong one-time codes lately: send a recovery code in otp' : 'invalid one-time code');
+        throw oauthError(
+          'invalid_grant',
+          outcome.codesLocked ? 'too many wrong one-time codes lately: send a recovery code in otp' : 'invalid one-time code',
+        );
       default:
         throw oauthError('invalid_grant', refused[outcome.reason]);
     }
   }
   // A client or server that needs a second factor, and a user who has none yet: enrolment is a page.
   if (needsSecondFactor(ctx.config.mfa, client, outcome).missing) {
-    throw oauthError('mfa_required', `a second factor is required: enrol one at ${ctx.config.publicUrl}/account, then send its code in otp`);
+    throw oauthError(
+      'mfa_required',
+      `a second factor is required: enrol one at ${ctx.config.publicUrl}/account, then send its code in otp`,
+    );
   }
-  return { userId: outcome.user.id, user: outcome.user, scopes: grantableScopes(scopes, outcome.user), authTime: clock.now(), amr: outcome.amr, resource: resources ? joinResources(resources) : null };
+  return {
+    userId: outcome.user.id,
+    user: outcome.user,
+    scopes: grantableScopes(scopes, outcome.user),
+    authTime: clock.now(),
+    amr: outcome.amr,
+    resource: resources ? joinResources(resources) : null,
+  };
 };
