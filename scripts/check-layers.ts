@@ -142,7 +142,7 @@ for (const path of [...files(join(root, 'src')), ...files(join(root, 'plugins'))
     }
     if (file.startsWith('src/web/') && target.startsWith('src/oauth/'))
       note(`${file}:${line}: web imports oauth (${target}); the arrow runs oauth → web`);
-    if (file.startsWith('plugins/') && !target.startsWith(file.split('/').slice(0, 2).join('/') + '/') && target !== KIT) {
+    if (file.startsWith('plugins/') && !target.startsWith(`${file.split('/').slice(0, 2).join('/')}/`) && target !== KIT) {
       note(`${file}:${line}: a plugin imports ${target}; plugins use only the plugin kit (${KIT})`);
     }
   }

@@ -1,5 +1,5 @@
 import type { RequestListener, ServerOptions } from 'node:http';
-import express, { type ErrorRequestHandler, type Express, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { adminConsole } from './admin-console/route.ts';
 import type { AppContext } from './context.ts';

@@ -2,8 +2,8 @@ import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { num } from '../db/rows.ts';
-import { type AuditEvent } from './model.ts';
-import { type AuditKind } from './model.ts';
+import type { AuditEvent } from './model.ts';
+import type { AuditKind } from './model.ts';
 
 /** A recorded event as the admin API shows it. */
 export interface StoredAuditEvent {

@@ -72,7 +72,9 @@ export function tokenIssueAudit(
       const both: Summary = {
         ...mine,
         count: theirs.count + t.count,
+        // biome-ignore lint/complexity/useMathMinMax: ISO-8601 times, compared as text
         from: theirs.from < mine.from ? theirs.from : mine.from,
+        // biome-ignore lint/complexity/useMathMinMax: as above
         to: theirs.to > mine.to ? theirs.to : mine.to,
       };
       if (await queries.replaceDetails(row.id, row.details, JSON.stringify(both))) return;

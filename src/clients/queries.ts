@@ -3,8 +3,7 @@ import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
-import type { ErrorCodeStyle } from '../errors/oauth.ts';
-import { type IdTokenAlg, type AccessTokenFormat, type AuthMethod, type Client } from './model.ts';
+import type { IdTokenAlg, AccessTokenFormat, AuthMethod, Client } from './model.ts';
 
 type Row = Record<string, unknown>;
 

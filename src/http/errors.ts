@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { DatabaseOutage, isDatabaseUnavailable } from '../db/outage.ts';
+import { type DatabaseOutage, isDatabaseUnavailable } from '../db/outage.ts';
 import { databaseUnavailable, OAuthError } from '../errors/oauth.ts';
 
 /** The status of one of body-parser's refusals (http-errors with a 4xx status); undefined for anything else. */

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { num, numOrNull } from '../db/rows.ts';
-import { type StoredKey } from './model.ts';
+import type { StoredKey } from './model.ts';
 
 export const keyQueries = ({ knex: db }: Database) => ({
   /** Keys still published: not retired, or retired after `retiredAfter`; in the order they sign. */

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { num } from '../db/rows.ts';
-import { type QueuedLogout } from './model.ts';
+import type { QueuedLogout } from './model.ts';
 
 /** Who to tell: a session that ends and a client with a back-channel URI that got a code or token in it. */
 export interface LogoutTarget {

@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { json, num, numOrNull } from '../db/rows.ts';
-import { type Amr, type SsoSession } from './model.ts';
+import type { Amr, SsoSession } from './model.ts';
 
 /**
  * RFC 8176 authentication method references, as a session stores them and the id_token's `amr`

@@ -1,7 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { json, num } from '../db/rows.ts';
-import { type StoredChallenge, type StoredPasskey } from './model.ts';
+import type { StoredChallenge, StoredPasskey } from './model.ts';
 
 /**
  * The counts, prepared once (the factor count is asked at every password sign-in); passkeys are

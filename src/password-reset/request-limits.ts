@@ -1,7 +1,7 @@
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { addressOf } from '../throttle/address.ts';
-import { type ThrottleQueries } from '../throttle/throttle-queries.ts';
+import type { ThrottleQueries } from '../throttle/throttle-queries.ts';
 import { flatLadder, type Ladder } from '../throttle/model.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
-import { type PurgedTable } from './model.ts';
+import type { PurgedTable } from './model.ts';
 
 /** What makes a row of each table dead, as of `now` (ms). */
 export interface Cutoffs {

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { Metrics } from '../metrics/registry.ts';
-import { type PurgeQueries } from './purge-queries.ts';
+import type { PurgeQueries } from './purge-queries.ts';
 import { PURGED_TABLES, type PurgedTable } from './model.ts';
 
 export type PurgeCounts = Record<PurgedTable, number>;

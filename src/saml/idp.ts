@@ -211,7 +211,7 @@ export function samlIdp(deps: {
     /** The SP of a request carried between the sign-in's pages (it may have been deleted meanwhile). */
     async spOf(request: SignOnRequest): Promise<ServiceProvider> {
       const sp = await deps.providers.findById(request.spId);
-      if (!sp || !sp.assertionConsumerServiceUrls.includes(request.acsUrl))
+      if (!sp?.assertionConsumerServiceUrls.includes(request.acsUrl))
         throw new SamlInputError('the service provider of this sign-in is no longer registered');
       return sp;
     },

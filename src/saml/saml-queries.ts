@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
 import { bool, json, num } from '../db/rows.ts';
-import { type NameIdFormat, type ServiceProvider, type Participant } from './model.ts';
+import type { NameIdFormat, ServiceProvider, Participant } from './model.ts';
 
 type Row = Record<string, unknown>;
 

@@ -4,7 +4,7 @@ import { checkRedirectUri } from '../clients/service.ts';
 import { clock } from '../clock.ts';
 import type { Transaction } from '../db/transaction.ts';
 import { InputError, NotFoundError } from '../errors/service.ts';
-import { type SamlQueries } from './saml-queries.ts';
+import type { SamlQueries } from './saml-queries.ts';
 import { NAME_ID_FORMATS, type NameIdFormat, type ServiceProvider } from './model.ts';
 import { readSpMetadata } from './sp-metadata.ts';
 import { SamlInputError, toPem } from './xml.ts';

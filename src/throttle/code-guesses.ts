@@ -1,6 +1,6 @@
 import type { Config } from '../config/schema.ts';
 import { clock } from '../clock.ts';
-import { type ThrottleQueries } from './throttle-queries.ts';
+import type { ThrottleQueries } from './throttle-queries.ts';
 import { flatLadder } from './model.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.ts';
 import { clock } from '../clock.ts';
 import { addressOf } from './address.ts';
-import { type ThrottleQueries } from './throttle-queries.ts';
+import type { ThrottleQueries } from './throttle-queries.ts';
 import { flatLadder } from './model.ts';
 
 /**

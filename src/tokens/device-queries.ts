@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.ts';
-import { type DeviceRow } from './model.ts';
-import { type DeviceStatus } from './model.ts';
+import type { DeviceRow } from './model.ts';
+import type { DeviceStatus } from './model.ts';
 
 const toRow = (r: Record<string, unknown>): DeviceRow => ({
   deviceCodeHash: String(r.device_code_hash),
@@ -58,16 +58,13 @@ export const deviceQueries = ({ knex: db }: Database) => ({
     decision: { status: 'approved' | 'denied'; userId: string; sessionId: string | null; authTime: number | null; amr: string | null },
     now: number,
   ): Promise<boolean> {
-    const n = await db('device_codes')
-      .where({ user_code: userCode, status: 'pending' })
-      .andWhere('expires_at', '>', now)
-      .update({
-        status: decision.status,
-        user_id: decision.userId,
-        session_id: decision.sessionId,
-        auth_time: decision.authTime,
-        amr: decision.amr,
-      });
+    const n = await db('device_codes').where({ user_code: userCode, status: 'pending' }).andWhere('expires_at', '>', now).update({
+      status: decision.status,
+      user_id: decision.userId,
+      session_id: decision.sessionId,
+      auth_time: decision.authTime,
+      amr: decision.amr,
+    });
     return n > 0;
   },
 

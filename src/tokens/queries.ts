@@ -3,8 +3,7 @@ import { statement, type Statement, type Step } from '../db/statements.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { Amr } from '../login/model.ts';
 import { joinedUser, joinedUserColumns } from '../users/queries.ts';
-import type { User } from '../users/model.ts';
-import { type CodeRow, type RefreshRow, type Spend, type AccessGrant } from './model.ts';
+import type { CodeRow, RefreshRow, Spend, AccessGrant } from './model.ts';
 
 const toCode = (r: Record<string, unknown>): CodeRow => ({
   codeHash: String(r.code_hash),

@@ -3,7 +3,7 @@ import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
 import { bool, json, num } from '../db/rows.ts';
-import { type User } from './model.ts';
+import type { User } from './model.ts';
 
 function toUser(r: Record<string, unknown>): User {
   return {

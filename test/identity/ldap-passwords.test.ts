@@ -23,7 +23,7 @@ const POLICY = {
 };
 
 /** ppolicy's time format. */
-const generalizedTime = (ms: number) => new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14) + 'Z';
+const generalizedTime = (ms: number) => `${new Date(ms).toISOString().replace(/[-:T]/g, '').slice(0, 14)}Z`;
 
 /**
  * docs/identity-backends.md against OpenLDAP with ppolicy: a directory user changes their password at the account page

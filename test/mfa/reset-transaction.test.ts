@@ -25,17 +25,15 @@ describe.each(databaseKinds)('mfa.reset on %s', (kind) => {
     await server
       .sql('user_totp')
       .insert({ user_id: userId, secret_enc: 'not-read-by-this-test', confirmed_at: now, last_step: 0, created_at: now });
-    await server
-      .sql('passkeys')
-      .insert({
-        credential_id: 'credential-1',
-        user_id: userId,
-        public_key: 'not-read',
-        counter: 0,
-        transports: '[]',
-        name: 'Key',
-        created_at: now,
-      });
+    await server.sql('passkeys').insert({
+      credential_id: 'credential-1',
+      user_id: userId,
+      public_key: 'not-read',
+      counter: 0,
+      transports: '[]',
+      name: 'Key',
+      created_at: now,
+    });
     await server
       .sql('recovery_codes')
       .insert([1, 2].map((n) => ({ code_hash: `hash-${n}`, user_id: userId, used_at: null, created_at: now })));

@@ -253,18 +253,16 @@ describe('back-channel logout queued by a process that stops is delivered by ano
 
       // A notice claimed by a process that died mid-delivery: once the claim runs out, another sends it.
       const now = Date.now();
-      await second
-        .sql('backchannel_logouts')
-        .insert({
-          id: 'left-by-a-dead-process',
-          client_id: app.clientId,
-          user_id: 'u-1',
-          sid: 'sid-dead',
-          attempts: 0,
-          due_at: now,
-          claimed_until: now + 700,
-          created_at: now,
-        });
+      await second.sql('backchannel_logouts').insert({
+        id: 'left-by-a-dead-process',
+        client_id: app.clientId,
+        user_id: 'u-1',
+        sid: 'sid-dead',
+        attempts: 0,
+        due_at: now,
+        claimed_until: now + 700,
+        created_at: now,
+      });
       await eventually('the orphaned claim expired and the notice went out', async () => !!receiver!.tokenFor('sid-dead'));
       expect(Date.now() - now).toBeGreaterThanOrEqual(700);
     } finally {

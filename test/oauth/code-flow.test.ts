@@ -198,7 +198,7 @@ describe.each(databaseKinds)('authorization code flow on %s', (kind) => {
 
   test('PKCE S256 and plain; a public client needs it', async () => {
     const pub = await server.client({ confidential: false, allowPlainPkce: true });
-    const verifier = 'v'.repeat(20) + 'erifier-0123456789-abcdefghijklmn';
+    const verifier = `${'v'.repeat(20)}erifier-0123456789-abcdefghijklmn`;
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const browser = new Browser(server);
 

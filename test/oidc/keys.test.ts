@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { databaseKinds } from '../helpers/databases.ts';
-import { Browser } from '../helpers/flow.ts';
 import { basic, get, postForm } from '../helpers/http.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { advanceClock, serverNow } from '../helpers/clock.ts';

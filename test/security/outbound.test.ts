@@ -50,7 +50,7 @@ async function startStub(jwk: JWK): Promise<Stub> {
   app.get('/jwks', (_req, res) => void res.json({ keys: [jwk] }));
   // A JWKS that never ends (stopped at 256 MiB, so a server that reads it all fails the test rather
   // than the machine): written as fast as the connection takes it.
-  app.get('/endless', (req, res) => {
+  app.get('/endless', (_req, res) => {
     res.type('json');
     res.write('{"keys": [], "padding": "');
     const chunk = Buffer.alloc(64 * 1024, 'x');

@@ -121,17 +121,15 @@ describe.each(databaseKinds)('sessions end with the credentials on %s', (kind) =
 
   test('removing a passkey ends the other sessions', async () => {
     const u = await signedInTwice('hal');
-    await server
-      .sql('passkeys')
-      .insert({
-        credential_id: 'hal-key',
-        user_id: u.userId,
-        public_key: 'x',
-        counter: 0,
-        transports: '[]',
-        name: 'Old key',
-        created_at: serverNow(),
-      });
+    await server.sql('passkeys').insert({
+      credential_id: 'hal-key',
+      user_id: u.userId,
+      public_key: 'x',
+      counter: 0,
+      transports: '[]',
+      name: 'Old key',
+      created_at: serverNow(),
+    });
     expect((await u.here.post('remove_passkey', { credential_id: 'hal-key', password: u.password })).html).toContain(
       'The passkey is removed.',
     );

@@ -2,7 +2,7 @@ import { redirectUriMatches } from '../../clients/redirect-match.ts';
 import type { Client } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
 import { forClient, OAuthError, oauthError } from '../../errors/oauth.ts';
-import { type Params } from '../../http/params.ts';
+import type { Params } from '../../http/params.ts';
 import { resourcesParam } from '../resources-param.ts';
 import { joinResources } from '../../clients/resource.ts';
 import { scopesAllowed, withoutIgnoredScopes } from '../../clients/scopes.ts';

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { Client } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
 import { basicAuthFailed, oauthError } from '../../errors/oauth.ts';
-import { type Params } from '../../http/params.ts';
+import type { Params } from '../../http/params.ts';
 import { methodsOf } from '../../clients/auth-method.ts';
 import { assertionIssuer, JWT_BEARER, verifyClientAssertion } from './client-assertion.ts';
 
