@@ -38,6 +38,8 @@ const upstreamEntry = z
   })
   .loose();
 
+/** A count of at least one (failures, mails, requests). */
+const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
 const seconds = (fallback: number) => z.coerce.number().int().positive().default(fallback).meta({ unit: 'seconds' });
 
 export const configSchema = z
@@ -144,66 +146,54 @@ export const configSchema = z
       .prefault({}),
     throttle: z
       .strictObject({
-        userFreeFailures: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .default(5)
-          .meta({ description: "Failures of one account's lane within `userWindow` before delays start ([Security](security.md))." }),
+        userFreeFailures: count(5).meta({
+          description: "Failures of one account's lane within `userWindow` before delays start ([Security](security.md)).",
+        }),
         userBaseDelay: seconds(1).meta({ description: 'The first delay; it doubles with each further failure.' }),
         userMaxDelay: seconds(900).meta({ description: 'The longest delay.' }),
         userWindow: seconds(900).meta({
           description: "A user's failures older than this stop counting (the window starts at the first failure).",
         }),
-        addressMaxFailures: z.coerce.number().int().min(1).default(100).meta({
+        addressMaxFailures: count(100).meta({
           description: 'Failures from one address within `addressWindow` that block it for `addressBlock` (IPv6 counted per /64).',
         }),
         addressWindow: seconds(600).meta({ description: "The window of an address's failures." }),
         addressBlock: seconds(600).meta({ description: 'How long a blocked address is refused (429 with `Retry-After`).' }),
-        upstreamMaxStarts: z.coerce.number().int().min(1).default(300).meta({
+        upstreamMaxStarts: count(300).meta({
           description:
             'Sign-ins at upstream identity providers started from one address within `addressWindow`, after which it is refused them for `addressBlock` (each start stores a round trip).',
         }),
-        passkeyMaxOptions: z.coerce.number().int().min(1).default(300).meta({
+        passkeyMaxOptions: count(300).meta({
           description:
             'WebAuthn options (`POST /passkey/options`, each a stored challenge) one address may ask for within `addressWindow`, after which it is refused them (429) for `addressBlock`.',
         }),
-        accountMaxFailures: z.coerce.number().int().min(1).default(100).meta({
+        accountMaxFailures: count(100).meta({
           description:
             'Failures of one account within `userWindow` from browsers without a device cookie and public clients together, after which those are refused until the window ends.',
         }),
         slotWait: seconds(5).meta({
           description: 'How long an attempt waits for a slot that attempts in flight hold before it is refused.',
         }),
-        codeMaxFailures: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .default(10)
-          .meta({ description: 'Wrong second-factor codes of one account within `codeWindow`, after which TOTP codes are refused.' }),
+        codeMaxFailures: count(10).meta({
+          description: 'Wrong second-factor codes of one account within `codeWindow`, after which TOTP codes are refused.',
+        }),
         codeWindow: seconds(86400).meta({ description: "The window of an account's wrong second-factor codes." }),
       })
       .prefault({}),
     mfa: z
       .strictObject({
-        required: z
-          .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
-          .default(false)
-          .meta({
-            description:
-              'Every user needs a second factor; one without is taken through enrolment right after the password ([Multi-factor sign-in](multi-factor-sign-in.md)).',
-          }),
+        required: flag.default(false).meta({
+          description:
+            'Every user needs a second factor; one without is taken through enrolment right after the password ([Multi-factor sign-in](multi-factor-sign-in.md)).',
+        }),
       })
       .prefault({}),
     audit: z
       .strictObject({
-        everyToken: z
-          .union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')])
-          .default(false)
-          .meta({
-            description:
-              'Keep one `token.issued` event per `client_credentials` token instead of one per client and minute with the count ([Audit volume](#audit-volume)). Other events are always kept one by one.',
-          }),
+        everyToken: flag.default(false).meta({
+          description:
+            'Keep one `token.issued` event per `client_credentials` token instead of one per client and minute with the count ([Audit volume](#audit-volume)). Other events are always kept one by one.',
+        }),
       })
       .prefault({}),
     metrics: z
@@ -281,18 +271,10 @@ export const configSchema = z
           description:
             '"Forgot your password?" on the login page, with a link sent by mail; needs `smtp.url` and `smtp.from` ([Password reset by mail](password-reset-by-mail.md)).',
         }),
-        accountLimit: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .default(3)
-          .meta({ description: 'Reset mails one account may be sent within `window`; requests past it get the same answer and no mail.' }),
-        addressLimit: z.coerce
-          .number()
-          .int()
-          .min(1)
-          .default(10)
-          .meta({ description: 'Reset requests one address may make within `window`, whatever the accounts.' }),
+        accountLimit: count(3).meta({
+          description: 'Reset mails one account may be sent within `window`; requests past it get the same answer and no mail.',
+        }),
+        addressLimit: count(10).meta({ description: 'Reset requests one address may make within `window`, whatever the accounts.' }),
         window: seconds(3600).meta({ description: 'The window of both limits.' }),
       })
       .prefault({}),

@@ -1,12 +1,6 @@
+import type { User } from '../users/model.ts';
 /** What a token's user looks like to claims: the fields of the users table that are shown. */
-export interface ClaimsUser {
-  id: string;
-  username: string;
-  email: string | null;
-  emailVerified: boolean;
-  displayName: string | null;
-  groups: string[];
-}
+export type ClaimsUser = Pick<User, 'id' | 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups'>;
 
 /** The standard OIDC claims the scopes allow (docs/endpoints.md), shared by userinfo and the id_token. */
 export function scopedClaims(user: ClaimsUser, scopes: string[]): Record<string, unknown> {

@@ -67,16 +67,7 @@ export interface AccessGrant {
   expiresAt: number;
   createdAt: number;
   client: { oauthEnabled: boolean; roles: string[]; scopes: string[] };
-  user: {
-    id: string;
-    username: string;
-    email: string | null;
-    emailVerified: boolean;
-    displayName: string | null;
-    groups: string[];
-    roles: string[];
-    disabled: boolean;
-  } | null;
+  user: Pick<User, 'id' | 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'disabled'> | null;
 }
 
 export interface DeviceRow {

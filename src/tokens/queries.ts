@@ -5,41 +5,38 @@ import type { Amr } from '../login/model.ts';
 import { joinedUser, joinedUserColumns } from '../users/queries.ts';
 import type { CodeRow, RefreshRow, Spend, AccessGrant } from './model.ts';
 
-const toCode = (r: Record<string, unknown>): CodeRow => ({
-  codeHash: String(r.code_hash),
+/** The columns codes and refresh tokens share, with the user joined to them. */
+const grantColumns = (r: Record<string, unknown>) => ({
   clientId: String(r.client_id),
   userId: String(r.user_id),
-  sessionId: (r.session_id as string | null) ?? null,
-  redirectUri: String(r.redirect_uri),
   scope: String(r.scope),
+  sessionId: (r.session_id as string | null) ?? null,
+  amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
+  resource: (r.resource as string | null) ?? null,
+  expiresAt: num(r.expires_at),
+  revokedAt: numOrNull(r.revoked_at),
+  user: joinedUser(r),
+});
+
+const toCode = (r: Record<string, unknown>): CodeRow => ({
+  ...grantColumns(r),
+  codeHash: String(r.code_hash),
+  redirectUri: String(r.redirect_uri),
   nonce: (r.nonce as string | null) ?? null,
   codeChallenge: (r.code_challenge as string | null) ?? null,
   codeChallengeMethod: (r.code_challenge_method as string | null) ?? null,
   authTime: num(r.auth_time),
-  amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
-  resource: (r.resource as string | null) ?? null,
-  expiresAt: num(r.expires_at),
-  revokedAt: numOrNull(r.revoked_at),
   sessionExpiresAt: numOrNull(r.session_expires_at),
-  user: joinedUser(r),
 });
 
 const toRefresh = (r: Record<string, unknown>): RefreshRow => ({
+  ...grantColumns(r),
   tokenHash: String(r.token_hash),
   familyId: String(r.family_id),
-  clientId: String(r.client_id),
-  userId: String(r.user_id),
-  scope: String(r.scope),
-  sessionId: (r.session_id as string | null) ?? null,
   codeHash: (r.code_hash as string | null) ?? null,
   authTime: numOrNull(r.auth_time),
-  amr: r.amr == null ? null : json<Amr[]>(r.amr, []),
-  resource: (r.resource as string | null) ?? null,
-  expiresAt: num(r.expires_at),
   rotatedAt: numOrNull(r.rotated_at),
-  revokedAt: numOrNull(r.revoked_at),
   clientOauthEnabled: bool(r.oauth_enabled),
-  user: joinedUser(r),
 });
 
 export interface NewCode {
@@ -118,20 +115,9 @@ const ACCESS_COLUMNS = [
   'expires_at',
   'created_at',
 ] as const;
-const REFRESH_COLUMNS = [
-  'token_hash',
-  'family_id',
-  'client_id',
-  'user_id',
-  'scope',
-  'session_id',
-  'code_hash',
-  'auth_time',
-  'amr',
-  'resource',
-  'expires_at',
-  'created_at',
-] as const;
+/** The columns a refresh token and a code both end with: the sign-in's time and factors, the audience, the times. */
+const GRANT_TAIL = ['auth_time', 'amr', 'resource', 'expires_at', 'created_at'] as const;
+const REFRESH_COLUMNS = ['token_hash', 'family_id', 'client_id', 'user_id', 'scope', 'session_id', 'code_hash', ...GRANT_TAIL] as const;
 const CODE_COLUMNS = [
   'code_hash',
   'client_id',
@@ -142,11 +128,7 @@ const CODE_COLUMNS = [
   'nonce',
   'code_challenge',
   'code_challenge_method',
-  'auth_time',
-  'amr',
-  'resource',
-  'expires_at',
-  'created_at',
+  ...GRANT_TAIL,
 ] as const;
 
 const insertSql = (table: string, columns: readonly string[]) =>

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { ASSERTION_ALGS, methodsOf } from '../../clients/auth-method.ts';
 import type { Client } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
@@ -58,7 +58,7 @@ export async function verifyClientAssertion(ctx: AppContext, req: Request, clien
   }
   const base = ctx.config.publicUrl;
   const audience = [base, base + paths.token[0], base + req.baseUrl + req.path];
-  let payload;
+  let payload: JWTPayload;
   try {
     ({ payload } = await jwtVerify(assertion, key, {
       algorithms,

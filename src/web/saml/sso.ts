@@ -9,7 +9,7 @@ import { needsSecondFactor } from '../../mfa/second-factor.ts';
 import { showStep } from '../sign-in/show.ts';
 import { signInSteps } from '../sign-in/steps.ts';
 import { refuseSaml } from './refuse.ts';
-import { sendPostBinding } from './post-binding.ts';
+import { sendFormPost } from '../form-post.ts';
 import { originOf } from '../../http/origin.ts';
 
 /** The checked request, carried (sealed) through the sign-in's pages: checked once, its ID used once. */
@@ -62,7 +62,7 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       const { request, relayState } = carried;
       // A request the IdP will not serve as asked is answered at its (checked) ACS with the status, no page.
       if (refusal)
-        return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.refusal(request, refusal), RelayState: relayState });
+        return sendFormPost(res, request.acsUrl, { SAMLResponse: await ctx.saml.refusal(request, refusal), RelayState: relayState });
       // Both flags together: a fresh authentication that may show no page cannot happen, so the steps
       // refuse it and the SP gets NoPassive (SAML Core 3.4.1.1), never an assertion without re-authentication.
       const prompt = new Set<string>([...(request.isPassive ? ['none'] : []), ...(request.forceAuthn ? ['login'] : [])]);
@@ -82,7 +82,7 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
         resume: carriedHere,
       });
       if (step.show === 'refused')
-        return sendPostBinding(res, request.acsUrl, { SAMLResponse: await ctx.saml.noPassive(request), RelayState: relayState });
+        return sendFormPost(res, request.acsUrl, { SAMLResponse: await ctx.saml.noPassive(request), RelayState: relayState });
       if (step.show !== 'continue') {
         return await showStep(ctx, req, res, step, {
           action: SAML_PATHS.sso,
@@ -92,7 +92,7 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
         });
       }
       const response = await ctx.saml.signOn(sp, request, step.signedIn, originOf(req));
-      sendPostBinding(res, request.acsUrl, { SAMLResponse: response, RelayState: relayState });
+      sendFormPost(res, request.acsUrl, { SAMLResponse: response, RelayState: relayState });
     } catch (err) {
       refuseSaml(ctx, req, res, err, 'sign-in');
     }

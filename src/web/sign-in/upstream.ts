@@ -48,7 +48,7 @@ export function upstreamSteps(ctx: AppContext) {
     const wait = await signIns.starting(upstream, origin);
     if (wait > 0)
       return failed(upstream, { unavailable: false, reason: `too many sign-ins started from your network; retry after ${wait} s` }, wait);
-    let away;
+    let away: Awaited<ReturnType<typeof upstreamStrategy.begin>>;
     try {
       away = await upstreamStrategy.begin(upstream, req, { ...(flow.prompt.has('login') ? { prompt: 'login' } : {}), maxAge: flow.maxAge });
     } catch (err) {
@@ -92,14 +92,17 @@ export function upstreamSteps(ctx: AppContext) {
       const trip = await trips.take(readCookie(req, UPSTREAM_COOKIE), upstream.id);
       res.clearCookie(UPSTREAM_COOKIE, cookieOptions(secure));
       const origin = { ...attemptOf(req, trip?.clientId ?? ''), ip };
-      const refuse = async (fault: UpstreamFault) => (await signIns.refused(upstream, fault, origin), failed(upstream, fault));
+      const refuse = async (fault: UpstreamFault) => {
+        await signIns.refused(upstream, fault, origin);
+        return failed(upstream, fault);
+      };
       if (!trip)
         return refuse({ unavailable: false, reason: 'this sign-in was not started in this browser, or was already used or expired' });
       const query = req.query as Record<string, unknown>;
       if (typeof query.code !== 'string' && typeof query.error !== 'string')
         return refuse({ unavailable: false, reason: 'the upstream sent no authorization code' });
 
-      let checked;
+      let checked: Awaited<ReturnType<typeof upstreamStrategy.callback>>;
       try {
         checked = await upstreamStrategy.callback(upstream, req, trip.strategyState);
       } catch (err) {

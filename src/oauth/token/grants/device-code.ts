@@ -2,6 +2,16 @@ import { oauthError } from '../../../errors/oauth.ts';
 import type { Grant } from '../grant.ts';
 import { grantableScopes } from '../../../clients/scopes.ts';
 
+/** RFC 8628 §3.5: what a poll that gets no tokens is told, by the state of its request. */
+const NOT_YET = {
+  invalid: ['invalid_grant', 'the device code is invalid or was already used'],
+  other_client: ['invalid_grant', 'the device code was issued to another client'],
+  expired: ['expired_token', 'the device code has expired; start again'],
+  denied: ['access_denied', 'the user denied the request'],
+  pending: ['authorization_pending', 'the user has not approved the request yet'],
+  slow_down: ['slow_down', 'polling too fast: wait 5 seconds longer between requests'],
+} as const;
+
 /**
  * RFC 8628 §3.4-3.5: the device polls with its device code until the user decided at /device. The
  * approved request is taken by one atomic update (device-codes.ts), so the tokens go out once.
@@ -10,19 +20,9 @@ export const deviceCodeGrant: Grant = async (ctx, _req, p, client) => {
   const deviceCode = p.device_code;
   if (!deviceCode) throw oauthError('invalid_request', 'device_code is required');
   const poll = await ctx.deviceCodes.poll(deviceCode, client.clientId);
-  switch (poll.state) {
-    case 'invalid':
-      throw oauthError('invalid_grant', 'the device code is invalid or was already used');
-    case 'other_client':
-      throw oauthError('invalid_grant', 'the device code was issued to another client');
-    case 'expired':
-      throw oauthError('expired_token', 'the device code has expired; start again');
-    case 'denied':
-      throw oauthError('access_denied', 'the user denied the request');
-    case 'pending':
-      throw oauthError('authorization_pending', 'the user has not approved the request yet');
-    case 'slow_down':
-      throw oauthError('slow_down', 'polling too fast: wait 5 seconds longer between requests');
+  if (poll.state !== 'approved') {
+    const [code, description] = NOT_YET[poll.state];
+    throw oauthError(code, description);
   }
   const { row } = poll;
   // docs/decisions.md: sessions end with the credentials; an approval given in a session ended since gets nothing.
