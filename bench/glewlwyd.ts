@@ -48,6 +48,7 @@ export type GlewlwydStart = { peer: GlewlwydPeer; version: string } | { skipped:
 function installedVersion(): string | undefined {
   if (!existsSync(BINARY) || !existsSync(INIT_SQL)) return undefined;
   try {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: `${Version}` is dpkg-query's own --showformat field, passed to it literally, not a template.
     return execFileSync('dpkg-query', ['-W', '-f', '${Version}', 'glewlwyd'], { encoding: 'utf8' }).trim() || 'unknown version';
   } catch {
     return 'unknown version';

@@ -13,7 +13,7 @@ const workerCount = (workers: Config['workers']): number => (workers === 'auto' 
 const explained = (err: unknown): err is Error => err instanceof PluginLoadError || err instanceof ListenError;
 
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {

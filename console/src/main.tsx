@@ -23,7 +23,14 @@ function Message({ title, children }: { title: string; children: ComponentChildr
 function SignInAgain({ label }: { label: string }) {
   const [busy, setBusy] = useState(false);
   return (
-    <button type="button" disabled={busy} onClick={() => (setBusy(true), void signIn('/clients'))}>
+    <button
+      type="button"
+      disabled={busy}
+      onClick={() => {
+        setBusy(true);
+        void signIn('/clients');
+      }}
+    >
       {label}
     </button>
   );

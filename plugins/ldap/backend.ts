@@ -1,4 +1,4 @@
-import { InvalidCredentialsError, type Entry } from 'ldapts';
+import { InvalidCredentialsError, type Entry, type SearchResult } from 'ldapts';
 import type { Logger } from 'pino';
 import {
   BackendUnavailableError,
@@ -137,7 +137,7 @@ export class LdapBackend implements IdentityBackend {
       'msDS-UserPasswordExpiryTimeComputed',
     ];
     if (!this.config.groupSearch) attributes.push('memberOf');
-    let result;
+    let result: SearchResult;
     try {
       result = await s.search(us.baseDN, {
         scope: us.scope,

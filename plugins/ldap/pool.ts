@@ -216,7 +216,10 @@ export class ConnectionPool {
 
   private release(conn: Conn): void {
     const stale = conn.url !== this.o.servers.preferred() && Date.now() - conn.createdAt > FAILBACK_AFTER_MS;
-    if (this.closed || stale || !conn.prepared) return this.destroy(conn);
+    if (this.closed || stale || !conn.prepared) {
+      this.destroy(conn);
+      return;
+    }
     this.idle.push(conn);
     this.wakeOne();
   }

@@ -85,10 +85,10 @@ function validate(input: RegisterClientInput, outbound: AddressRules): void {
   if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name))
     throw new InputError('name', 'must be 1 to 200 characters, no control characters');
   if (input.redirectUris.length > 50) throw new InputError('redirectUris', 'at most 50');
-  input.redirectUris.forEach((u) => checkRedirectUri('redirectUris', u));
-  (input.postLogoutRedirectUris ?? []).forEach((u) => checkRedirectUri('postLogoutRedirectUris', u));
+  for (const u of input.redirectUris) checkRedirectUri('redirectUris', u);
+  for (const u of input.postLogoutRedirectUris ?? []) checkRedirectUri('postLogoutRedirectUris', u);
   if (input.webOrigins && input.webOrigins.length > 50) throw new InputError('webOrigins', 'at most 50');
-  (input.webOrigins ?? []).forEach((o) => checkWebOrigin('webOrigins', o));
+  for (const o of input.webOrigins ?? []) checkWebOrigin('webOrigins', o);
   if (input.errorCodes !== undefined && input.errorCodes !== 'maxkey' && input.errorCodes !== 'rfc6749')
     throw new InputError('errorCodes', 'must be maxkey or rfc6749');
   if (input.defaultAudience != null && !isResourceUri(input.defaultAudience))

@@ -30,8 +30,14 @@ export function clusterMetrics(): Promise<string> {
       reject(new Error('the primary did not answer with the cluster metrics'));
     }, TIMEOUT_MS);
     pending.set(id, {
-      resolve: (text) => (clearTimeout(timer), resolve(text)),
-      reject: (err) => (clearTimeout(timer), reject(err)),
+      resolve: (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      },
+      reject: (err) => {
+        clearTimeout(timer);
+        reject(err);
+      },
     });
     process.send!({ type: 'latchkey:metrics-request', id } satisfies MetricsRequest);
   });

@@ -116,7 +116,9 @@ export function pgFast(db: Knex): FastDb {
       else for (const job of jobs) job.reject(err);
       return;
     }
-    counts.forEach((c, i) => jobs[i]!.resolve(c));
+    counts.forEach((c, i) => {
+      jobs[i]!.resolve(c);
+    });
   }
 
   /**
@@ -145,7 +147,7 @@ export function pgFast(db: Knex): FastDb {
         return;
       }
     }
-    if (grouped) grouped.forEach((counts, i) => jobs[i]!.resolve(counts));
+    if (grouped) for (const [i, counts] of grouped.entries()) jobs[i]!.resolve(counts);
     else await Promise.all(jobs.map(commitAlone));
   }, MAX_GROUP);
 

@@ -48,7 +48,7 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
     }),
   );
   const queue = new CommitQueue(async (jobs) => {
-    let results;
+    let results: ReturnType<typeof group>;
     try {
       results = await gate.whenFree(() => group(jobs));
     } catch (err) {
@@ -56,7 +56,10 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
       return;
     }
     watch.ok(undefined);
-    results.forEach((r, i) => (r !== null && !Array.isArray(r) ? jobs[i]!.reject(r.error) : jobs[i]!.resolve(r)));
+    results.forEach((r, i) => {
+      if (r !== null && !Array.isArray(r)) jobs[i]!.reject(r.error);
+      else jobs[i]!.resolve(r);
+    });
   });
 
   return {

@@ -102,8 +102,14 @@ export class ExactRoutes {
       this.table.set(path, methods);
     };
     const self = {
-      get: (...handlers: RequestHandler[]) => (add('get', handlers), self),
-      post: (...handlers: RequestHandler[]) => (add('post', handlers), self),
+      get: (...handlers: RequestHandler[]) => {
+        add('get', handlers);
+        return self;
+      },
+      post: (...handlers: RequestHandler[]) => {
+        add('post', handlers);
+        return self;
+      },
     };
     return self;
   }

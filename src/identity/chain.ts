@@ -3,7 +3,14 @@ import type { Logger } from 'pino';
 import type { UserQueries } from '../users/queries.ts';
 import type { User } from '../users/model.ts';
 import { Breaker } from './breaker.ts';
-import { BackendUnavailableError, type AccountRefusal, type Identity, type IdentityBackend, type PasswordWrite } from './contract.ts';
+import {
+  BackendUnavailableError,
+  type AccountRefusal,
+  type Identity,
+  type IdentityBackend,
+  type PasswordCheck,
+  type PasswordWrite,
+} from './contract.ts';
 import { clock } from '../clock.ts';
 
 export interface ChainMember {
@@ -112,7 +119,7 @@ export class IdentityChain {
     if (!username || !password) return { ok: false, reason: 'invalid_credentials', skipped: [] };
     const down: string[] = [];
     for (const member of this.members) {
-      let check;
+      let check: PasswordCheck;
       try {
         check = await this.ask(member, () => member.backend.checkPassword(username, password));
       } catch (err) {
@@ -277,7 +284,7 @@ export class IdentityChain {
     for (const member of this.members) {
       const lookup = member.backend.lookup?.bind(member.backend);
       if (!lookup) continue;
-      let identity;
+      let identity: Identity | null;
       try {
         identity = await this.ask(member, () => lookup(username));
       } catch (err) {

@@ -1,5 +1,5 @@
 import type { AuditLog } from '../audit/record.ts';
-import type { IdentityChain } from '../identity/chain.ts';
+import type { IdentityChain, SignInResult } from '../identity/chain.ts';
 import { BackendUnavailableError, type AccountRefusal } from '../identity/contract.ts';
 import { NO_BACKEND, type Metrics } from '../metrics/registry.ts';
 import { withMfa, type MfaService } from '../mfa/service.ts';
@@ -155,7 +155,7 @@ export const signInService = (deps: Deps) => ({
   async signIn(a: SignInAttempt): Promise<SignInOutcome> {
     const attempt = await countAttempt(deps, a.username, a);
     if (attempt.blocked) return attempt.blocked;
-    let result;
+    let result: SignInResult;
     try {
       result = await deps.identity.signIn(a.username, a.password);
     } catch (err) {

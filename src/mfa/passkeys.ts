@@ -4,12 +4,15 @@ import type {
   PublicKeyCredentialCreationOptionsJSON,
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
+  VerifiedAuthenticationResponse,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
 import type { User } from '../users/model.ts';
 import type { MfaQueries } from './mfa-queries.ts';
 import type { StoredChallenge, StoredPasskey } from './model.ts';
+import type { Origin } from '../audit/model.ts';
 
 /**
  * @simplewebauthn/server, loaded at the first passkey ceremony: its certificate and CBOR parsers take
@@ -40,6 +43,13 @@ export interface PasskeyUse {
  * one, and only a spent challenge can. The page's `state` is the challenge itself (not a secret).
  * Credentials are public data only.
  */
+/** A registration ceremony's answer as the account page posts it: the challenge's state, the browser's response, the name. */
+export interface PasskeyRegistration {
+  state: string | undefined;
+  response: string | undefined;
+  name: string;
+}
+
 export function passkeyService(
   queries: MfaQueries,
   deps: { publicUrl: string; audit: AuditLog /** Unused since challenges are stored. */; sealKey?: Buffer },
@@ -47,6 +57,8 @@ export function passkeyService(
   const url = new URL(deps.publicUrl);
   const rpID = url.hostname;
   const origin = url.origin;
+  /** What every answer must have been made for: the challenge handed out, this server's origin and RP id. */
+  const expected = (challenge: string) => ({ expectedChallenge: challenge, expectedOrigin: origin, expectedRPID: rpID });
   const enabled = isIP(rpID.replace(/^\[|\]$/g, '')) === 0;
 
   const issue = async (challenge: string, purpose: StoredChallenge['purpose'], userId: string | undefined): Promise<string> => {
@@ -90,10 +102,8 @@ export function passkeyService(
      */
     async register(
       user: User,
-      state: string | undefined,
-      responseText: string | undefined,
-      name: string,
-      from: { ip?: string; requestId?: string } = {},
+      { state, response: responseText, name }: PasskeyRegistration,
+      from: Origin = {},
     ): Promise<string | undefined> {
       const response = parse<RegistrationResponseJSON>(responseText);
       if (!response?.id) return PASSKEY_NOT_ADDED;
@@ -101,13 +111,11 @@ export function passkeyService(
       if (await queries.passkey(response.id)) return PASSKEY_ALREADY_REGISTERED;
       const challenge = await take(state, 'register');
       if (!challenge || challenge.userId !== user.id) return PASSKEY_REQUEST_EXPIRED;
-      let verified;
+      let verified: VerifiedRegistrationResponse;
       try {
         verified = await (await webauthn()).verifyRegistrationResponse({
           response,
-          expectedChallenge: state!,
-          expectedOrigin: origin,
-          expectedRPID: rpID,
+          ...expected(state!),
           requireUserVerification: false,
         });
       } catch {
@@ -168,13 +176,11 @@ export function passkeyService(
       // A discoverable credential names its user: it must be the one the credential was made for.
       if (response.response.userHandle && Buffer.from(response.response.userHandle, 'base64url').toString('utf8') !== stored.userId)
         return undefined;
-      let verified;
+      let verified: VerifiedAuthenticationResponse;
       try {
         verified = await (await webauthn()).verifyAuthenticationResponse({
           response,
-          expectedChallenge: state!,
-          expectedOrigin: origin,
-          expectedRPID: rpID,
+          ...expected(state!),
           credential: {
             id: stored.credentialId,
             publicKey: Buffer.from(stored.publicKey, 'base64url'),

@@ -8,7 +8,7 @@ import type { User } from '../users/model.ts';
 import type { MfaQueries } from './mfa-queries.ts';
 import type { ResetQueries } from '../password-reset/reset-queries.ts';
 import { newRecoveryCode, RECOVERY_CODE_COUNT, recoveryCodeHash } from './recovery-codes.ts';
-import { passkeyService } from './passkeys.ts';
+import { passkeyService, type PasskeyRegistration } from './passkeys.ts';
 import { matchingStep, newTotpSecret, totpUri } from './totp.ts';
 import type { Amr } from '../login/model.ts';
 
@@ -190,14 +190,8 @@ export function mfaService(
      * A new passkey of the user's (the ceremony checked by passkeys.register): undefined when added,
      * else why not, for the account page.
      */
-    async addPasskey(
-      user: User,
-      state: string | undefined,
-      response: string | undefined,
-      name: string,
-      origin: ChangeOrigin = {},
-    ): Promise<string | undefined> {
-      const refused = await this.passkeys.register(user, state, response, name, { ip: origin.ip, requestId: origin.requestId });
+    async addPasskey(user: User, registration: PasskeyRegistration, origin: ChangeOrigin = {}): Promise<string | undefined> {
+      const refused = await this.passkeys.register(user, registration, { ip: origin.ip, requestId: origin.requestId });
       if (!refused) await factorsChanged(user.id, origin);
       return refused;
     },

@@ -11,6 +11,7 @@ export const normaliseUsername = (typed: string): string =>
   typed
     .normalize('NFKC')
     // RFC 4518's "mapped to nothing": soft hyphen, zero-width and joiner characters, variation selectors.
+    // biome-ignore lint/suspicious/noMisleadingCharacterClass: each code point is listed (as an escape) to be stripped on its own, joiners and variation selectors included; none is meant to combine with a neighbour.
     .replace(/[\u00AD\u034F\u1806\u180B-\u180E\u200B-\u200D\u2060\uFE00-\uFE0F\uFEFF\uFFFC]/g, '')
     .trim()
     .replace(/\s+/g, ' ')

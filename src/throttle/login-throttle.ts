@@ -117,7 +117,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
           held.map((k) => ({ key: k, outcome: 'released' as const })),
           now,
         );
-      held.forEach((k) => waiters.wake(k));
+      for (const k of held) waiters.wake(k);
       return { ok: false, key, ladder };
     }
     return { ok: true };

@@ -66,7 +66,11 @@ const releaseSql = `UPDATE login_throttle SET inflight = ${LET_GO} WHERE key = :
 /** A statement written with `:name` placeholders, turned positional once: the statement and the names' order. */
 function named(sql: string): { stmt: Statement; order: string[] } {
   const order: string[] = [];
-  return { stmt: statement(sql.replace(/:(\w+)/g, (_m, name: string) => (order.push(name), '?'))), order };
+  const positional = sql.replace(/:(\w+)/g, (_m, name: string) => {
+    order.push(name);
+    return '?';
+  });
+  return { stmt: statement(positional), order };
 }
 
 const bind = (s: ReturnType<typeof named>, values: Record<string, unknown>): Step => ({
@@ -81,7 +85,7 @@ const sql = {
   state: statement('select failures, window_start, blocked_until from login_throttle where key = ?'),
 };
 
-export const throttleQueries = ({ knex: db, fast }: Database) => {
+export const throttleQueries = ({ fast }: Database) => {
   const fails = new Map<Ladder, ReturnType<typeof named>>();
   const failStep = (s: Extract<KeyOutcome, { outcome: 'failed' }>, now: number): Step => {
     let counter = fails.get(s.ladder);

@@ -118,7 +118,9 @@ export function domainLdif(): string {
   // Parents after their members: AD checks that a member exists.
   for (const [cn, members] of Object.entries(groups)) out += record(groupDn(cn), { objectClass: 'group', member: members });
   const teams = Array.from({ length: TEAM_COUNT }, (_, i) => `CN=team${String(i + 1).padStart(4, '0')},${TEAMS}`);
-  teams.forEach((team, i) => (out += record(team, { objectClass: 'group', ...(i < GUS_TEAMS ? { member: personDn(people.gus) } : {}) })));
+  teams.forEach((team, i) => {
+    out += record(team, { objectClass: 'group', ...(i < GUS_TEAMS ? { member: personDn(people.gus) } : {}) });
+  });
   out += record(`CN=${ALL_HANDS},${TEAMS}`, { objectClass: 'group', member: [...teams, personDn(people.bob)] });
   out += record(lockoutPolicy.dn, lockoutPolicy.attrs);
   return out;

@@ -8,7 +8,7 @@ export interface HtmlForm {
   fields: Record<string, string>;
 }
 
-const unescape = (s: string) =>
+const unescapeHtml = (s: string) =>
   s
     .replace(/&quot;/g, '"')
     .replace(/&#39;/g, "'")
@@ -20,7 +20,7 @@ const unescape = (s: string) =>
 function attributes(tag: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of tag.matchAll(/([a-zA-Z_:][-\w:.]*)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g)) {
-    out[m[1]!.toLowerCase()] = unescape(m[2] ?? m[3] ?? m[4] ?? '');
+    out[m[1]!.toLowerCase()] = unescapeHtml(m[2] ?? m[3] ?? m[4] ?? '');
   }
   return out;
 }

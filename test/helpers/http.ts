@@ -51,13 +51,13 @@ export class CookieJar {
 /** The hidden inputs of an HTML form, by name. */
 export function hiddenFields(html: string): Record<string, string> {
   const out: Record<string, string> = {};
-  const unescape = (s: string) =>
+  const unescapeHtml = (s: string) =>
     s
       .replace(/&quot;/g, '"')
       .replace(/&#39;/g, "'")
       .replace(/&lt;/g, '<')
       .replace(/&gt;/g, '>')
       .replace(/&amp;/g, '&');
-  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) out[unescape(m[1]!)] = unescape(m[2]!);
+  for (const m of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) out[unescapeHtml(m[1]!)] = unescapeHtml(m[2]!);
   return out;
 }

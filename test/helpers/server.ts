@@ -42,7 +42,15 @@ export async function startTestServer(kind: DatabaseKind, overrides: Record<stri
   );
   const logs: string[] = [];
   const echo = process.env.TEST_LOG_LEVEL;
-  const logger = pino({ level: echo ?? 'warn' }, { write: (line: string) => (logs.push(line), echo && process.stdout.write(line)) });
+  const logger = pino(
+    { level: echo ?? 'warn' },
+    {
+      write: (line: string) => {
+        logs.push(line);
+        if (echo) process.stdout.write(line);
+      },
+    },
+  );
   const running = await startServer(config, logger);
   return {
     ...running,

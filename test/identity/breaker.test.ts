@@ -52,7 +52,10 @@ describe('backend breaker', () => {
     let probes = 0;
     const breaker = new Breaker({
       id: 'corp',
-      probe: () => (probes++, answer()),
+      probe: () => {
+        probes++;
+        return answer();
+      },
       intervalMs: 60_000,
       probeTimeoutMs: 60_000,
       trialWaitMs: 100,

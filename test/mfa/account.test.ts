@@ -30,7 +30,10 @@ describe.each(databaseKinds)('the account page on %s', (kind) => {
     const post = async (action: string, fields: Record<string, string>, path = '/account') => {
       const html = await (path === '/account'
         ? page()
-        : get(`${server.url}${path}`, {}, { cookie: jar.header() }).then((r) => (jar.store(r), r.text())));
+        : get(`${server.url}${path}`, {}, { cookie: jar.header() }).then((r) => {
+            jar.store(r);
+            return r.text();
+          }));
       const csrf = hiddenFields(html).csrf_token!;
       const r = await postForm(`${server.url}${path}`, { _action: action, csrf_token: csrf, ...fields }, { cookie: jar.header() });
       jar.store(r);

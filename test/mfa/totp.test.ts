@@ -25,7 +25,10 @@ async function enrolAtAccountPage(
   signedIn?: CookieJar,
 ): Promise<{ jar: CookieJar; secret: string; recoveryCodes: string[] }> {
   const jar = signedIn ?? new CookieJar();
-  const step = async (res: Response) => (jar.store(res), res);
+  const step = async (res: Response) => {
+    jar.store(res);
+    return res;
+  };
   if (!signedIn) {
     const loginPage = await step(await get(`${server.url}/account`, {}, { cookie: jar.header() }));
     expect(loginPage.status).toBe(200);

@@ -232,7 +232,10 @@ describe.each(databaseKinds)('device authorization grant on %s', (kind) => {
     await server.user('mia', 'mia-password-1');
     // Enrol TOTP at the account page, as a user would.
     const jar = new CookieJar();
-    const step = (res: Response) => (jar.store(res), res);
+    const step = (res: Response) => {
+      jar.store(res);
+      return res;
+    };
     const login = step(await get(`${server.url}/account`, {}, { cookie: jar.header() }));
     step(
       await postForm(

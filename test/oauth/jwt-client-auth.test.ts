@@ -74,7 +74,7 @@ describe.each(databaseKinds)('JWT client authentication on %s', (kind) => {
     jwksHost = await listen(app);
   });
   afterAll(async () => {
-    held.forEach((r) => r.destroy());
+    for (const r of held) r.destroy();
     jwksHost.server.closeAllConnections();
     await new Promise((r) => jwksHost.server.close(r));
     await server.stop();

@@ -49,7 +49,10 @@ function start(name: string, env: Record<string, string>): Promise<{ code: numbe
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => ((stderr += d), (output += d)));
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+    output += d;
+  });
   // A start that never ends is a failure of its own: stop it, and let the exit code tell.
   const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
   return new Promise((resolve) =>
@@ -85,7 +88,10 @@ describe('a port already in use', () => {
 
   test('the port really was taken: the other server still answers on it', async () => {
     await new Promise<void>((resolve, reject) => {
-      const c = createConnection({ port, host: '127.0.0.1' }, () => (c.destroy(), resolve()));
+      const c = createConnection({ port, host: '127.0.0.1' }, () => {
+        c.destroy();
+        resolve();
+      });
       c.once('error', reject);
     });
   });

@@ -116,7 +116,9 @@ describe('the database stops under a running Latchkey, then comes back', () => {
       logsBefore = server.logs.length;
       await pgsql.stop('fast');
     });
-    afterAll(() => spies.forEach((s) => s.mockRestore()));
+    afterAll(() => {
+      for (const s of spies) s.mockRestore();
+    });
 
     test('the token endpoint (password and client_credentials grants), /me and userinfo answer 503 temporarily_unavailable in JSON, never 500', async () => {
       for (const [name, call] of Object.entries(jsonEndpoints)) {

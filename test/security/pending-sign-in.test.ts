@@ -29,7 +29,10 @@ describe.each(databaseKinds)('the pending sign-in on %s', (kind) => {
     const enrolling = new AccountBrowser(server);
     await enrolling.signInAtAccount(username, password);
     const { secret } = await enrolling.enrolTotp();
-    const code = () => (advanceClock(30_000), codeAt(secret, serverNow()));
+    const code = () => {
+      advanceClock(30_000);
+      return codeAt(secret, serverNow());
+    };
     return { username, password, code };
   }
 

@@ -37,7 +37,10 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
     const five = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-1', '192.0.2.1', lane)))).map(granted);
 
     const order: string[] = [];
-    const sixth = throttle.reserve('account-1', '192.0.2.1', lane).then((r) => (order.push('sixth answered'), r));
+    const sixth = throttle.reserve('account-1', '192.0.2.1', lane).then((r) => {
+      order.push('sixth answered');
+      return r;
+    });
     // Give the sixth every chance to be answered wrongly before a slot is free.
     await new Promise((resolve) => setImmediate(resolve));
     order.push('a slot given back');

@@ -34,7 +34,11 @@ describe('query depth and cost limits', () => {
       let n = 0;
       const walk = (v: unknown): void => {
         if (Array.isArray(v)) v.forEach(walk);
-        else if (v && typeof v === 'object') for (const value of Object.values(v)) n++, walk(value);
+        else if (v && typeof v === 'object')
+          for (const value of Object.values(v)) {
+            n++;
+            walk(value);
+          }
       };
       walk((execute({ schema, document: parse(query) }) as { data: unknown }).data);
       return n;

@@ -92,7 +92,14 @@ export function ClientsSection() {
     <>
       <div class="toolbar">
         <SearchBox id="client-search" label="Search clients by name or ID" value={search} onSearch={setSearch} />
-        <button type="button" onClick={() => (setForm({}), setSecret(undefined))} aria-expanded={!!form && !form.client}>
+        <button
+          type="button"
+          onClick={() => {
+            setForm({});
+            setSecret(undefined);
+          }}
+          aria-expanded={!!form && !form.client}
+        >
           Register a client
         </button>
       </div>
@@ -129,7 +136,10 @@ export function ClientsSection() {
                 type="button"
                 class="secondary"
                 aria-label={`Edit ${c.name}`}
-                onClick={() => (setForm({ client: c }), setSecret(undefined))}
+                onClick={() => {
+                  setForm({ client: c });
+                  setSecret(undefined);
+                }}
               >
                 Edit
               </button>
@@ -138,7 +148,10 @@ export function ClientsSection() {
                   type="button"
                   class="secondary"
                   aria-label={`Rotate the secret of ${c.name}`}
-                  onClick={() => (action.clear(), setConfirm({ kind: 'rotate', client: c }))}
+                  onClick={() => {
+                    action.clear();
+                    setConfirm({ kind: 'rotate', client: c });
+                  }}
                 >
                   Rotate secret
                 </button>
@@ -148,7 +161,10 @@ export function ClientsSection() {
                   type="button"
                   class="danger"
                   aria-label={`Delete ${c.name}`}
-                  onClick={() => (action.clear(), setConfirm({ kind: 'delete', client: c }))}
+                  onClick={() => {
+                    action.clear();
+                    setConfirm({ kind: 'delete', client: c });
+                  }}
                 >
                   Delete
                 </button>

@@ -44,7 +44,13 @@ export function KeysSection() {
     <section aria-busy={list.loading}>
       <div class="toolbar">
         <p class="lede">A new key is published at once and signs only after the publish delay, so every verifier has it first.</p>
-        <button type="button" onClick={() => (rotate.clear(), setAsking(true))}>
+        <button
+          type="button"
+          onClick={() => {
+            rotate.clear();
+            setAsking(true);
+          }}
+        >
           Rotate keys
         </button>
       </div>

@@ -40,7 +40,10 @@ export function SamlSection() {
 
   async function confirmed() {
     if (!deleting) return;
-    const done = await action.run(async () => (await request(DeleteSamlServiceProviderMutation, { entityId: deleting.entityId }), true));
+    const done = await action.run(async () => {
+      await request(DeleteSamlServiceProviderMutation, { entityId: deleting.entityId });
+      return true;
+    });
     if (done) {
       setNotice(`${deleting.name} is deleted.`);
       setDeleting(undefined);
@@ -113,7 +116,15 @@ export function SamlSection() {
               <button type="button" class="secondary" aria-label={`Edit ${s.name}`} onClick={() => setForm({ sp: s })}>
                 Edit
               </button>
-              <button type="button" class="danger" aria-label={`Delete ${s.name}`} onClick={() => (action.clear(), setDeleting(s))}>
+              <button
+                type="button"
+                class="danger"
+                aria-label={`Delete ${s.name}`}
+                onClick={() => {
+                  action.clear();
+                  setDeleting(s);
+                }}
+              >
                 Delete
               </button>
             </>

@@ -266,7 +266,11 @@ export function UsersSection() {
                   type="button"
                   class="secondary"
                   aria-label={`Set the password of ${u.username}`}
-                  onClick={() => (action.clear(), setPassword(''), setAsk({ kind: 'password', user: u }))}
+                  onClick={() => {
+                    action.clear();
+                    setPassword('');
+                    setAsk({ kind: 'password', user: u });
+                  }}
                 >
                   Set password
                 </button>
@@ -276,7 +280,10 @@ export function UsersSection() {
                   type="button"
                   class="secondary"
                   aria-label={`Reset the second factors of ${u.username}`}
-                  onClick={() => (action.clear(), setAsk({ kind: 'mfa', user: u }))}
+                  onClick={() => {
+                    action.clear();
+                    setAsk({ kind: 'mfa', user: u });
+                  }}
                 >
                   Reset MFA
                 </button>
@@ -285,7 +292,10 @@ export function UsersSection() {
                 type="button"
                 class="secondary"
                 aria-label={`Revoke the tokens of ${u.username}`}
-                onClick={() => (action.clear(), setAsk({ kind: 'revoke', user: u }))}
+                onClick={() => {
+                  action.clear();
+                  setAsk({ kind: 'revoke', user: u });
+                }}
               >
                 Revoke tokens
               </button>

@@ -186,6 +186,7 @@ export function SearchBox({ id, label, value, onSearch }: { id: string; label: s
     if (v.trim() !== value) onSearch(v.trim());
   };
   return (
+    // biome-ignore lint/a11y/useSemanticElements: it must stay a form (Enter and the Search button submit it), and <search> is not one; ARIA in HTML allows role="search" on a form, and every browser maps it.
     <form
       role="search"
       class="search"

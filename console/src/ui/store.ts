@@ -8,7 +8,7 @@ export function store<T>(initial: T) {
     get: () => value,
     set(next: T) {
       value = next;
-      listeners.forEach((l) => l(next));
+      for (const l of listeners) l(next);
     },
     use(): T {
       const [v, setV] = useState(value);

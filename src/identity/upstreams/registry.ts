@@ -36,7 +36,9 @@ export function loadUpstreams(entries: UpstreamEntry[], publicUrl: string, logge
   return {
     list: upstreams,
     find: (id: string | undefined): Upstream | undefined => upstreams.find((u) => u.id === id),
-    close: () => upstreams.forEach((u) => u.close?.()),
+    close: () => {
+      for (const u of upstreams) u.close?.();
+    },
   };
 }
 

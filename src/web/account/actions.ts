@@ -59,7 +59,11 @@ export function accountActions(ctx: AppContext): Map<string, AccountAction> {
     const { signedIn, form } = posted;
     if (!provedRecently(signedIn.session))
       return { show: 'account', status: 401, error: 'Confirm it is you first (your password, or a code), then add the passkey.' };
-    const refused = await ctx.mfa.addPasskey(signedIn.user, form.webauthn_state, form.webauthn_response, form.name ?? '', changeOf(posted));
+    const refused = await ctx.mfa.addPasskey(
+      signedIn.user,
+      { state: form.webauthn_state, response: form.webauthn_response, name: form.name ?? '' },
+      changeOf(posted),
+    );
     if (refused) return { show: 'account', status: 400, error: refused };
     const codes = await ctx.mfa.codesForFirstFactor(signedIn.user.id);
     return codes ? { show: 'recovery_codes', codes } : { show: 'account', notice: 'The passkey is added.' };
