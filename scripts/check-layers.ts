@@ -62,7 +62,7 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
     holds: (f) =>
       !queriesModule(f) &&
       !modelModule(f) &&
-      (/^src\/(audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) ||
+      (/^src\/(access|audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) ||
         f.startsWith('plugins/')),
   },
   { name: 'root', holds: (f) => f === 'src/services.ts' || f === 'src/context.ts' },

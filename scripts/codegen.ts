@@ -32,7 +32,7 @@ const output = await codegen({
     },
     enumValues: ENUM_VALUES,
     mapperTypeSuffix: 'Model',
-    scalars: { ID: 'string' },
+    scalars: { ID: 'string', JSON: 'unknown' },
     maybeValue: 'T | null',
     inputMaybeValue: 'T | null | undefined',
   },

@@ -1,3 +1,4 @@
+import type { AccessPolicy, AppRole, ClaimMapping } from '../access/model.ts';
 import type { ErrorCodeStyle } from '../errors/oauth.ts';
 
 /**
@@ -61,6 +62,14 @@ export interface Client {
   secretEnc: string | null;
   /** Where back-channel logout notices go (OIDC Back-Channel Logout 1.0); null: none. */
   backchannelLogoutUri: string | null;
+  /** Who may use it (docs/access-and-claims.md); everyone by default. */
+  access: AccessPolicy;
+  /** Its roles and who holds them: the `roles` claim of its tokens. */
+  appRoles: AppRole[];
+  /** The claims it receives beyond the scopes' standard ones. */
+  claimMappings: ClaimMapping[];
+  /** OIDC third-party initiated login: where "My applications" starts a sign-in to it; null: not listed there. */
+  initiateLoginUri: string | null;
   createdAt: number;
   updatedAt: number;
 }

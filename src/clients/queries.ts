@@ -4,6 +4,7 @@ import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { IdTokenAlg, AccessTokenFormat, AuthMethod, Client } from './model.ts';
+import { EVERYONE, type AccessPolicy, type AppRole, type ClaimMapping } from '../access/model.ts';
 
 type Row = Record<string, unknown>;
 
@@ -35,6 +36,10 @@ function toClient(r: Row): Client {
     jwksUri: (r.jwks_uri as string | null) ?? null,
     secretEnc: (r.secret_enc as string | null) ?? null,
     backchannelLogoutUri: (r.backchannel_logout_uri as string | null | undefined) ?? null,
+    access: json<AccessPolicy>(r.access, EVERYONE),
+    appRoles: json<AppRole[]>(r.app_roles, []),
+    claimMappings: json<ClaimMapping[]>(r.claim_mappings, []),
+    initiateLoginUri: (r.initiate_login_uri as string | null | undefined) ?? null,
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -68,6 +73,11 @@ function toRow(c: Client): Row {
     jwks_uri: c.jwksUri,
     secret_enc: c.secretEnc,
     backchannel_logout_uri: c.backchannelLogoutUri,
+    // null for today's behaviour (everyone, no roles, no mappings): nothing to parse on the hot paths.
+    access: c.access.mode === 'everyone' ? null : JSON.stringify(c.access),
+    app_roles: c.appRoles.length > 0 ? JSON.stringify(c.appRoles) : null,
+    claim_mappings: c.claimMappings.length > 0 ? JSON.stringify(c.claimMappings) : null,
+    initiate_login_uri: c.initiateLoginUri,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };

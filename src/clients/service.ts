@@ -14,6 +14,7 @@ import { isResourceUri } from './resource.ts';
 import { checkRoles } from './roles.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
 import { urlRefusal } from '../outbound/url-check.ts';
+import { EVERYONE } from '../access/model.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -211,6 +212,10 @@ export const clientService = (
       jwksUri: input.jwksUri ?? null,
       secretEnc,
       backchannelLogoutUri: input.backchannelLogoutUri ?? null,
+      access: EVERYONE,
+      appRoles: [],
+      claimMappings: [],
+      initiateLoginUri: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -314,6 +319,10 @@ export const clientService = (
       jwksUri: null,
       secretEnc: null,
       backchannelLogoutUri: null,
+      access: EVERYONE,
+      appRoles: [],
+      claimMappings: [],
+      initiateLoginUri: null,
       createdAt: now,
       updatedAt: now,
       ...fields,

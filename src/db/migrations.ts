@@ -24,6 +24,7 @@ import * as m18 from '../../migrations/20261127400000_saml.ts';
 import * as m19 from '../../migrations/20261127500001_pg_statement_guard.ts';
 import * as m20 from '../../migrations/20261128000000_saml_acs_indexes.ts';
 import * as m21 from '../../migrations/20261128010000_user_email_verified.ts';
+import * as m22 from '../../migrations/20261129000000_access_and_claims.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -53,6 +54,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261127500001_pg_statement_guard.ts': m19,
   '20261128000000_saml_acs_indexes.ts': m20,
   '20261128010000_user_email_verified.ts': m21,
+  '20261129000000_access_and_claims.ts': m22,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

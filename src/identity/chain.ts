@@ -31,7 +31,7 @@ export type SignInResult =
 
 const sameFields = (
   user: User,
-  fields: Pick<User, 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'disabled'>,
+  fields: Pick<User, 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'attributes' | 'disabled'>,
 ) =>
   user.username === fields.username &&
   user.email === fields.email &&
@@ -39,7 +39,8 @@ const sameFields = (
   user.displayName === fields.displayName &&
   user.disabled === fields.disabled &&
   JSON.stringify(user.groups) === JSON.stringify(fields.groups) &&
-  JSON.stringify(user.roles) === JSON.stringify(fields.roles);
+  JSON.stringify(user.roles) === JSON.stringify(fields.roles) &&
+  JSON.stringify(user.attributes) === JSON.stringify(fields.attributes);
 
 /** Longer than this and `/readyz` reports the backend down (probes give about a second). */
 const HEALTH_TIMEOUT_MS = 800;
@@ -181,6 +182,9 @@ export class IdentityChain {
       // A backend that reports roles (LDAP's adminGroups) owns them; one that does not leaves them to
       // the administrators.
       roles: identity.roles ?? existing?.roles ?? [],
+      // A backend that reports attributes (a directory's extraAttributes, an upstream's extraClaims)
+      // owns them; the database backend's are the administrators' (docs/access-and-claims.md).
+      attributes: identity.attributes ?? existing?.attributes ?? {},
       // The local flag is the administrator's: a directory's "disabled" refuses the sign-in without
       // being copied, so re-enabling the account in the directory is enough to let the user back in.
       disabled: existing?.disabled ?? false,

@@ -25,6 +25,12 @@ export interface Identity {
   groups?: string[];
   /** Roles the backend grants (e.g. `admin` for members of an LDAP admin group). */
   roles?: string[];
+  /**
+   * Attributes beyond the standard fields, for claim and attribute mappings (docs/access-and-claims.md):
+   * a directory's `extraAttributes`, by name, a string or a list of strings. Undefined: the backend
+   * reports none, and the record keeps what an administrator set.
+   */
+  attributes?: Record<string, string | string[]>;
   /** A disabled account: a correct password still does not sign in. */
   disabled?: boolean;
   /** With `disabled`: the reason, when the backend knows a more precise one than `disabled`. */

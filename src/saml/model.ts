@@ -1,10 +1,11 @@
+import type { AccessPolicy, AppRole, AttributeMapping } from '../access/model.ts';
 /**
  * A registered SAML service provider and its part in a session.
  * A model module: types and their constants, no SQL; the queries and the services both import from here.
  */
 
 /** The NameID formats Latchkey issues (docs/saml-applications.md), by their short names. */
-export const NAME_ID_FORMATS = ['persistent', 'emailAddress', 'unspecified'] as const;
+export const NAME_ID_FORMATS = ['persistent', 'emailAddress', 'unspecified', 'transient'] as const;
 
 export type NameIdFormat = (typeof NAME_ID_FORMATS)[number];
 
@@ -35,6 +36,16 @@ export interface ServiceProvider {
   encryptAssertions: boolean;
   wantAuthnRequestsSigned: boolean;
   allowIdpInitiated: boolean;
+  /** Who may use it (docs/access-and-claims.md); everyone by default. */
+  access: AccessPolicy;
+  /** Its roles and who holds them: an attribute of its assertions, named `rolesAttribute`. */
+  appRoles: AppRole[];
+  /** The attributes it receives, replacing the fixed set (`attributes`); null: the fixed set. */
+  attributeMappings: AttributeMapping[] | null;
+  /** The user attribute an `unspecified` NameID carries; null: the username. */
+  nameIdAttribute: string | null;
+  /** The name of the roles attribute; null: `roles`. */
+  rolesAttribute: string | null;
   createdAt: number;
   updatedAt: number;
 }

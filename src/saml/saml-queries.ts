@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.ts';
 import { bool, json, num } from '../db/rows.ts';
 import type { NameIdFormat, ServiceProvider, Participant } from './model.ts';
+import { EVERYONE, type AccessPolicy, type AppRole, type AttributeMapping } from '../access/model.ts';
 
 type Row = Record<string, unknown>;
 
@@ -20,6 +21,11 @@ const toSp = (r: Row): ServiceProvider => ({
   encryptAssertions: bool(r.encrypt_assertions),
   wantAuthnRequestsSigned: bool(r.want_authn_requests_signed),
   allowIdpInitiated: bool(r.allow_idp_initiated),
+  access: json<AccessPolicy>(r.access, EVERYONE),
+  appRoles: json<AppRole[]>(r.app_roles, []),
+  attributeMappings: r.attribute_mappings == null ? null : json<AttributeMapping[]>(r.attribute_mappings, []),
+  nameIdAttribute: (r.name_id_attribute as string | null | undefined) ?? null,
+  rolesAttribute: (r.roles_attribute as string | null | undefined) ?? null,
   createdAt: num(r.created_at),
   updatedAt: num(r.updated_at),
 });
@@ -40,6 +46,11 @@ const toRow = (sp: ServiceProvider): Row => ({
   encrypt_assertions: sp.encryptAssertions,
   want_authn_requests_signed: sp.wantAuthnRequestsSigned,
   allow_idp_initiated: sp.allowIdpInitiated,
+  access: sp.access.mode === 'everyone' ? null : JSON.stringify(sp.access),
+  app_roles: sp.appRoles.length > 0 ? JSON.stringify(sp.appRoles) : null,
+  attribute_mappings: sp.attributeMappings === null ? null : JSON.stringify(sp.attributeMappings),
+  name_id_attribute: sp.nameIdAttribute,
+  roles_attribute: sp.rolesAttribute,
   created_at: sp.createdAt,
   updated_at: sp.updatedAt,
 });

@@ -8,6 +8,7 @@ import type { SamlQueries } from './saml-queries.ts';
 import { NAME_ID_FORMATS, type NameIdFormat, type ServiceProvider } from './model.ts';
 import { readSpMetadata } from './sp-metadata.ts';
 import { SamlInputError, toPem } from './xml.ts';
+import { EVERYONE } from '../access/model.ts';
 
 /** The attributes Latchkey can release (docs/saml-applications.md); all of them by default. */
 export const SAML_ATTRIBUTES = ['uid', 'mail', 'displayName', 'groups'] as const;
@@ -128,6 +129,11 @@ export const serviceProviders = (queries: SamlQueries, deps: { transaction: Tran
       encryptAssertions: false,
       wantAuthnRequestsSigned: false,
       allowIdpInitiated: false,
+      access: EVERYONE,
+      appRoles: [],
+      attributeMappings: null,
+      nameIdAttribute: null,
+      rolesAttribute: null,
       createdAt: now,
       updatedAt: now,
       ...fromMetadata,

@@ -11,6 +11,7 @@ export const NAME_ID_FORMAT_URIS: Record<NameIdFormat, string> = {
   persistent: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
   emailAddress: 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress',
   unspecified: 'urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified',
+  transient: 'urn:oasis:names:tc:SAML:2.0:nameid-format:transient',
 };
 
 export const nameIdFormatOf = (uri: string): NameIdFormat | undefined =>

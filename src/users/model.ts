@@ -15,6 +15,12 @@ export interface User {
   passwordHash: string | null;
   roles: string[];
   groups: string[];
+  /**
+   * What the backend reported beyond the standard fields (a directory's `extraAttributes`, an
+   * upstream's `extraClaims`) or an admin set for a database user: what claim and attribute
+   * mappings read (docs/access-and-claims.md). Empty for most users.
+   */
+  attributes: Record<string, unknown>;
   disabled: boolean;
   createdAt: number;
   updatedAt: number;

@@ -17,6 +17,7 @@ function toUser(r: Record<string, unknown>): User {
     passwordHash: (r.password_hash as string | null) ?? null,
     roles: json(r.roles, []),
     groups: json(r.groups, []),
+    attributes: json(r.attributes, {}),
     disabled: bool(r.disabled),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
@@ -34,6 +35,7 @@ const USER_COLUMNS = [
   'password_hash',
   'roles',
   'groups',
+  'attributes',
   'disabled',
   'created_at',
   'updated_at',
@@ -64,6 +66,8 @@ function toRow(u: User): Record<string, unknown> {
     password_hash: u.passwordHash,
     roles: JSON.stringify(u.roles),
     groups: JSON.stringify(u.groups),
+    // null, not {}, for none: most users have none, and null costs nothing to read back.
+    attributes: Object.keys(u.attributes).length > 0 ? JSON.stringify(u.attributes) : null,
     disabled: u.disabled,
     created_at: u.createdAt,
     updated_at: u.updatedAt,
@@ -135,6 +139,18 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
       );
     }
     return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc' }, toUser);
+  },
+  /**
+   * Every distinct set of groups the users' records hold, with how many users hold it: the groups
+   * Latchkey knows (docs/access-and-claims.md), counted without a JSON function either database lacks.
+   */
+  async groupSets(): Promise<Array<{ groups: string[]; users: number }>> {
+    const rows: Array<{ groups: unknown; n: unknown }> = await db('users')
+      .select('groups')
+      .count({ n: '*' })
+      .whereNot('groups', '[]')
+      .groupBy('groups');
+    return rows.map((r) => ({ groups: json<string[]>(r.groups, []), users: Number(r.n) }));
   },
   /** Whether the database answers (the database backend's health). */
   ping: () => ping(db),

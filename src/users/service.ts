@@ -20,6 +20,8 @@ export interface CreateUserInput {
   displayName?: string | null;
   roles?: string[];
   groups?: string[];
+  /** A JSON object of strings or lists of strings (docs/access-and-claims.md); checked by the service. */
+  attributes?: unknown;
 }
 
 export interface UpdateUserInput {
@@ -140,6 +142,7 @@ export const userService = (
         passwordHash: await hashPassword(input.password),
         roles: checkRoles(input.roles ?? []),
         groups: input.groups ?? [],
+        attributes: {},
         disabled: false,
         createdAt: now,
         updatedAt: now,

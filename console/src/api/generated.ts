@@ -13,6 +13,100 @@ export type Scalars = {
   Boolean: { input: boolean; output: boolean; }
   Int: { input: number; output: number; }
   Float: { input: number; output: number; }
+  /** Any JSON value: an object of claims, a user's attributes. */
+  JSON: { input: any; output: any; }
+};
+
+/** Who may use an application. */
+export type AccessMode =
+  /** Every user who can sign in (the default). */
+  | 'EVERYONE'
+  /** Only the users the policy names: a member of one of `groups`, one of `users`, or a user of one of `backends`. */
+  | 'ASSIGNED';
+
+/** An application's access policy (docs/access-and-claims.md). */
+export type AccessPolicyInput = {
+  mode: AccessMode;
+  /** Group names or DNs as the backend reports them (nested groups as the backend resolves them), upstream groups, groups given here. */
+  groups?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** User ids. */
+  users?: InputMaybe<Array<Scalars['ID']['input']>>;
+  /** Identity backend or upstream ids: every user of it. */
+  backends?: InputMaybe<Array<Scalars['String']['input']>>;
+};
+
+/** A role of one application, held by the members of `groups` and by `users`. */
+export type ApplicationRoleInput = {
+  /** The role's name, as the `roles` claim or attribute carries it; 1 to 128 characters. */
+  name: Scalars['String']['input'];
+  groups?: InputMaybe<Array<Scalars['String']['input']>>;
+  users?: InputMaybe<Array<Scalars['ID']['input']>>;
+};
+
+/** Where a mapped claim or attribute takes its value from. */
+export type MappingSource =
+  /** A user attribute by name (`attribute`): a directory's `extraAttributes`, an upstream's `extraClaims`, a database user's `attributes`. */
+  | 'ATTRIBUTE'
+  /** The user's groups, those matching `groupFilter` only when set, each as `value` with `$1`, `$2`… standing for the filter's capture groups. */
+  | 'GROUPS'
+  /** The user's roles for this application. */
+  | 'ROLES'
+  /** `value` as it is. */
+  | 'STATIC'
+  /** The user's id (`sub`). */
+  | 'USERID'
+  | 'USERNAME'
+  | 'EMAIL';
+
+/** The tokens and answers a mapped claim goes into. */
+export type ClaimTarget =
+  | 'ID_TOKEN'
+  | 'USERINFO'
+  /** JWT access tokens (an opaque token carries none). */
+  | 'ACCESS_TOKEN'
+  | 'INTROSPECTION';
+
+/** A claim an OAuth client receives (docs/access-and-claims.md). */
+export type ClaimMappingInput = {
+  /** The claim's name; a name OIDC reserves (sub, iss, aud, exp, iat, nonce, acr, amr, azp, sid, auth_time, at_hash, cnf, client_id, scope, jti) is refused. */
+  claim: Scalars['String']['input'];
+  source: MappingSource;
+  /** For ATTRIBUTE: the attribute's name. */
+  attribute?: InputMaybe<Scalars['String']['input']>;
+  /** For STATIC: the value. For GROUPS: the template each matching group becomes (@default "$1", or the whole name when the filter has no group). */
+  value?: InputMaybe<Scalars['String']['input']>;
+  /** For GROUPS: a regular expression; groups that do not match are left out. */
+  groupFilter?: InputMaybe<Scalars['String']['input']>;
+  /** An array, even of one value; false: the first value alone. @default true for GROUPS and ROLES, else false */
+  multiValued?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Only when the token's grant holds this scope; null: always. */
+  scope?: InputMaybe<Scalars['String']['input']>;
+  /** @default [ID_TOKEN, USERINFO] */
+  targets?: InputMaybe<Array<ClaimTarget>>;
+};
+
+/** A SAML attribute's NameFormat. */
+export type AttributeNameFormat =
+  /** urn:oasis:names:tc:SAML:2.0:attrname-format:uri */
+  | 'URI'
+  /** urn:oasis:names:tc:SAML:2.0:attrname-format:basic */
+  | 'BASIC'
+  /** urn:oasis:names:tc:SAML:2.0:attrname-format:unspecified */
+  | 'UNSPECIFIED';
+
+/** An attribute a SAML service provider receives; given, the mappings replace the fixed attribute set. */
+export type AttributeMappingInput = {
+  /** The attribute's Name, e.g. https://aws.amazon.com/SAML/Attributes/Role. */
+  name: Scalars['String']['input'];
+  /** @default URI */
+  nameFormat?: InputMaybe<AttributeNameFormat>;
+  friendlyName?: InputMaybe<Scalars['String']['input']>;
+  source: MappingSource;
+  attribute?: InputMaybe<Scalars['String']['input']>;
+  value?: InputMaybe<Scalars['String']['input']>;
+  groupFilter?: InputMaybe<Scalars['String']['input']>;
+  /** Several AttributeValue elements; false: the first value alone. @default true for GROUPS and ROLES, else false */
+  multiValued?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
 /** JWS algorithms Latchkey signs with. */
@@ -31,10 +125,14 @@ export type AccessTokenFormat =
 export type SamlNameIdFormat =
   /** A pairwise, stable, opaque id: the same user gets another value at each SP. */
   | 'PERSISTENT'
+  /** The user's mail (the username when there is none). Answers name it EMAIL_ADDRESS. */
+  | 'EMAIL'
   /** The user's mail (the username when there is none). */
   | 'EMAIL_ADDRESS'
-  /** The username. */
-  | 'UNSPECIFIED';
+  /** The username, or the user attribute `nameIdAttribute` names. */
+  | 'UNSPECIFIED'
+  /** A new opaque value in every assertion: the SP cannot recognise the user from one sign-on to the next. */
+  | 'TRANSIENT';
 
 /** The fields of a SAML service provider registration or change. */
 export type SamlServiceProviderInput = {
@@ -64,6 +162,16 @@ export type SamlServiceProviderInput = {
   wantAuthnRequestsSigned?: InputMaybe<Scalars['Boolean']['input']>;
   /** Accepts IdP-initiated sign-on at /saml/v20/sso?sp=<entityId>. @default false */
   allowIdpInitiated?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Who may use it (docs/access-and-claims.md). @default EVERYONE */
+  access?: InputMaybe<AccessPolicyInput>;
+  /** Its roles and who holds them: an attribute of its assertions named `rolesAttribute`. */
+  roles?: InputMaybe<Array<ApplicationRoleInput>>;
+  /** The attributes it receives, replacing the fixed set of `attributes`; null: the fixed set. */
+  attributeMappings?: InputMaybe<Array<AttributeMappingInput>>;
+  /** For nameIdFormat UNSPECIFIED: the user attribute the NameID carries. @default the username */
+  nameIdAttribute?: InputMaybe<Scalars['String']['input']>;
+  /** The name of the roles attribute. @default "roles" */
+  rolesAttribute?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** The OAuth 2.0 grants a client may use. */
@@ -157,6 +265,14 @@ export type RegisterClientInput = {
    * Addresses are refused as for `jwksUri`; a redirect is a failed delivery.
    */
   backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
+  /** Who may use the client (docs/access-and-claims.md). @default EVERYONE */
+  access?: InputMaybe<AccessPolicyInput>;
+  /** Its roles and who holds them: the `roles` claim of its id_tokens, userinfo, JWT access tokens and introspection. (`roles` above are the client's own.) */
+  applicationRoles?: InputMaybe<Array<ApplicationRoleInput>>;
+  /** Claims it receives beyond the scopes' standard ones; a reserved claim name is a BAD_USER_INPUT. */
+  claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
+  /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
+  initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 /**
@@ -200,6 +316,14 @@ export type UpdateClientInput = {
   jwksUri?: InputMaybe<Scalars['String']['input']>;
   /** See RegisterClientInput.backchannelLogoutUri; null removes it. */
   backchannelLogoutUri?: InputMaybe<Scalars['String']['input']>;
+  /** Who may use the client (docs/access-and-claims.md); null: everyone again */
+  access?: InputMaybe<AccessPolicyInput>;
+  /** Its roles and who holds them: the `roles` claim of its id_tokens, userinfo, JWT access tokens and introspection. (`roles` above are the client's own.) */
+  applicationRoles?: InputMaybe<Array<ApplicationRoleInput>>;
+  /** Claims it receives beyond the scopes' standard ones; a reserved claim name is a BAD_USER_INPUT. */
+  claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
+  /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
+  initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
 };
 
 export type CreateUserInput = {
@@ -210,6 +334,10 @@ export type CreateUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Its groups (names as access policies and roles name them). */
+  groups?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** Attributes for claim and attribute mappings: a JSON object of strings or lists of strings. */
+  attributes?: InputMaybe<Scalars['JSON']['input']>;
 };
 
 export type UpdateUserInput = {
@@ -221,6 +349,8 @@ export type UpdateUserInput = {
   displayName?: InputMaybe<Scalars['String']['input']>;
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   disabled?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Database-backend users only: a JSON object of strings or lists of strings (others' come from their backend). */
+  attributes?: InputMaybe<Scalars['JSON']['input']>;
 };
 
 /** How a client authenticates (RFC 6749 2.3, RFC 7523, OIDC Core 9). */

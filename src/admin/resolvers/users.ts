@@ -11,7 +11,14 @@ export const userResolvers: Resolvers = {
   Mutation: {
     createUser: (_p, { input }, { app, actor }) =>
       app.users.create(
-        { ...input, roles: input.roles ?? undefined, email: input.email ?? null, displayName: input.displayName ?? null },
+        {
+          ...input,
+          roles: input.roles ?? undefined,
+          groups: input.groups ?? undefined,
+          attributes: input.attributes ?? undefined,
+          email: input.email ?? null,
+          displayName: input.displayName ?? null,
+        },
         actor,
       ),
     updateUser: (_p, { id, input }, { app, actor }) => app.users.update(id, input, actor),
