@@ -15,6 +15,15 @@ import { checkRoles } from './roles.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
 import { urlRefusal } from '../outbound/url-check.ts';
 import { EVERYONE } from '../access/model.ts';
+import {
+  type AccessPolicyInput,
+  type AppRoleInput,
+  type ClaimMappingInput,
+  checkAccess,
+  checkRoles as checkAppRoles,
+  checkClaimMappings,
+  checkLaunchUrl,
+} from '../access/validate.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -46,6 +55,23 @@ export interface RegisterClientInput {
   jwksUri?: string | null;
   /** Where back-channel logout notices are POSTed: an absolute http(s) URL. */
   backchannelLogoutUri?: string | null;
+  /** Who may use it (docs/access-and-claims.md). @default everyone */
+  access?: AccessPolicyInput | null;
+  /** Its roles (GraphQL `applicationRoles`: a client's `roles` are its own). */
+  appRoles?: readonly AppRoleInput[] | null;
+  claimMappings?: readonly ClaimMappingInput[] | null;
+  /** OIDC third-party initiated login: where "My applications" starts a sign-in to it. */
+  initiateLoginUri?: string | null;
+}
+
+/** The access and release fields of an input, checked and given their defaults; undefined where the input leaves a field out. */
+function applicationFields(input: Pick<RegisterClientInput, 'access' | 'appRoles' | 'claimMappings' | 'initiateLoginUri'>) {
+  return {
+    access: input.access === undefined ? undefined : checkAccess('access', input.access),
+    appRoles: input.appRoles === undefined ? undefined : checkAppRoles('applicationRoles', input.appRoles),
+    claimMappings: input.claimMappings === undefined ? undefined : checkClaimMappings('claimMappings', input.claimMappings),
+    initiateLoginUri: input.initiateLoginUri === undefined ? undefined : checkLaunchUrl('initiateLoginUri', input.initiateLoginUri),
+  };
 }
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -184,6 +210,7 @@ export const clientService = (
     // as form parameters (the MaxKey interface: docs/endpoints.md); choosing a method restricts it to that.
     const method = input.tokenEndpointAuthMethod ?? (confidential ? null : 'none');
     const { clientSecret, secretHash, secretEnc } = secretFields(method ?? 'client_secret_basic', deps.secretKey);
+    const own = applicationFields(input);
     const now = clock.now();
     const client: Client = {
       clientId: input.clientId ?? randomUUID(),
@@ -212,10 +239,10 @@ export const clientService = (
       jwksUri: input.jwksUri ?? null,
       secretEnc,
       backchannelLogoutUri: input.backchannelLogoutUri ?? null,
-      access: EVERYONE,
-      appRoles: [],
-      claimMappings: [],
-      initiateLoginUri: null,
+      access: own.access ?? EVERYONE,
+      appRoles: own.appRoles ?? [],
+      claimMappings: own.claimMappings ?? [],
+      initiateLoginUri: own.initiateLoginUri ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -238,7 +265,11 @@ export const clientService = (
       const client = await tx.queries.clients.find(clientId);
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
       const next: Client = { ...client, updatedAt: clock.now() };
-      for (const [key, value] of Object.entries(patch)) {
+      // Checked and defaulted here; a null clears them (everyone, no roles, no mappings, no launch URL).
+      const { access, appRoles, claimMappings, initiateLoginUri, ...rest } = patch;
+      const own = applicationFields({ access, appRoles, claimMappings, initiateLoginUri });
+      for (const [key, value] of Object.entries(own)) if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
+      for (const [key, value] of Object.entries(rest)) {
         if (value === undefined) continue;
         if (value === null && !CLEARABLE.has(key)) throw new InputError(key, 'cannot be null: leave it out to keep it');
         (next as unknown as Record<string, unknown>)[key] = value;

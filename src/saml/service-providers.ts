@@ -9,6 +9,15 @@ import { NAME_ID_FORMATS, type NameIdFormat, type ServiceProvider } from './mode
 import { readSpMetadata } from './sp-metadata.ts';
 import { SamlInputError, toPem } from './xml.ts';
 import { EVERYONE } from '../access/model.ts';
+import {
+  type AccessPolicyInput,
+  type AppRoleInput,
+  type AttributeMappingInput,
+  checkAccess,
+  checkAttributeMappings,
+  checkAttributeName,
+  checkRoles,
+} from '../access/validate.ts';
 
 /** The attributes Latchkey can release (docs/saml-applications.md); all of them by default. */
 export const SAML_ATTRIBUTES = ['uid', 'mail', 'displayName', 'groups'] as const;
@@ -29,10 +38,38 @@ export interface ServiceProviderInput {
   encryptAssertions?: boolean | null;
   wantAuthnRequestsSigned?: boolean | null;
   allowIdpInitiated?: boolean | null;
+  /** Who may use it (docs/access-and-claims.md); null: everyone again. */
+  access?: AccessPolicyInput | null;
+  /** Its roles (GraphQL `roles`); null: none. */
+  appRoles?: readonly AppRoleInput[] | null;
+  /** Replaces the fixed attribute set; null: back to it. */
+  attributeMappings?: readonly AttributeMappingInput[] | null;
+  nameIdAttribute?: string | null;
+  rolesAttribute?: string | null;
 }
 
 /** The fields that null clears (the rest keep their value on null). */
-const CLEARABLE = new Set(['singleLogoutServiceUrl', 'signingCertificate', 'encryptionCertificate']);
+const CLEARABLE = new Set([
+  'singleLogoutServiceUrl',
+  'signingCertificate',
+  'encryptionCertificate',
+  'access',
+  'appRoles',
+  'attributeMappings',
+  'nameIdAttribute',
+  'rolesAttribute',
+]);
+
+/** The access and release fields of an input, checked and defaulted (null clears); undefined where the input leaves one out. */
+function applicationFields(input: ServiceProviderInput): Partial<ServiceProvider> {
+  const out: Partial<ServiceProvider> = {};
+  if (input.access !== undefined) out.access = checkAccess('access', input.access);
+  if (input.appRoles !== undefined) out.appRoles = checkRoles('roles', input.appRoles);
+  if (input.attributeMappings !== undefined) out.attributeMappings = checkAttributeMappings('attributeMappings', input.attributeMappings);
+  if (input.nameIdAttribute !== undefined) out.nameIdAttribute = checkAttributeName('nameIdAttribute', input.nameIdAttribute);
+  if (input.rolesAttribute !== undefined) out.rolesAttribute = checkAttributeName('rolesAttribute', input.rolesAttribute, 1024);
+  return out;
+}
 
 function checkCertificate(field: string, pem: string | null): string | null {
   if (pem === null) return null;
@@ -77,8 +114,12 @@ function validate(sp: ServiceProvider): ServiceProvider {
 }
 
 function apply(sp: ServiceProvider, input: ServiceProviderInput): ServiceProvider {
-  const next = { ...sp } as unknown as Record<string, unknown>;
-  for (const [key, value] of Object.entries(input)) {
+  const { access, appRoles, attributeMappings, nameIdAttribute, rolesAttribute, ...plain } = input;
+  const next = {
+    ...sp,
+    ...applicationFields({ access, appRoles, attributeMappings, nameIdAttribute, rolesAttribute }),
+  } as unknown as Record<string, unknown>;
+  for (const [key, value] of Object.entries(plain)) {
     if (value === undefined || (value === null && !CLEARABLE.has(key))) continue;
     next[key] = value;
   }
