@@ -1,7 +1,11 @@
 import {
   GraphQLError,
+  getIntrospectionQuery,
   Kind,
+  parse,
+  validate,
   type ASTVisitor,
+  type GraphQLSchema,
   type FieldNode,
   type FragmentDefinitionNode,
   type SelectionSetNode,
@@ -26,7 +30,7 @@ const MAX_PAGE = 100;
  * this schema (below its deepest wrapping) is priced as the null it returns, so what GraphQL tools
  * send (graphql-js `getIntrospectionQuery`, nine `ofType` deep) stays within both limits.
  */
-export function queryLimits(maxDepth: number, maxCost: number) {
+export function queryLimits(maxDepth: number, maxCost: number, measured?: (cost: number) => void) {
   return (context: ValidationContext): ASTVisitor => {
     const fragments = new Map<string, FragmentDefinitionNode>();
     for (const def of context.getDocument().definitions) if (def.kind === Kind.FRAGMENT_DEFINITION) fragments.set(def.name.value, def);
@@ -99,6 +103,7 @@ export function queryLimits(maxDepth: number, maxCost: number) {
         const { depth, cost: priced } = walk(node.selectionSet, 1, 1, new Set());
         // Introspection lists priced at their average make fractions; a part of a field is a field.
         const cost = Math.ceil(priced - 1e-9);
+        measured?.(cost);
         if (depth > maxDepth) {
           context.reportError(new GraphQLError(`query depth ${depth} exceeds the limit of ${maxDepth}`, { nodes: [node] }));
         }
@@ -108,4 +113,25 @@ export function queryLimits(maxDepth: number, maxCost: number) {
       },
     };
   };
+}
+
+/** What GraphQL tools send to learn a schema: graphql-js's introspection query with every option. */
+const TOOLS_INTROSPECTION = getIntrospectionQuery({
+  descriptions: true,
+  specifiedByUrl: true,
+  directiveIsRepeatable: true,
+  schemaDescription: true,
+  inputValueDeprecation: true,
+});
+
+/**
+ * The cost limit for a schema: `floor`, or a fifth above what the tools' introspection query of this
+ * schema costs, whichever is higher. Introspection is priced at what its answer holds, so the whole
+ * schema's grows with every type added; the limit follows it, and a query that asks for the schema
+ * many times over (aliases, nesting) stays refused (docs/decisions.md "GraphQL cost").
+ */
+export function costLimit(schema: GraphQLSchema, floor: number): number {
+  let cost = 0;
+  validate(schema, parse(TOOLS_INTROSPECTION), [queryLimits(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY, (c) => (cost = c))]);
+  return Math.max(floor, Math.ceil(cost * 1.2));
 }

@@ -1,8 +1,8 @@
-import { createHmac, randomBytes, X509Certificate } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { promisify } from 'node:util';
 import xmlenc from 'xml-encryption';
 import type { Amr } from '../login/model.ts';
-import type { User } from '../users/model.ts';
+import type { SamlAttribute } from '../access/mappings.ts';
 import type { SamlSigner } from './idp-keys.ts';
 import type { NameIdFormat, ServiceProvider } from './model.ts';
 import { signRoot } from './signatures.ts';
@@ -28,44 +28,15 @@ const STATUS = 'urn:oasis:names:tc:SAML:2.0:status:';
 export const newId = (): string => `_${randomBytes(20).toString('hex')}`;
 const instant = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/**
- * The NameID an SP sees. `persistent` is pairwise: an HMAC of the user's id and the SP's entityID under
- * a key derived from the server secret, so it is stable for the pair and two SPs cannot join their
- * users on it. `emailAddress` is the mail (the username when there is none), `unspecified` the username.
- */
-/** The email an SP may be told: only a verified one, since SPs key accounts by it (docs/decisions.md "Upstream emails"). */
-const verifiedEmail = (user: User): string | null => (user.emailVerified ? user.email : null);
-
-export function nameIdOf(user: User, sp: Pick<ServiceProvider, 'entityId'>, format: NameIdFormat, pairwiseKey: Buffer): string {
-  if (format === 'persistent') return createHmac('sha256', pairwiseKey).update(`${user.id}\n${sp.entityId}`).digest('base64url');
-  if (format === 'emailAddress') {
-    const email = verifiedEmail(user);
-    if (email) return email;
-    // No verified email: the username, unless it is that same unverified address (an upstream's user
-    // named by their email), which must not reach the SP as an email identifier either.
-    return user.email && user.username.toLowerCase() === user.email.toLowerCase() ? user.id : user.username;
-  }
-  return user.username;
+/** One attribute as the assertion carries it: its NameFormat, its FriendlyName when it has one, a value per AttributeValue. */
+function attributeXml(a: SamlAttribute): string {
+  const friendly = a.friendlyName ? ` FriendlyName="${escapeXml(a.friendlyName)}"` : '';
+  const values = a.values.map((v) => `<saml:AttributeValue xsi:type="xs:string">${escapeXml(v)}</saml:AttributeValue>`).join('');
+  return `<saml:Attribute Name="${escapeXml(a.name)}" NameFormat="${escapeXml(a.nameFormat)}"${friendly}>${values}</saml:Attribute>`;
 }
 
-const ATTRIBUTE_VALUES: Record<string, (u: User) => string[]> = {
-  uid: (u) => [u.username],
-  mail: (u) => (verifiedEmail(u) ? [u.email!] : []),
-  displayName: (u) => (u.displayName ? [u.displayName] : []),
-  groups: (u) => u.groups,
-};
-
-function attributeStatement(user: User, names: string[]): string {
-  const attributes = names
-    .map((name) => ({ name, values: ATTRIBUTE_VALUES[name]?.(user) ?? [] }))
-    .filter((a) => a.values.length > 0)
-    .map(
-      (a) =>
-        `<saml:Attribute Name="${escapeXml(a.name)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:basic">${a.values
-          .map((v) => `<saml:AttributeValue xsi:type="xs:string">${escapeXml(v)}</saml:AttributeValue>`)
-          .join('')}</saml:Attribute>`,
-    );
-  return attributes.length ? `<saml:AttributeStatement>${attributes.join('')}</saml:AttributeStatement>` : '';
+function attributeStatement(attributes: readonly SamlAttribute[]): string {
+  return attributes.length ? `<saml:AttributeStatement>${attributes.map(attributeXml).join('')}</saml:AttributeStatement>` : '';
 }
 
 /** What an assertion says and where it goes. */
@@ -75,9 +46,10 @@ export interface AssertionFacts {
   acsUrl: string;
   /** The AuthnRequest's ID; none for IdP-initiated sign-on. */
   inResponseTo?: string;
-  user: User;
+  /** What it tells of the user (src/saml/release.ts). */
   nameId: string;
   nameIdFormat: NameIdFormat;
+  attributes: readonly SamlAttribute[];
   authTime: number;
   amr: Amr[];
   sessionIndex: string;
@@ -100,7 +72,7 @@ function assertionXml(f: AssertionFacts): string {
     `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData${inResponseTo} NotOnOrAfter="${until}" Recipient="${escapeXml(f.acsUrl)}"/></saml:SubjectConfirmation></saml:Subject>` +
     `<saml:Conditions NotBefore="${instant(f.now - 60_000)}" NotOnOrAfter="${until}"><saml:AudienceRestriction><saml:Audience>${escapeXml(f.sp.entityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
     `<saml:AuthnStatement AuthnInstant="${instant(f.authTime)}" SessionIndex="${escapeXml(f.sessionIndex)}" SessionNotOnOrAfter="${instant(f.sessionExpiresAt)}"><saml:AuthnContext><saml:AuthnContextClassRef>${classRef}</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>` +
-    attributeStatement(f.user, f.sp.attributes) +
+    attributeStatement(f.attributes) +
     `</saml:Assertion>`
   );
 }

@@ -7,16 +7,20 @@ import { sessionSid } from '../crypto/tokens.ts';
 import type { SsoSession } from '../login/model.ts';
 import type { SessionStore } from '../login/sessions.ts';
 import type { User } from '../users/model.ts';
-import { failureResponse, nameIdOf, signOnResponse } from './assertion.ts';
+import { failureResponse, signOnResponse } from './assertion.ts';
 import { idpMetadata } from './idp-metadata.ts';
 import type { SamlKeys } from './idp-keys.ts';
 import { logoutRequestUrl, logoutResponseUrl } from './logout.ts';
 import { authenticated, checkDestination, decode, idAndTime, open, REQUEST_MAX_AGE_MS, CLOCK_SKEW_MS } from './messages.ts';
 import type { SamlQueries } from './saml-queries.ts';
 import type { NameIdFormat, Participant, ServiceProvider } from './model.ts';
+import { samlRelease } from './release.ts';
 import type { ServiceProviders } from './service-providers.ts';
 import { BINDINGS, NAME_ID_FORMAT_URIS, nameIdFormatOf } from './sp-metadata.ts';
 import { NS, onlyChild, SamlInputError, xsBoolean } from './xml.ts';
+
+/** The NameID formats no other site can know: an unsigned LogoutRequest naming one may be believed. */
+const UNGUESSABLE: ReadonlySet<NameIdFormat> = new Set(['persistent', 'transient']);
 
 /** The IdP's endpoints, under PUBLIC_URL (docs/saml-applications.md). */
 export const SAML_PATHS = { metadata: '/saml/v20/metadata', sso: '/saml/v20/sso', slo: '/saml/v20/slo' } as const;
@@ -227,16 +231,16 @@ export function samlIdp(deps: {
       origin: Origin,
     ): Promise<string> {
       const { session, user } = signedIn;
-      const nameId = nameIdOf(user, sp, request.nameIdFormat, deps.pairwiseKey);
+      const { nameId, nameIdFormat, attributes } = samlRelease(sp, user, deps.pairwiseKey, request.nameIdFormat);
       const xml = await signOnResponse(
         {
           issuer,
           sp,
           acsUrl: request.acsUrl,
           inResponseTo: request.requestId,
-          user,
           nameId,
-          nameIdFormat: request.nameIdFormat,
+          nameIdFormat,
+          attributes,
           authTime: session.authTime,
           amr: session.amr,
           sessionIndex: sessionSid(session.id),
@@ -246,7 +250,8 @@ export function samlIdp(deps: {
         await deps.keys.signer(),
       );
       await deps.transaction(async (tx) => {
-        await tx.queries.saml.addParticipant(session.id, { spId: sp.id, nameId, nameIdFormat: request.nameIdFormat }, session.expiresAt);
+        // The NameID given, transient ones too: single logout names the participant by it.
+        await tx.queries.saml.addParticipant(session.id, { spId: sp.id, nameId, nameIdFormat }, session.expiresAt);
         await tx.audit.record({
           kind: 'saml.assertion_issued',
           userId: user.id,
@@ -291,13 +296,14 @@ export function samlIdp(deps: {
 
     /**
      * Whether the SP's LogoutRequest is about this session: the SP got an assertion in it, for the
-     * NameID it names. An unsigned request (from an SP without a certificate) is anyone's link to the
-     * SLO endpoint: it counts only for a pairwise `persistent` NameID, which no other site can know;
-     * an email address or a username is guessed too easily to let it end someone's session.
+     * NameID it names (the last one it was given, for a `transient` one). An unsigned request (from an
+     * SP without a certificate) is anyone's link to the SLO endpoint: it counts only for a pairwise
+     * `persistent` or a random `transient` NameID, which no other site can know; an email address, a
+     * username or an attribute is guessed too easily to let it end someone's session.
      */
     async concerns(logout: SpLogout, sessionId: string): Promise<boolean> {
       return (await deps.queries.participants(sessionId)).some(
-        (p) => p.spId === logout.sp.id && p.nameId === logout.nameId && (logout.signed || p.nameIdFormat === 'persistent'),
+        (p) => p.spId === logout.sp.id && p.nameId === logout.nameId && (logout.signed || UNGUESSABLE.has(p.nameIdFormat)),
       );
     },
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { applicationClaims, type ReleasedUser } from '../access/release.ts';
 import type { Client, GrantType } from '../clients/model.ts';
 import { audClaim } from '../clients/resource.ts';
 import { clock } from '../clock.ts';
@@ -6,7 +7,6 @@ import type { Config } from '../config/schema.ts';
 import { hashToken, randomToken } from '../crypto/tokens.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
 import type { Amr } from '../login/model.ts';
-import type { ClaimsUser } from './claims.ts';
 import { CODE_HASH, type FoundCode } from './codes.ts';
 import { signIdToken } from './id-token.ts';
 import { issuerAudience, JWT_ACCESS_TOKEN_MAX_TTL, signJwtAccessToken } from './jwt-access-token.ts';
@@ -21,8 +21,8 @@ export interface TokenRequest {
   grantType: GrantType;
   /** The user the tokens are for; null for client_credentials. */
   userId: string | null;
-  /** That user as the grant read them: the claims an id_token shows. */
-  user?: ClaimsUser;
+  /** That user as the grant read them: the claims an id_token (and a JWT access token) shows. */
+  user?: ReleasedUser;
   scopes: string[];
   /**
    * The code or refresh token these tokens are issued for, as the service found it: spent in the same
@@ -92,6 +92,7 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
           scope,
           ttl: accessTtl,
           authTime: req.authTime,
+          application: userId && req.user ? applicationClaims(client, req.user, req.scopes, 'access_token') : undefined,
         })
       : randomToken();
     const refreshToken = client.grantTypes.includes('refresh_token') && userId ? randomToken() : undefined;

@@ -18,18 +18,25 @@ export interface JwtAccessTokenClaims {
   scope: string;
   ttl: number;
   authTime?: number | null;
+  /**
+   * The client's own claims for this user (its roles and the mappings aimed at access tokens,
+   * docs/access-and-claims.md); the protocol's claims above always win over them.
+   */
+  application?: Readonly<Record<string, unknown>>;
 }
 
 /**
  * An access token as a signed JWT (RFC 9068): `typ: at+jwt`, RS256, `sub` the user (or the client for
  * client_credentials), `aud` the resource it is for (never the client: an id_token, whose `aud` is the
- * client, cannot pass for one), `client_id` the client it was issued to, a `jti`. Latchkey stores its hash like an
- * opaque token's, so me, userinfo, introspection and revocation treat both alike.
+ * client, cannot pass for one), `client_id` the client it was issued to, a `jti`, and the client's own
+ * claims of its user. Latchkey stores its hash like an opaque token's, so me, userinfo, introspection
+ * and revocation treat both alike.
  */
 export function signJwtAccessToken(keys: SigningKeys, c: JwtAccessTokenClaims): Promise<string> {
   const now = Math.floor(clock.now() / 1000);
   return keys.sign(
     {
+      ...c.application,
       iss: c.issuer,
       sub: c.userId ?? c.clientId,
       aud: c.audience,

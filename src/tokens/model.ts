@@ -1,3 +1,4 @@
+import type { AppRole, ClaimMapping } from '../access/model.ts';
 import type { Amr } from '../login/model.ts';
 import type { User } from '../users/model.ts';
 
@@ -66,8 +67,15 @@ export interface AccessGrant {
   audience: string | null;
   expiresAt: number;
   createdAt: number;
-  client: { oauthEnabled: boolean; roles: string[]; scopes: string[] };
-  user: Pick<User, 'id' | 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'disabled'> | null;
+  /**
+   * Its client as the resources need it: whether it may use OAuth, its own roles and scopes, and what
+   * it is told of a user (docs/access-and-claims.md): its application roles and claim mappings.
+   */
+  client: { oauthEnabled: boolean; roles: string[]; scopes: string[]; appRoles: AppRole[]; claimMappings: ClaimMapping[] };
+  user: Pick<
+    User,
+    'id' | 'backend' | 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'attributes' | 'disabled'
+  > | null;
 }
 
 export interface DeviceRow {

@@ -3,6 +3,7 @@ import { statement, type Statement, type Step } from '../db/statements.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { Amr } from '../login/model.ts';
 import { joinedUser, joinedUserColumns } from '../users/queries.ts';
+import type { AppRole, ClaimMapping } from '../access/model.ts';
 import type { CodeRow, RefreshRow, Spend, AccessGrant } from './model.ts';
 
 /** The columns codes and refresh tokens share, with the user joined to them. */
@@ -65,18 +66,27 @@ const toAccessGrant = (r: Record<string, unknown>): AccessGrant => ({
   audience: (r.audience as string | null) ?? null,
   expiresAt: num(r.expires_at),
   createdAt: num(r.created_at),
-  client: { oauthEnabled: bool(r.oauth_enabled), roles: json(r.client_roles, []), scopes: json(r.client_scopes, []) },
+  // Most clients have no application roles or claim mappings (null columns): nothing to parse then.
+  client: {
+    oauthEnabled: bool(r.oauth_enabled),
+    roles: json(r.client_roles, []),
+    scopes: json(r.client_scopes, []),
+    appRoles: json<AppRole[]>(r.app_roles, []),
+    claimMappings: json<ClaimMapping[]>(r.claim_mappings, []),
+  },
   // A user deleted since leaves no row to join: the token then has no user either.
   user:
     r.user_id != null && r.username != null
       ? {
           id: String(r.user_id),
+          backend: String(r.backend),
           username: String(r.username),
           email: (r.email as string | null) ?? null,
           emailVerified: r.email_verified == null ? true : bool(r.email_verified),
           displayName: (r.display_name as string | null) ?? null,
           groups: json(r.groups, []),
           roles: json(r.roles, []),
+          attributes: json(r.attributes, {}),
           disabled: bool(r.disabled),
         }
       : null,
@@ -155,8 +165,8 @@ where c.code_hash = ?`,
 from refresh_tokens r join clients c on c.client_id = r.client_id left join users u on u.id = r.user_id
 where r.token_hash = ?`),
   findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.audience, a.expires_at, a.created_at,
-  c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes,
-  u.username, u.email, u.email_verified, u.display_name, u.groups, u.roles, u.disabled
+  c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes, c.app_roles, c.claim_mappings,
+  u.backend, u.username, u.email, u.email_verified, u.display_name, u.groups, u.roles, u.attributes, u.disabled
 from access_tokens a join clients c on c.client_id = a.client_id left join users u on u.id = a.user_id
 where a.token_hash = ?`),
 };
@@ -229,7 +239,7 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
       return row ? toRefresh(row) : undefined;
     },
 
-    /** The access token with what `/me` needs of its user and client, in one indexed read. */
+    /** The access token with what `/me`, userinfo and introspection need of its user and client, in one indexed read. */
     async findAccess(tokenHash: string): Promise<AccessGrant | undefined> {
       const row = await fast.get(sql.findAccess, [tokenHash]);
       return row ? toAccessGrant(row) : undefined;

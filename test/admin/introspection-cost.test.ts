@@ -58,7 +58,7 @@ describe('introspection under the cost limit', () => {
     expect(res.data ?? null).toBeNull();
     expect(res.errors).toHaveLength(1);
     expect(res.errors![0]!.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
-    expect(res.errors![0]!.message).toMatch(/^query cost \d+ exceeds the limit of 5000$/);
+    expect(res.errors![0]!.message).toMatch(/^query cost \d+ exceeds the limit of \d+$/);
     expect(Date.now() - started).toBeLessThan(5000);
 
     // Nesting multiplies: one block that walks from types to their fields' types' fields is refused alone.
@@ -67,13 +67,13 @@ describe('introspection under the cost limit', () => {
       token,
       '{ __schema { types { name fields { name type { name fields { name type { name kind } } } } } } }',
     );
-    expect(nested.errors?.map((e) => e.message)).toContainEqual(expect.stringMatching(/^query cost \d+ exceeds the limit of 5000$/));
+    expect(nested.errors?.map((e) => e.message)).toContainEqual(expect.stringMatching(/^query cost \d+ exceeds the limit of \d+$/));
     // Aliases of a small introspection add up like aliases of any field.
     const alias = (i: number) => `t${i}: __type(name: "Client") { name kind fields { name } }`;
     const few = await graphqlPost(server, token, `{ ${Array.from({ length: 20 }, (_, i) => alias(i)).join(' ')} }`);
     expect(few.errors).toBeUndefined();
     const many = await graphqlPost(server, token, `{ ${Array.from({ length: 300 }, (_, i) => alias(i)).join(' ')} }`);
-    expect(many.errors?.[0]?.message).toMatch(/^query cost \d+ exceeds the limit of 5000$/);
+    expect(many.errors?.[0]?.message).toMatch(/^query cost \d+ exceeds the limit of \d+$/);
   });
 
   test('introspection counts toward the depth limit where it can answer', async () => {

@@ -7,12 +7,14 @@ const NOW = 1_800_000_000_000;
 type GrantUser = NonNullable<AccessGrant['user']>;
 const alice: GrantUser = {
   id: 'u-alice',
+  backend: 'local',
   username: 'alice',
   email: null,
   emailVerified: false,
   displayName: null,
   groups: [],
   roles: [],
+  attributes: {},
   disabled: false,
 };
 
@@ -25,7 +27,7 @@ const grant = (over: Partial<AccessGrant> = {}): AccessGrant => ({
   audience: 'https://api.example.com',
   expiresAt: NOW + 60_000,
   createdAt: NOW - 60_000,
-  client: { oauthEnabled: true, roles: [], scopes: ['openid'] },
+  client: { oauthEnabled: true, roles: [], scopes: ['openid'], appRoles: [], claimMappings: [] },
   user: alice,
   ...over,
 });
@@ -65,7 +67,7 @@ describe('judgeBearer: the one answer about a presented access token', () => {
   });
 
   it('a token of a client whose oauthEnabled is off is oauth_disabled', () => {
-    expect(judgeBearer(grant({ client: { oauthEnabled: false, roles: [], scopes: [] } }), NOW)).toEqual({
+    expect(judgeBearer(grant({ client: { oauthEnabled: false, roles: [], scopes: [], appRoles: [], claimMappings: [] } }), NOW)).toEqual({
       ok: false,
       refusal: 'oauth_disabled',
       clientId: 'app',
@@ -73,7 +75,7 @@ describe('judgeBearer: the one answer about a presented access token', () => {
   });
 
   it('the token’s own state comes first, then its user, then its client', () => {
-    const off = { oauthEnabled: false, roles: [], scopes: [] };
+    const off = { oauthEnabled: false, roles: [], scopes: [], appRoles: [], claimMappings: [] };
     expect(judgeBearer(grant({ expiresAt: NOW, user: null, client: off }), NOW)).toMatchObject({ refusal: 'expired' });
     expect(judgeBearer(grant({ user: null, client: off }), NOW)).toMatchObject({ refusal: 'user_gone' });
     expect(judgeBearer(grant({ user: { ...alice, disabled: true }, client: off }), NOW)).toMatchObject({ refusal: 'user_disabled' });

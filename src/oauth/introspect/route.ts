@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { applicationClaims } from '../../access/release.ts';
 import type { AppContext } from '../../context.ts';
 import { audClaim } from '../../clients/resource.ts';
 import { oauthError } from '../../errors/oauth.ts';
@@ -32,6 +33,8 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
     if (access?.ok && mayRead(access.grant.clientId)) {
       const { grant } = access;
       sendJson(res, {
+        // The token's client's own claims of its user (docs/access-and-claims.md), under the protocol's.
+        ...(grant.user ? applicationClaims(grant.client, grant.user, grant.scopes, 'introspection') : {}),
         ...base,
         active: true,
         client_id: grant.clientId,

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { AppContext } from '../../context.ts';
-import { scopedClaims, type ClaimsUser } from '../../tokens/claims.ts';
+import { type ReleasedUser, type ReleasingClient, userClaims } from '../../access/release.ts';
 import { bearerError, forClient, type OAuthErrorCode } from '../../errors/oauth.ts';
 import type { BearerRefusal } from '../../tokens/service.ts';
 import { sendJson } from '../../http/send-json.ts';
@@ -28,8 +28,10 @@ function presentedToken(req: Request): string {
 
 interface TokenUser {
   clientId: string;
+  /** What the token's client is told of a user (read with the token). */
+  client: ReleasingClient;
   scopes: string[];
-  user: ClaimsUser;
+  user: ReleasedUser;
 }
 
 /** Each refusal of the token service, as these two endpoints have always said it (docs/endpoints.md). */
@@ -57,7 +59,7 @@ async function resolveToken(ctx: AppContext, req: Request): Promise<TokenUser> {
     const err = bearerError('invalid_access_token', 'the access token was not issued for a user');
     throw client ? forClient(err, client.errorCodes) : err;
   }
-  return { clientId: grant.clientId, scopes: grant.scopes, user: grant.user };
+  return { clientId: grant.clientId, client: grant.client, scopes: grant.scopes, user: grant.user };
 }
 
 const handler =
@@ -90,5 +92,9 @@ export const meHandler = (ctx: AppContext) =>
     scope: scopes.join(' '),
   }));
 
-/** `/connect/v10/userinfo`: OIDC UserInfo, the claims the token's scopes allow. */
-export const userinfoHandler = (ctx: AppContext) => handler(ctx, ({ scopes, user }) => scopedClaims(user, scopes));
+/**
+ * `/connect/v10/userinfo`: OIDC UserInfo, the claims the token's scopes allow and the client's own
+ * (its roles and the mappings aimed at userinfo, docs/access-and-claims.md).
+ */
+export const userinfoHandler = (ctx: AppContext) =>
+  handler(ctx, ({ client, scopes, user }) => userClaims(client, user, scopes, 'userinfo'));
