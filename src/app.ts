@@ -10,6 +10,7 @@ import { clientPreflight, publicCors, publicPreflight } from './http/cors.ts';
 import { requestId } from './http/request-id.ts';
 import { styleHash } from './web/pages/layout.ts';
 import { accountHandlers } from './web/account/route.ts';
+import { APPS_PATH, appsHandler } from './web/apps/route.ts';
 import { passwordResetHandlers } from './web/password-reset/route.ts';
 import { FORGOT_PATH, RESET_PATH } from './web/password-reset/pages.ts';
 import { passkeyOptionsHandler, passkeyScriptHandler } from './web/passkey/route.ts';
@@ -101,6 +102,9 @@ export function createApp(
   const account = accountHandlers(ctx);
   route('/account').get(htmlHeaders, account.account).post(htmlHeaders, form, account.account);
   route('/account/mfa/totp').get(htmlHeaders, account.totp).post(htmlHeaders, form, account.totp);
+  // docs/access-and-claims.md "My applications".
+  const apps = appsHandler(ctx);
+  route(APPS_PATH).get(htmlHeaders, apps).post(htmlHeaders, form, apps);
   if (ctx.passwordReset.enabled) {
     const reset = passwordResetHandlers(ctx);
     route(FORGOT_PATH).get(htmlHeaders, reset.forgot).post(htmlHeaders, form, reset.forgot);

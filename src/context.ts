@@ -1,4 +1,7 @@
 import type { Logger } from 'pino';
+import type { AccessService } from './access/service.ts';
+import type { AccessPreviews } from './access/preview.ts';
+import type { MyApps } from './access/my-apps.ts';
 import type { AuditLog } from './audit/record.ts';
 import type { TokenIssueAudit } from './audit/token-issues.ts';
 import type { RemoteKeySets } from './clients/remote-keys.ts';
@@ -78,6 +81,12 @@ export interface AppContext {
   samlProviders: ServiceProviders;
   /** The SAML 2.0 identity provider's rules, for the /saml/v20 endpoints. */
   saml: SamlIdp;
+  /** "My applications" (docs/access-and-claims.md): the applications a user may use and start from here. */
+  myApps: MyApps;
+  /** Who may use which application (docs/access-and-claims.md): checked, refusals audited and counted. */
+  access: AccessService;
+  /** What an application would be told about a user (docs/access-and-claims.md): the admin's preview. */
+  preview: AccessPreviews;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */

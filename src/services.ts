@@ -1,4 +1,7 @@
 import type { Logger } from 'pino';
+import { accessService } from './access/service.ts';
+import { accessPreviews } from './access/preview.ts';
+import { myApps } from './access/my-apps.ts';
 import { auditQueries } from './audit/queries.ts';
 import { auditLog, type AuditLog } from './audit/record.ts';
 import { tokenIssueAudit } from './audit/token-issues.ts';
@@ -315,6 +318,9 @@ export async function createContext(config: Config, database: Database, logger: 
     passkeyOptionLimit: passkeyOptionLimit(throttle, config.throttle),
     logoutNotices: notices,
     samlProviders,
+    myApps: myApps({ clients: clients.list, serviceProviders: samlProviders.list, publicUrl: config.publicUrl }),
+    access: accessService({ audit, metrics }),
+    preview: accessPreviews({ clients, samlProviders, users, pairwiseKey: deriveKey(secret, 'saml-pairwise') }),
     saml: samlIdp({
       providers: samlProviders,
       queries: services.queries.saml,

@@ -65,6 +65,36 @@ export function firstRdnValue(dn: string): string {
   return Buffer.from(bytes).toString('utf8').trim();
 }
 
+/** Text as a directory's value holds it: tabs and line breaks are text; other control characters say binary. */
+const BINARY_TEXT = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+
+/**
+ * One value of an `extraAttributes` attribute as the record keeps it (docs/identity-backends.md): text
+ * as it is; a value that is not UTF-8 text (ldapts hands those over as Buffers) or holds control
+ * characters, base64; `objectGUID` as its GUID text.
+ */
+function attributeText(attr: string, v: string | Buffer): string {
+  if (isBinaryId(attr)) {
+    const bytes = Buffer.isBuffer(v) ? v : Buffer.from(v, 'utf8');
+    return bytes.length === 16 ? guidToString(bytes) : bytes.toString('base64');
+  }
+  if (Buffer.isBuffer(v)) return v.toString('base64');
+  return BINARY_TEXT.test(v) ? Buffer.from(v, 'utf8').toString('base64') : v;
+}
+
+/**
+ * The entry's `extraAttributes`, under the names the config gives (the directory's spelling may differ
+ * in case): one value as a string, several as a list; an attribute the entry lacks is left out.
+ */
+export function extraAttributes(entry: Entry, names: readonly string[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name of names) {
+    const list = values(entry, name).map((v) => attributeText(name, v));
+    if (list.length > 0) out[name] = list.length === 1 ? list[0]! : list;
+  }
+  return out;
+}
+
 /** AD's userAccountControl flag for a disabled account. */
 const ACCOUNTDISABLE = 0x2;
 

@@ -10,7 +10,7 @@ import {
   type PasswordWrite,
 } from '../../src/identity/plugin-kit.ts';
 import { ACCOUNT_STATE_ATTRIBUTES, accountState, isInactivatedAccount } from './account-state.ts';
-import { adBindRefusal, externalId, first, isAdLockout, isBinaryId, passwordExpiry, strings } from './attributes.ts';
+import { adBindRefusal, externalId, extraAttributes, first, isAdLockout, isBinaryId, passwordExpiry, strings } from './attributes.ts';
 import { directoryTypeOf, servicePassword, type LdapConfig } from './config.ts';
 import { PasswordPolicyControl } from './password-policy.ts';
 import { refused } from './password-refusals.ts';
@@ -135,6 +135,8 @@ export class LdapBackend implements IdentityBackend {
       us.nameAttr,
       ...ACCOUNT_STATE_ATTRIBUTES,
       'msDS-UserPasswordExpiryTimeComputed',
+      // Read with the entry, so they cost no round trip of their own (docs/identity-backends.md).
+      ...this.config.extraAttributes,
     ];
     if (!this.config.groupSearch) attributes.push('memberOf');
     let result: SearchResult;
@@ -143,7 +145,7 @@ export class LdapBackend implements IdentityBackend {
         scope: us.scope,
         filter: fillFilter(us.filter, { username }),
         attributes,
-        explicitBufferAttributes: isBinaryId(us.idAttr) ? [us.idAttr] : [],
+        explicitBufferAttributes: [us.idAttr, ...this.config.extraAttributes].filter(isBinaryId),
         // Two are enough to tell "exactly one" from "ambiguous".
         sizeLimit: 2,
       });
@@ -209,6 +211,9 @@ export class LdapBackend implements IdentityBackend {
       displayName: first(entry, us.nameAttr) ?? null,
       groups: groups.map((g) => g.name),
       roles: rolesFor(groups, this.config.adminGroups),
+      // Reported only when configured: then the directory owns them, and an attribute gone from the
+      // entry goes from the record (docs/access-and-claims.md).
+      ...(this.config.extraAttributes.length > 0 ? { attributes: extraAttributes(entry, this.config.extraAttributes) } : {}),
       ...(refusal ? { disabled: true, refusal } : { disabled: false }),
     };
   }

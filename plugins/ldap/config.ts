@@ -103,6 +103,16 @@ export const ldapConfig = z
       .meta({
         description: "How groups are found. Left out, a user's groups are the `memberOf` values of their entry (direct memberships only).",
       }),
+    extraAttributes: z
+      .array(
+        z.string().regex(/^([A-Za-z][A-Za-z0-9-]*|\d+(\.\d+)+)$/, 'must be an LDAP attribute name (letters, digits and hyphens) or an OID'),
+      )
+      .max(64)
+      .default([])
+      .meta({
+        description:
+          "Attributes of the user's entry kept on their record at each sign-in and refresh (`department`, `employeeNumber`, `title`, …), for claim and attribute mappings ([Access and claims](access-and-claims.md)); read with the entry, no extra search. Under the name given here: one value as a string, several as a list; an attribute the entry lacks is left out. A value that is not UTF-8 text (or holds control characters: a photo, a certificate, `objectSid`) is kept base64-encoded; `objectGUID` as its GUID text, as `idAttr` reads it.",
+      }),
     adminGroups: z
       .array(z.string().min(1))
       .default([])

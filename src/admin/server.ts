@@ -11,7 +11,9 @@ import { isDatabaseUnavailable } from '../db/outage.ts';
 import { bodyErrorStatus } from '../http/errors.ts';
 import { formatError, serviceUnavailable } from './errors.ts';
 import { inputGuard } from './input-guard.ts';
-import { queryLimits } from './limits.ts';
+import { costLimit, queryLimits } from './limits.ts';
+import { buildASTSchema, parse } from 'graphql';
+import { accessResolvers } from './resolvers/access.ts';
 import { auditResolvers } from './resolvers/audit.ts';
 import { clientResolvers } from './resolvers/clients.ts';
 import { keyResolvers } from './resolvers/keys.ts';
@@ -25,6 +27,9 @@ const typeDefs = readdirSync(schemaDir)
   .sort()
   .map((f) => readFileSync(resolve(schemaDir, f), 'utf8'));
 
+/** The cost limit: 5,000, or a fifth above what the whole schema's introspection costs (limits.ts). */
+const MAX_COST = costLimit(buildASTSchema(parse(typeDefs.join('\n'))), 5000);
+
 /** A body that is not JSON, or too large, answered in the GraphQL error shape. */
 const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
   const status = bodyErrorStatus(err);
@@ -37,9 +42,9 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
 export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler>; stop(): Promise<void> }> {
   const server = new ApolloServer<AdminContext>({
     typeDefs,
-    resolvers: [clientResolvers, userResolvers, auditResolvers, keyResolvers, samlResolvers] as never,
+    resolvers: [clientResolvers, userResolvers, auditResolvers, keyResolvers, samlResolvers, accessResolvers] as never,
     formatError,
-    validationRules: [queryLimits(10, 5000)],
+    validationRules: [queryLimits(10, MAX_COST)],
     // Every request must carry an admin token (the context below), so introspection is for admins only.
     introspection: true,
     includeStacktraceInErrorResponses: false,

@@ -48,7 +48,9 @@ export type AuditKind =
   | 'password_reset.failed'
   /** docs/saml-applications.md: a SAML assertion sent to a service provider, and a SAML single logout. */
   | 'saml.assertion_issued'
-  | 'saml.logout';
+  | 'saml.logout'
+  /** docs/access-and-claims.md: an application's access policy refused a user (details: application, kind, reason). */
+  | 'access.denied';
 
 /**
  * Where an act came from, as its audit event names it: the request's address and id. A handler

@@ -188,6 +188,14 @@ export const configSchema = z
         }),
       })
       .prefault({}),
+    access: z
+      .strictObject({
+        contact: z.string().trim().min(1).max(300).optional().meta({
+          description:
+            'Whom to ask, shown on the page of a user an application\'s access policy refuses, after "Ask your administrator to give you access" (e.g. `the IT help desk, help@example.com`); unset, nothing more ([Access and claims](access-and-claims.md)).',
+        }),
+      })
+      .prefault({}),
     audit: z
       .strictObject({
         everyToken: flag.default(false).meta({

@@ -41,6 +41,10 @@ export function createMetrics(o: {
     'result',
   ]);
   const purged = counter('latchkey_purged_rows_total', 'Expired rows deleted by the retention purge, by table', ['table']);
+  // docs/access-and-claims.md: one series per application that refused someone (a client id or an SP's entity ID).
+  const accessDenied = counter('latchkey_access_denied_total', "Users refused by an application's access policy, by application", [
+    'application',
+  ]);
   const mfaGuessing = counter(
     'latchkey_mfa_guessing_total',
     'Accounts whose wrong second-factor codes reached throttle.codeMaxFailures within throttle.codeWindow (someone holding the password is guessing codes)',
@@ -76,6 +80,9 @@ export function createMetrics(o: {
     },
     mfaGuessing(): void {
       mfaGuessing.inc();
+    },
+    accessDenied(application: string): void {
+      accessDenied.inc({ application });
     },
     purged(table: string, rows: number): void {
       if (rows > 0) purged.inc({ table }, rows);

@@ -12,6 +12,7 @@ import type { User } from './model.ts';
 import { directoryPasswordFits, MAX_PASSWORD, PasswordRefused, refusalWords } from './password-refusals.ts';
 import { directoryPasswordChanges, type DirectoryPasswords } from './directory-password.ts';
 import { clock } from '../clock.ts';
+import { knownGroups } from '../access/groups.ts';
 
 export interface CreateUserInput {
   username: string;
@@ -30,6 +31,8 @@ export interface UpdateUserInput {
   displayName?: string | null;
   roles?: string[] | null;
   disabled?: boolean | null;
+  /** Database-backend users only: a JSON object of strings or lists of strings; checked by the service. */
+  attributes?: unknown;
 }
 
 function checkUsername(raw: string): string {
@@ -62,6 +65,75 @@ function checkDisplayName(name: string | null | undefined): string | null {
   if (trimmed.length > 255 || /[\x00-\x1f\x7f]/.test(trimmed))
     throw new InputError('displayName', 'must be at most 255 characters, no control characters');
   return trimmed;
+}
+
+/** docs/access-and-claims.md: the bounds of a database user's groups and attributes. */
+const GROUP_LIMITS = { name: 256, count: 200 } as const;
+const ATTRIBUTE_LIMITS = { name: 128, count: 64, value: 2048, values: 200 } as const;
+
+const CONTROL = /[\x00-\x1f\x7f]/;
+
+/**
+ * A database user's groups (docs/access-and-claims.md): 1 to 256 characters each, no
+ * control characters, at most 200; spaces around a name dropped; a name given twice (compared without
+ * case, as access policies compare them) kept once.
+ */
+function checkGroups(groups: readonly string[]): string[] {
+  const out = new Map<string, string>();
+  for (const raw of groups) {
+    const name = raw.trim();
+    if (name.length < 1 || name.length > GROUP_LIMITS.name || CONTROL.test(name)) {
+      throw new InputError(
+        'groups',
+        `${JSON.stringify(raw.slice(0, 64))} is not a group name: 1 to ${GROUP_LIMITS.name} characters, no control characters`,
+      );
+    }
+    if (!out.has(name.toLowerCase())) out.set(name.toLowerCase(), name);
+  }
+  if (out.size > GROUP_LIMITS.count) throw new InputError('groups', `at most ${GROUP_LIMITS.count} groups`);
+  return [...out.values()];
+}
+
+/** A JSON object: parsed from variables (Object's prototype) or from a query's literal (none). */
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && [Object.prototype, null].includes(Object.getPrototypeOf(v));
+
+/**
+ * A database user's attributes (docs/access-and-claims.md): a JSON object of
+ * at most 64 attributes, each named by 1 to 128 characters, whose value is a string or a list of
+ * strings (at most 200), each string at most 2048 characters. Anything else is refused, naming the
+ * attribute.
+ */
+function checkAttributes(raw: unknown): Record<string, string | string[]> {
+  if (!isPlainObject(raw)) throw new InputError('attributes', 'must be a JSON object of strings or lists of strings');
+  const entries = Object.entries(raw);
+  if (entries.length > ATTRIBUTE_LIMITS.count) throw new InputError('attributes', `at most ${ATTRIBUTE_LIMITS.count} attributes`);
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of entries) {
+    if (name.length < 1 || name.length > ATTRIBUTE_LIMITS.name || CONTROL.test(name)) {
+      throw new InputError(
+        'attributes',
+        `${JSON.stringify(name.slice(0, 64))} is not an attribute name: 1 to ${ATTRIBUTE_LIMITS.name} characters, no control characters`,
+      );
+    }
+    const list = Array.isArray(value) ? value : [value];
+    if (Array.isArray(value) && value.length > ATTRIBUTE_LIMITS.values) {
+      throw new InputError('attributes', `${name}: at most ${ATTRIBUTE_LIMITS.values} values`);
+    }
+    for (const v of list) {
+      if (typeof v !== 'string') throw new InputError('attributes', `${name}: a value must be a string or a list of strings`);
+      if (v.length > ATTRIBUTE_LIMITS.value)
+        throw new InputError('attributes', `${name}: a value is at most ${ATTRIBUTE_LIMITS.value} characters`);
+    }
+    // Defined, not assigned: a name such as `__proto__` is an attribute like any other.
+    Object.defineProperty(out, name, {
+      value: Array.isArray(value) ? [...value] : value,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 function checkRoles(roles: string[]): string[] {
@@ -124,6 +196,8 @@ export const userService = (
     find: queries.find,
     findByUsername: queries.findByUsername,
     page: queries.page,
+    /** The groups Latchkey knows, from the users' records, by name (docs/access-and-claims.md). */
+    groups: knownGroups(queries).page,
 
     async create(input: CreateUserInput, actor: Actor): Promise<User> {
       const username = checkUsername(input.username);
@@ -141,8 +215,8 @@ export const userService = (
         displayName: checkDisplayName(input.displayName),
         passwordHash: await hashPassword(input.password),
         roles: checkRoles(input.roles ?? []),
-        groups: input.groups ?? [],
-        attributes: {},
+        groups: checkGroups(input.groups ?? []),
+        attributes: input.attributes == null ? {} : checkAttributes(input.attributes),
         disabled: false,
         createdAt: now,
         updatedAt: now,
@@ -163,7 +237,7 @@ export const userService = (
         if (!user) throw new NotFoundError('id', `no user ${id}`);
         const local = user.backend === localBackend;
         const next = { ...user, updatedAt: clock.now() };
-        for (const field of ['username', 'email', 'displayName'] as const) {
+        for (const field of ['username', 'email', 'displayName', 'attributes'] as const) {
           if (input[field] !== undefined && !local) {
             throw new InputError(field, `is read-only: the user comes from backend "${user.backend}"`);
           }
@@ -177,6 +251,7 @@ export const userService = (
         if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
         if (input.roles != null) next.roles = checkRoles(input.roles);
         if (input.disabled != null) next.disabled = input.disabled;
+        if (input.attributes !== undefined) next.attributes = input.attributes === null ? {} : checkAttributes(input.attributes);
         await tx.queries.users.update(next);
         // A disabled user's sessions, codes and tokens stop working now, not when they expire.
         const disabling = next.disabled && !user.disabled;
@@ -186,6 +261,37 @@ export const userService = (
         if (disabling || next.email !== user.email) await tx.queries.resets.discardAllOf(id);
         if (next.email && next.email !== user.email) await tx.queries.users.demoteClaimedEmail(next.email, id, upstreams);
         await tx.audit.change('user.update', actor, { userId: id });
+        return next;
+      });
+    },
+
+    /**
+     * A database user's groups, replaced whole (docs/access-and-claims.md); other
+     * backends' users get theirs from the backend at each sign-in, so theirs are refused here.
+     */
+    setGroups(id: string, groups: readonly string[], actor: Actor): Promise<User> {
+      return transaction(async (tx) => {
+        const user = await tx.queries.users.find(id);
+        if (!user) throw new NotFoundError('id', `no user ${id}`);
+        if (user.backend !== localBackend) {
+          throw new InputError(
+            'groups',
+            `cannot be set here: the groups of a user of backend "${user.backend}" come from that backend at each sign-in`,
+          );
+        }
+        const next = { ...user, groups: checkGroups(groups), updatedAt: clock.now() };
+        await tx.queries.users.update(next);
+        const held = (list: string[]) => new Set(list.map((g) => g.toLowerCase()));
+        const [before, after] = [held(user.groups), held(next.groups)];
+        await tx.audit.change(
+          'user.set_groups',
+          actor,
+          { userId: id },
+          {
+            added: next.groups.filter((g) => !before.has(g.toLowerCase())),
+            removed: user.groups.filter((g) => !after.has(g.toLowerCase())),
+          },
+        );
         return next;
       });
     },

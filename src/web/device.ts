@@ -1,4 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
+import { clientApplication } from '../access/service.ts';
 import type { AppContext } from '../context.ts';
 import { sendPageError } from './page-errors.ts';
 import { readParams } from '../http/params.ts';
@@ -66,6 +67,8 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
 
       const step = await steps.next(req, res, params, {
         clientId: client.clientId,
+        // docs/access-and-claims.md: a user the client's access policy refuses gets the 403 page, and no approval form.
+        application: clientApplication(client),
         needsMfa: needsSecondFactor(ctx.config.mfa, client).required,
         prompt: new Set(),
         resume: `${paths.device}?${new URLSearchParams({ user_code: userCode })}`,

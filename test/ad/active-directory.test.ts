@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe } from '@jest/globals';
 import { databaseKinds } from '../helpers/databases.ts';
 import { startSambaDc } from '../helpers/samba.ts';
+import { accessTests } from './access.ts';
 import { accountTests } from './accounts.ts';
 import { bindRefusalTests } from './bind-refusals.ts';
 import { adConformance } from './conformance.ts';
@@ -27,6 +28,7 @@ describe('Active Directory (Samba 4.17 domain controller)', () => {
     accountTests(kind);
     bindRefusalTests(kind);
     outageTests(kind);
+    accessTests(kind);
   }
   // docs/identity-backends.md's writes; the database side of the change step runs on both databases in the slapd suite.
   passwordTests('sqlite');

@@ -22,6 +22,7 @@ const facts = (over: Partial<SignInFacts> = {}): SignInFacts => ({
   now: NOW,
   upstream: false,
   session: session(),
+  application: false,
   mfaRequired: false,
   consentRequired: false,
   consentAnswered: false,
@@ -32,12 +33,16 @@ const facts = (over: Partial<SignInFacts> = {}): SignInFacts => ({
 const prompt = (...values: string[]) => new Set(values);
 
 /** As steps.ts does: answer each fact the rules ask for, and ask again. Returns the step and what was asked. */
-function settle(f: SignInFacts, known: { hasFactor?: boolean; granted?: string[] } = {}): { step: NextStep; asked: string[] } {
+function settle(
+  f: SignInFacts,
+  known: { allowed?: boolean; hasFactor?: boolean; granted?: string[] } = {},
+): { step: NextStep; asked: string[] } {
   const asked: string[] = [];
   let step = nextStep(f);
   while (step.kind === 'ask') {
     asked.push(step.fact);
-    if (step.fact === 'hasFactor') f = { ...f, hasFactor: known.hasFactor ?? false };
+    if (step.fact === 'allowed') f = { ...f, allowed: known.allowed ?? true };
+    else if (step.fact === 'hasFactor') f = { ...f, hasFactor: known.hasFactor ?? false };
     else f = { ...f, granted: new Set(known.granted ?? []) };
     step = nextStep(f);
   }
@@ -94,7 +99,39 @@ describe('1. signing in', () => {
   });
 });
 
-describe('2. the second factor (docs/multi-factor-sign-in.md)', () => {
+describe('2. the access policy (docs/access-and-claims.md)', () => {
+  const at = (over: Partial<SignInFacts> = {}) => facts({ application: true, ...over });
+
+  it('a session at an application is checked, and a refused user gets the access_denied step', () => {
+    expect(settle(at(), { allowed: false })).toEqual({ step: { kind: 'access_denied' }, asked: ['allowed'] });
+    expect(settle(at(), { allowed: true })).toEqual({ step: { kind: 'continue' }, asked: ['allowed'] });
+  });
+
+  it('an existing session never skips it: an old one, a fresh one, one that proved a second factor', () => {
+    for (const s of [session({ authTime: NOW - 7 * 3_600_000 }), session({ fresh: true }), session({ amr: ['pwd', 'otp', 'mfa'] })]) {
+      expect(settle(at({ session: s }), { allowed: false }).step).toEqual({ kind: 'access_denied' });
+    }
+  });
+
+  it('prompt=none is refused with the page too, never an error sent back to the application', () => {
+    expect(settle(at({ prompt: prompt('none') }), { allowed: false }).step).toEqual({ kind: 'access_denied' });
+  });
+
+  it('it comes after signing in and before the second factor, enrolment and consent', () => {
+    // Not signed in: the login page, and nothing is checked (or audited) yet.
+    expect(settle(at({ session: undefined }), { allowed: false })).toEqual({ step: { kind: 'login' }, asked: [] });
+    expect(settle(at({ prompt: prompt('login') }), { allowed: false })).toEqual({ step: { kind: 'login' }, asked: [] });
+    const everything = at({ mfaRequired: true, consentRequired: true, consentAnswered: true });
+    expect(settle(everything, { allowed: false })).toEqual({ step: { kind: 'access_denied' }, asked: ['allowed'] });
+    expect(settle(everything, { allowed: true, hasFactor: false })).toEqual({ step: { kind: 'enrol' }, asked: ['allowed', 'hasFactor'] });
+  });
+
+  it('a flow of no application (the account page) asks nothing', () => {
+    expect(settle(facts({ application: false }), { allowed: false })).toEqual({ step: { kind: 'continue' }, asked: [] });
+  });
+});
+
+describe('3. the second factor (docs/multi-factor-sign-in.md)', () => {
   const needsMfa = (amr: Amr[], over: Partial<SignInFacts> = {}) => facts({ mfaRequired: true, session: session({ amr }), ...over });
 
   it('a password-only session at a client that needs a second factor: the code, for a user who has a factor', () => {
@@ -138,7 +175,7 @@ describe('2. the second factor (docs/multi-factor-sign-in.md)', () => {
   });
 });
 
-describe('3. consent (docs/decisions.md "Consent")', () => {
+describe('4. consent (docs/decisions.md "Consent")', () => {
   const consenting = (over: Partial<SignInFacts> = {}) => facts({ consentRequired: true, scopes: ['openid', 'email'], ...over });
 
   it('a client without requireConsent asks nothing and reads no consents', () => {
@@ -177,7 +214,7 @@ describe('3. consent (docs/decisions.md "Consent")', () => {
   });
 });
 
-describe('4. continue', () => {
+describe('5. continue', () => {
   it('a session that holds, with its second factor and consent, continues with the request', () => {
     const done = facts({ mfaRequired: true, consentRequired: true, session: session({ amr: ['pwd', 'otp', 'mfa'] }) });
     expect(settle(done, { granted: ['openid', 'profile'] })).toEqual({ step: { kind: 'continue' }, asked: ['granted'] });

@@ -32,6 +32,7 @@ export const clientLabels: Record<string, string> = {
   jwks: 'JWKS',
   jwksUri: 'JWKS URI',
   backchannelLogoutUri: 'Back-channel logout URI',
+  initiateLoginUri: 'Login initiation URL',
 };
 
 /** The fields under "Advanced": an error in one of them opens the section. */
@@ -44,6 +45,7 @@ const ADVANCED = new Set([
   'jwks',
   'jwksUri',
   'backchannelLogoutUri',
+  'initiateLoginUri',
 ]);
 
 const AUTH_METHODS: Array<[TokenEndpointAuthMethod, string]> = [
@@ -94,6 +96,7 @@ export function ClientForm(p: {
     jwks: c?.jwks ?? '',
     jwksUri: c?.jwksUri ?? '',
     backchannel: c?.backchannelLogoutUri ?? '',
+    launch: c?.initiateLoginUri ?? '',
   };
   const [webOrigins, setWebOrigins] = useState(initial.webOrigins);
   const [allowPlainPkce, setAllowPlainPkce] = useState(c?.allowPlainPkce ?? false);
@@ -103,6 +106,7 @@ export function ClientForm(p: {
   const [jwks, setJwks] = useState(initial.jwks);
   const [jwksUri, setJwksUri] = useState(initial.jwksUri);
   const [backchannel, setBackchannel] = useState(initial.backchannel);
+  const [launch, setLaunch] = useState(initial.launch);
   const [advancedOpen, setAdvancedOpen] = useState(false);
   const save = useAction();
   const id = (field: string) => `client-${field}`;
@@ -138,6 +142,7 @@ export function ClientForm(p: {
       ...(changed('jwks', jwks) ? { jwks: text(jwks) } : {}),
       ...(changed('jwksUri', jwksUri) ? { jwksUri: text(jwksUri) } : {}),
       ...(changed('backchannel', backchannel) ? { backchannelLogoutUri: text(backchannel) } : {}),
+      ...(changed('launch', launch) ? { initiateLoginUri: text(launch) } : {}),
     };
     const result = await save.run(async () => {
       if (c)
@@ -306,6 +311,16 @@ export function ClientForm(p: {
             error={err}
             type="url"
             hint="Where signed logout tokens are sent when a session ends. Empty: none."
+          />
+          <Field
+            id={id('initiate-login-uri')}
+            name="initiateLoginUri"
+            label="Login initiation URL"
+            value={launch}
+            onInput={setLaunch}
+            error={err}
+            type="url"
+            hint="initiate_login_uri: where “My applications” starts a sign-in to it (iss is added). Empty: not listed there."
           />
           <div class={`field${err?.field === 'tokenEndpointAuthMethod' ? ' invalid' : ''}`}>
             <label for="client-auth-method">Token endpoint authentication</label>

@@ -3,8 +3,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { ClientsQuery, DeleteClientMutation, RotateClientSecretMutation, type ClientFieldsFragment } from '../api/generated.ts';
 import { CopyButton, Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, Notice } from '../ui/kit.tsx';
-import { follow, href } from '../ui/router.ts';
+import { follow, href, route } from '../ui/router.ts';
 import { Table, type Column } from '../ui/table.tsx';
+import { ApplicationPage } from './application.tsx';
 import { ClientForm, clientLabels } from './client-form.tsx';
 
 const PAGE = 20;
@@ -53,7 +54,14 @@ const columns: Array<Column<ClientFieldsFragment>> = [
   { header: 'Redirect URIs', class: 'uris', cell: (c) => c.redirectUris.join(' ') || '—' },
 ];
 
+/** The list, or one client's page (`?app=<client id>`: its access, roles and claims, docs/access-and-claims.md). */
 export function ClientsSection() {
+  const { query } = route.use();
+  const app = query.get('app');
+  return app ? <ApplicationPage key={app} kind="client" id={app} tab={query.get('tab')} /> : <ClientsList />;
+}
+
+function ClientsList() {
   const [search, setSearch] = useState('');
   const pages = useCursorPages([search]);
   const list = useLoad(() => request(ClientsQuery, { first: PAGE, after: pages.after, search: search || null }), [pages.after, search]);
@@ -169,6 +177,9 @@ export function ClientsSection() {
                   Delete
                 </button>
               )}
+              <a href={href('clients', { app: c.clientId })} onClick={follow} aria-label={`Access and claims of ${c.name}`}>
+                Access & claims
+              </a>
               <a href={href('audit', { clientId: c.clientId })} onClick={follow} aria-label={`Audit events of ${c.name}`}>
                 Audit
               </a>

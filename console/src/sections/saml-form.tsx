@@ -26,7 +26,8 @@ const ATTRIBUTES = ['uid', 'mail', 'displayName', 'groups'];
 const FORMATS: Array<[SamlNameIdFormat, string]> = [
   ['PERSISTENT', 'Persistent (a pairwise opaque id)'],
   ['EMAIL_ADDRESS', 'Email address'],
-  ['UNSPECIFIED', 'Unspecified (the username)'],
+  ['UNSPECIFIED', 'Unspecified (the username, or its NameID attribute)'],
+  ['TRANSIENT', 'Transient (a new value in every assertion)'],
 ];
 
 const text = (value: string): string | null => (value.trim() === '' ? null : value.trim());

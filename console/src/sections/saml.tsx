@@ -4,9 +4,17 @@ import { request } from '../api/graphql.ts';
 import { DeleteSamlServiceProviderMutation, SamlServiceProvidersQuery, type SamlSpFieldsFragment } from '../api/generated.ts';
 import { CopyButton, Dialog, ErrorNote, Loading, Notice, useAction, useLoad } from '../ui/kit.tsx';
 import { Table, type Column } from '../ui/table.tsx';
+import { follow, href, route } from '../ui/router.ts';
+import { ApplicationPage } from './application.tsx';
 import { SamlForm, samlLabels } from './saml-form.tsx';
 
-const formatNames: Record<string, string> = { PERSISTENT: 'persistent', EMAIL_ADDRESS: 'email', UNSPECIFIED: 'username' };
+const formatNames: Record<string, string> = {
+  PERSISTENT: 'persistent',
+  EMAIL: 'email',
+  EMAIL_ADDRESS: 'email',
+  UNSPECIFIED: 'username',
+  TRANSIENT: 'transient',
+};
 
 const columns: Array<Column<SamlSpFieldsFragment>> = [
   { header: 'Name', rowHeader: true, cell: (s) => s.name },
@@ -26,7 +34,14 @@ const columns: Array<Column<SamlSpFieldsFragment>> = [
   },
 ];
 
+/** The list, or one SP's page (`?app=<entity ID>`: its access, roles and attributes, docs/access-and-claims.md). */
 export function SamlSection() {
+  const { query } = route.use();
+  const app = query.get('app');
+  return app ? <ApplicationPage key={app} kind="saml" id={app} tab={query.get('tab')} /> : <SamlList />;
+}
+
+function SamlList() {
   const list = useLoad(() => request(SamlServiceProvidersQuery, {}), []);
   const [form, setForm] = useState<{ sp?: SamlSpFieldsFragment }>();
   const [deleting, setDeleting] = useState<SamlSpFieldsFragment>();
@@ -116,6 +131,9 @@ export function SamlSection() {
               <button type="button" class="secondary" aria-label={`Edit ${s.name}`} onClick={() => setForm({ sp: s })}>
                 Edit
               </button>
+              <a href={href('saml', { app: s.entityId })} onClick={follow} aria-label={`Access and attributes of ${s.name}`}>
+                Access & attributes
+              </a>
               <button
                 type="button"
                 class="danger"

@@ -26,6 +26,7 @@ export const userResolvers: Resolvers = {
       await app.users.setPassword(id, password, actor);
       return true;
     },
+    setUserGroups: (_p, { id, groups }, { app, actor }) => app.users.setGroups(id, groups, actor),
     deleteUser: (_p, { id }, { app, actor }) => app.users.remove(id, actor),
     revokeTokens: (_p, { userId, clientId }, { app, actor }) => app.tokens.revokeFor({ userId, clientId }, actor),
     resetUserMfa: async (_p, { id }, { app, actor }) => {

@@ -21,6 +21,11 @@ export interface UpstreamIdentity {
   groups: string[];
   /** The upstream's authentication methods (RFC 8176 `amr`), as it reported them. */
   amr: string[];
+  /**
+   * The upstream's `extraClaims` (docs/access-and-claims.md), kept on the user's record; undefined when
+   * none are configured, and the record keeps what it has.
+   */
+  attributes?: Record<string, string | string[]>;
 }
 
 /** What an upstream's sign-in keeps across the round trip: the strategy's state, under `sessionKey`. */

@@ -59,6 +59,13 @@ export const oidcUpstreamConfig = upstreamBase
       .strict()
       .prefault({}),
     /**
+     * More claims kept on the user's record at each sign-in (`department`, `employee_id`, …), read like
+     * the others (the id_token's, then userinfo's), for claim and attribute mappings
+     * (docs/access-and-claims.md): a string as it is, a number or boolean as text, a list of them as a
+     * list; a claim the upstream does not send, or sends as an object, is left out. At most 64. @default []
+     */
+    extraClaims: z.array(claimName).max(64).default([]),
+    /**
      * Take the email when the upstream sends no `email_verified` at all (Microsoft Entra ID never
      * does): only for an upstream that sends only addresses it owns. An email marked unverified is
      * never taken. @default false
@@ -175,6 +182,24 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' && v.tri
 const groupsOf = (v: unknown): string[] =>
   Array.isArray(v) ? v.filter((g): g is string => typeof g === 'string') : text(v) ? [text(v)!] : [];
 
+/** A claim as an attribute value: text, a number or boolean as text, or a list of them; undefined for anything else. */
+function attributeOf(v: unknown): string | string[] | undefined {
+  const scalar = (x: unknown) => (['string', 'number', 'boolean'].includes(typeof x) ? String(x) : undefined);
+  if (!Array.isArray(v)) return scalar(v);
+  const list = v.map(scalar).filter((x): x is string => x !== undefined);
+  return list.length > 0 ? list : undefined;
+}
+
+/** The `extraClaims` the upstream sent, under their claim names (docs/access-and-claims.md). */
+function extraClaimsOf(names: readonly string[], claims: Record<string, unknown>): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const name of names) {
+    const value = Object.hasOwn(claims, name) ? attributeOf(claims[name]) : undefined;
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
 /** The user, from the id_token's claims over the userinfo endpoint's (the id_token wins). */
 function identityOf(c: OidcUpstreamConfig, claims: Record<string, unknown>): UpstreamIdentity {
   const subject = text(claims.sub)!;
@@ -189,6 +214,7 @@ function identityOf(c: OidcUpstreamConfig, claims: Record<string, unknown>): Ups
     displayName: text(claims[c.claims.name]) ?? null,
     groups: groupsOf(claims[c.claims.groups]),
     amr: Array.isArray(claims.amr) ? claims.amr.filter((m): m is string => typeof m === 'string') : [],
+    ...(c.extraClaims.length > 0 ? { attributes: extraClaimsOf(c.extraClaims, claims) } : {}),
   };
 }
 

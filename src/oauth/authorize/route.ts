@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express';
+import { clientApplication } from '../../access/service.ts';
 import type { AppContext } from '../../context.ts';
 import { sendPageError } from '../../web/page-errors.ts';
 import { showStep, type Place } from '../../web/sign-in/show.ts';
@@ -13,6 +14,8 @@ import { sendAuthorizationResponse } from './respond.ts';
 /** The browser sign-in this request asks for (web/sign-in/steps.ts). */
 const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow => ({
   clientId: request.client.clientId,
+  // docs/access-and-claims.md: its access policy, checked after the sign-in and before consent.
+  application: clientApplication(request.client),
   // docs/multi-factor-sign-in.md: a client (or server) that needs a second factor.
   needsMfa: needsSecondFactor(ctx.config.mfa, request.client).required,
   prompt: request.prompt,

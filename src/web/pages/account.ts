@@ -74,6 +74,7 @@ ${addPasskey}`;
   return layout(
     'Your account',
     `<h1>Your account</h1><p class="sub">Signed in as <strong>${escapeHtml(v.username)}</strong></p>${notice}${errorBox(v.error)}
+<p><a href="/apps">My applications</a></p>
 <section aria-labelledby="h-totp"><h2 id="h-totp">Authenticator app</h2>${totp}</section>
 <section aria-labelledby="h-recovery"><h2 id="h-recovery">Recovery codes</h2>${recovery}</section>
 <section aria-labelledby="h-passkeys"><h2 id="h-passkeys">Passkeys</h2>${passkeys}</section>

@@ -19,7 +19,8 @@ ul.scopes{padding-left:1.25rem}code{background:#f3f4f6;padding:.1rem .3rem;borde
 .qr svg{display:block;width:12rem;height:12rem;margin:1rem auto}.secret{word-break:break-all;font-size:1.05rem}
 ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:repeat(2,1fr);gap:.4rem}ul.codes code{font-size:1.05rem}
 table.factors{width:100%;border-collapse:collapse}table.factors td{padding:.4rem 0;border-bottom:1px solid #e5e7eb}
-section{margin-top:1.5rem}h2{font-size:1.1rem;margin:0 0 .5rem}a{color:#1d4ed8}`;
+section{margin-top:1.5rem}h2{font-size:1.1rem;margin:0 0 .5rem}a{color:#1d4ed8}
+ul.apps{list-style:none;padding:0;margin:0}ul.apps a{display:block;margin:.5rem 0;padding:.9rem 1rem;min-height:3rem;border:1px solid #d1d5db;border-radius:.5rem;background:#f9fafb;font-weight:600;text-decoration:none;overflow-wrap:anywhere}ul.apps a:hover{background:#eff6ff}`;
 
 export const styleHash = `'sha256-${createHash('sha256').update(css).digest('base64')}'`;
 

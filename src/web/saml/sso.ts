@@ -1,4 +1,5 @@
 import type { Request, RequestHandler } from 'express';
+import { samlApplication } from '../../access/service.ts';
 import type { AppContext } from '../../context.ts';
 import { seal, unseal } from '../../crypto/sealed.ts';
 import { readParams, type Params } from '../../http/params.ts';
@@ -73,6 +74,8 @@ export function samlSsoHandler(ctx: AppContext): RequestHandler {
       if (req.method === 'POST' && p[CARRIED] === undefined && p.SAMLRequest !== undefined) return void res.redirect(303, carriedHere);
       const step = await steps.next(req, res, p, {
         clientId: `saml:${sp.id}`,
+        // docs/access-and-claims.md: SP- and IdP-initiated alike, a refused user gets the 403 page and the SP no assertion.
+        application: samlApplication(sp),
         // A service provider has no `requireMfa` of its own: the server's `mfa.required` alone.
         needsMfa: needsSecondFactor(ctx.config.mfa).required,
         prompt,

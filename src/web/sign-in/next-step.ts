@@ -8,17 +8,21 @@ import { needsSecondFactor } from '../../mfa/second-factor.ts';
  *  1. no session, or one that must sign in again (`prompt=login`, older than `max_age`) and did not
  *     just sign in for this request: refused with `login_required` under `prompt=none`, else straight
  *     to the upstream the request names (`idp`), else the login page;
- *  2. a second factor required and not used by the session (docs/multi-factor-sign-in.md): refused
+ *  2. the application's access policy (docs/access-and-claims.md): a session that holds, however old or
+ *     fresh and whatever the prompt, is refused with the 403 page when the policy does not let its user
+ *     in; nothing goes back to the application, not even under `prompt=none`;
+ *  3. a second factor required and not used by the session (docs/multi-factor-sign-in.md): refused
  *     with `login_required` under `prompt=none`; the code (or passkey) for a user who has a factor;
  *     for one who has none, enrolment, after signing in again when the session proved nothing within
  *     five minutes (docs/decisions.md, "Adding a factor");
- *  3. consent, for a client with `requireConsent` (docs/decisions.md "Consent"): the answer of a posted
+ *  4. consent, for a client with `requireConsent` (docs/decisions.md "Consent"): the answer of a posted
  *     consent form; nothing asked when every scope was granted before and `prompt=consent` is not set;
  *     refused with `consent_required` under `prompt=none`; else the consent page;
- *  4. continue.
+ *  5. continue.
  *
- * Two facts cost a read, so the rules ask for them only when they get that far: the answer is then
- * `{ kind: 'ask', fact }`, and the caller adds the fact and asks again.
+ * Three facts cost a read (the access decision, an audit event when it refuses), so the rules ask for
+ * them only when they get that far: the answer is then `{ kind: 'ask', fact }`, and the caller adds
+ * the fact and asks again.
  */
 export interface SignInFacts {
   /** The request's `prompt` values (OIDC Core 3.1.2.1); SAML's IsPassive is `none`, ForceAuthn `login`. */
@@ -39,6 +43,10 @@ export interface SignInFacts {
     /** A factor proved within five minutes (login/sessions.ts `provedRecently`): may enrol one. */
     provedRecently: boolean;
   };
+  /** The flow is for an application whose access policy applies (none at the account page). */
+  application: boolean;
+  /** The application's access policy lets the session's user in; asked for once a session holds. */
+  allowed?: boolean;
   /** This flow needs a second factor (`Flow.needsMfa`: `needsSecondFactor(...).required`). */
   mfaRequired: boolean;
   /** The user has a second factor to give (TOTP or a passkey); asked for only when one is missing. */
@@ -59,15 +67,16 @@ export type SecondFactorStep = 'second_factor' | 'sign_in_again' | 'enrol';
 /** 1: the browser signs in (first, or again) before anything else. */
 export type SignInStep = { kind: 'login' } | { kind: 'upstream' } | { kind: 'refused'; error: 'login_required'; because: 'not_signed_in' };
 
-/** 2–4: the steps of a session that holds; `ask` for a fact the rules need and were not given. */
+/** 2–5: the steps of a session that holds; `ask` for a fact the rules need and were not given. */
 export type SessionStep =
+  | { kind: 'access_denied' }
   | { kind: 'refused'; error: 'login_required'; because: 'second_factor' }
   | { kind: SecondFactorStep }
   | { kind: 'answer_consent' }
   | { kind: 'consent' }
   | { kind: 'refused'; error: 'consent_required' }
   | { kind: 'continue' }
-  | { kind: 'ask'; fact: 'hasFactor' | 'granted' };
+  | { kind: 'ask'; fact: 'allowed' | 'hasFactor' | 'granted' };
 
 export type NextStep = SignInStep | SessionStep;
 
@@ -83,8 +92,12 @@ export function signInStep(f: SignInFacts): SignInStep | undefined {
   return { kind: f.upstream ? 'upstream' : 'login' };
 }
 
-/** 2–4: the second factor, consent, continue, for a session that holds (`signInStep` said so). */
+/** 2–5: access, the second factor, consent, continue, for a session that holds (`signInStep` said so). */
 export function sessionStep(f: SignInFacts): SessionStep {
+  if (f.application) {
+    if (f.allowed === undefined) return { kind: 'ask', fact: 'allowed' };
+    if (!f.allowed) return { kind: 'access_denied' };
+  }
   const passive = f.prompt.has('none');
   if (needsSecondFactor({ required: f.mfaRequired }, null, f.session).missing) {
     if (passive) return { kind: 'refused', error: 'login_required', because: 'second_factor' };

@@ -3,6 +3,7 @@ import type { AppContext } from '../../context.ts';
 import { qrSvg } from '../../mfa/qr.ts';
 import { secureCookies } from '../cookies.ts';
 import { issueCsrfToken } from '../csrf.ts';
+import { accessDeniedPage } from '../pages/access-denied.ts';
 import { consentPage, loginPage, upstreamButtons, upstreamErrorPage } from '../pages/login.ts';
 import { changePasswordPage, passwordExpiringPage } from '../pages/password.ts';
 import { FORGOT_PATH } from '../password-reset/pages.ts';
@@ -73,6 +74,9 @@ async function pageOf(ctx: AppContext, step: Exclude<PageStep, { show: 'redirect
       return consentPage({ ...form, error: step.error, scopes: step.scopes, username: step.user.username });
     case 'upstream_error':
       return upstreamErrorPage(step.upstream, step.message);
+    // docs/access-and-claims.md: the application's name and whom to ask; no form, nothing sent to the application.
+    case 'access_denied':
+      return accessDeniedPage({ application: step.application, username: step.username, contact: ctx.config.access.contact });
   }
 }
 

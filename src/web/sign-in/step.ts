@@ -1,3 +1,4 @@
+import type { Application } from '../../access/service.ts';
 import type { AppContext } from '../../context.ts';
 import type { User } from '../../users/model.ts';
 import type { SignedIn } from '../current-session.ts';
@@ -7,6 +8,11 @@ import type { Refusal } from '../refusals.ts';
 export interface Flow {
   /** '' at the account page. */
   clientId: string;
+  /**
+   * The application the sign-in is for, whose access policy the session must pass before anything
+   * else is asked or sent (docs/access-and-claims.md); none at the account page.
+   */
+  application?: Application;
   /** The client's `requireMfa`, or `mfa.required` (docs/multi-factor-sign-in.md): `needsSecondFactor(...).required` (mfa/second-factor.ts). */
   needsMfa: boolean;
   prompt: Set<string>;
@@ -41,6 +47,8 @@ export type Step =
   | { show: 'redirect'; location: string }
   /** An upstream's sign-in failed: 503 when it was unreachable, 400 otherwise, 429 while throttled. */
   | { show: 'upstream_error'; status: number; upstream: string; message: string; retryAfter?: number }
+  /** The application's access policy refuses the signed-in user (docs/access-and-claims.md): a 403 page, nothing sent to the application. */
+  | { show: 'access_denied'; status: 403; application: string; username: string }
   | { show: 'refused'; error: 'login_required' | 'consent_required' | 'access_denied'; description: string }
   | { show: 'continue'; signedIn: SignedIn; scopes: string[] };
 

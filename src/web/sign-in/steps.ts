@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { clock } from '../../clock.ts';
 import type { AppContext } from '../../context.ts';
 import { provedRecently } from '../../login/sessions.ts';
+import { originOf } from '../../http/origin.ts';
 import { currentSession } from '../current-session.ts';
 import { signInStrategies } from '../passport.ts';
 import { signInAnswers } from './answers.ts';
@@ -15,7 +16,8 @@ export type { Flow, Step } from './step.ts';
 
 /**
  * The browser sign-in, one step after another: password or an upstream identity provider (docs/upstream-identity-providers.md)
- * (→ a new password when the directory asks, docs/identity-backends.md) → second factor → enrolment → consent → continue. Each request answers the form it brings,
+ * (→ a new password when the directory asks, docs/identity-backends.md) → the application's access policy
+ * (docs/access-and-claims.md) → second factor → enrolment → consent → continue. Each request answers the form it brings,
  * then finds the first step still missing by the rules of next-step.ts (pure, tested alone); it says what to show, the route shows it.
  */
 export function signInSteps(ctx: AppContext) {
@@ -54,6 +56,7 @@ export function signInSteps(ctx: AppContext) {
           fresh,
           provedRecently: provedRecently(signedIn.session),
         },
+        application: flow.application !== undefined,
         mfaRequired: flow.needsMfa,
         consentRequired: flow.requireConsent,
         consentAnswered: posted._action === 'consent',
@@ -67,15 +70,21 @@ export function signInSteps(ctx: AppContext) {
       if (signIn || !signedIn) return { show: 'login', status: 200 };
 
       const current = signedIn;
+      const app = flow.application;
       let next = sessionStep(facts);
-      // The two facts that cost a read, when the rules get that far.
+      // The facts that cost a read, when the rules get that far. The access policy is checked on
+      // every request of a flow, an existing session's too (docs/access-and-claims.md); a refusal is audited.
       while (next.kind === 'ask') {
-        if (next.fact === 'hasFactor') facts.hasFactor = await ctx.mfa.hasFactor(current.user.id);
+        if (next.fact === 'allowed') facts.allowed = !app || (await ctx.access.check(app, current.user, originOf(req))).allowed;
+        else if (next.fact === 'hasFactor') facts.hasFactor = await ctx.mfa.hasFactor(current.user.id);
         else facts.granted = await ctx.consents.granted(current.user.id, flow.clientId);
         next = sessionStep(facts);
       }
       let step: Step;
       switch (next.kind) {
+        case 'access_denied':
+          step = { show: 'access_denied', status: 403, application: app?.name ?? '', username: current.user.username };
+          break;
         case 'refused':
           step =
             next.error === 'consent_required'
@@ -98,7 +107,7 @@ export function signInSteps(ctx: AppContext) {
           step = { show: 'continue', signedIn: current, scopes };
           break;
       }
-      if (step.show === 'continue' || step.show === 'refused') freshness.clear(req, res);
+      if (step.show === 'continue' || step.show === 'refused' || step.show === 'access_denied') freshness.clear(req, res);
       else if (fresh) freshness.mark(res, current.session.id, flow.clientId);
       return step;
     },

@@ -1,4 +1,6 @@
+import { clientApplication } from '../../../access/service.ts';
 import { backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
+import { originOf } from '../../../http/origin.ts';
 import { joinResources } from '../../../clients/resource.ts';
 import { resourcesParam } from '../../resources-param.ts';
 import type { Grant } from '../grant.ts';
@@ -17,7 +19,8 @@ const refused: Record<AccountRefusal, string> = {
 
 /**
  * The end user's username and password, checked by the identity backend chain (docs/identity-backends.md), and the
- * second factor in `otp` for a user who has one (docs/multi-factor-sign-in.md).
+ * second factor in `otp` for a user who has one (docs/multi-factor-sign-in.md); then the client's access
+ * policy (docs/access-and-claims.md), before a second factor still to enrol is asked for.
  */
 export const passwordGrant: Grant = async (ctx, req, p, client) => {
   const username = p.username;
@@ -56,6 +59,10 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
       default:
         throw oauthError('invalid_grant', refused[outcome.reason]);
     }
+  }
+  // docs/access-and-claims.md: a user the client's access policy refuses gets `invalid_grant` in both styles (audited and counted).
+  if (!(await ctx.access.check(clientApplication(client), outcome.user, originOf(req))).allowed) {
+    throw oauthError('invalid_grant', 'the user may not use this application');
   }
   // A client or server that needs a second factor, and a user who has none yet: enrolment is a page.
   if (needsSecondFactor(ctx.config.mfa, client, outcome).missing) {

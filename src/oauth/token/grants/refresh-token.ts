@@ -1,4 +1,6 @@
+import { clientApplication } from '../../../access/service.ts';
 import type { User } from '../../../users/model.ts';
+import { originOf } from '../../../http/origin.ts';
 import { BackendUnavailableError } from '../../../identity/contract.ts';
 import { backendUnavailable, oauthError } from '../../../errors/oauth.ts';
 import { resourcesParam } from '../../resources-param.ts';
@@ -13,6 +15,8 @@ import { needsSecondFactor } from '../../../mfa/second-factor.ts';
  * sign-in had no second factor is not refreshed for a client that needs one now. Before that, the
  * user is re-read from their backend (a directory user removed or disabled there gets no new
  * tokens); if that backend is down the answer is `temporarily_unavailable` and the token stays usable.
+ * Then the client's access policy, on the groups just read (docs/access-and-claims.md): a user taken
+ * out of the group loses the refresh at its next use.
  */
 export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
   const token = p.refresh_token;
@@ -46,6 +50,11 @@ export const refreshTokenGrant: Grant = async (ctx, req, p, client) => {
     throw backendUnavailable();
   }
   if (!user) throw oauthError('invalid_grant', 'the user no longer exists or is disabled in their directory');
+  // The record just re-read (a directory's groups as they are now; a database user's as the token's read found them).
+  // Not spent: the token works again if the user is given access back. `invalid_grant` for RFC 6749 clients (forClient).
+  if (!(await ctx.access.check(clientApplication(client), user, originOf(req))).allowed) {
+    throw oauthError('invalid_refresh_token', 'the user may not use this application');
+  }
   const granted = row.scope.split(' ').filter(Boolean);
   return {
     userId: row.userId,
