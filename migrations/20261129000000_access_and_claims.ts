@@ -28,6 +28,8 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
+  // The code before this migration knows no transient NameIDs.
+  await knex('saml_service_providers').where({ name_id_format: 'transient' }).update({ name_id_format: 'persistent' });
   await knex.schema.alterTable('users', (t) => t.dropColumn('attributes'));
   await knex.schema.alterTable('saml_service_providers', (t) => {
     for (const c of ['access', 'app_roles', 'attribute_mappings', 'name_id_attribute', 'roles_attribute']) t.dropColumn(c);

@@ -206,6 +206,7 @@ export async function createContext(config: Config, database: Database, logger: 
     recoveryCodes: deriveKey(secret, 'recovery-codes'),
     webauthnChallenges: deriveKey(secret, 'webauthn-challenges'),
     clientSecrets: deriveKey(secret, 'client-secrets'),
+    samlPairwise: deriveKey(secret, 'saml-pairwise'),
   };
   // The chain comes first: a directory user's new password (setPassword) is written through it.
   const members = [];
@@ -320,13 +321,14 @@ export async function createContext(config: Config, database: Database, logger: 
     samlProviders,
     myApps: myApps({ clients: clients.list, serviceProviders: samlProviders.list, publicUrl: config.publicUrl }),
     access: accessService({ audit, metrics }),
-    preview: accessPreviews({ clients, samlProviders, users, pairwiseKey: deriveKey(secret, 'saml-pairwise') }),
+    // One pairwise key: the preview shows the persistent NameIDs the IdP issues.
+    preview: accessPreviews({ clients, samlProviders, users, pairwiseKey: secrets.samlPairwise }),
     saml: samlIdp({
       providers: samlProviders,
       queries: services.queries.saml,
       keys: samlKeys(keys, config.publicUrl),
       publicUrl: config.publicUrl,
-      pairwiseKey: deriveKey(secret, 'saml-pairwise'),
+      pairwiseKey: secrets.samlPairwise,
       transaction: services.transaction,
     }),
   };

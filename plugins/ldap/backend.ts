@@ -211,9 +211,9 @@ export class LdapBackend implements IdentityBackend {
       displayName: first(entry, us.nameAttr) ?? null,
       groups: groups.map((g) => g.name),
       roles: rolesFor(groups, this.config.adminGroups),
-      // Reported only when configured: then the directory owns them, and an attribute gone from the
-      // entry goes from the record (docs/access-and-claims.md).
-      ...(this.config.extraAttributes.length > 0 ? { attributes: extraAttributes(entry, this.config.extraAttributes) } : {}),
+      // Always reported: the directory owns them, so an attribute gone from the entry, or from
+      // `extraAttributes`, goes from the record too (docs/access-and-claims.md).
+      attributes: extraAttributes(entry, this.config.extraAttributes),
       ...(refusal ? { disabled: true, refusal } : { disabled: false }),
     };
   }

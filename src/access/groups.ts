@@ -1,6 +1,7 @@
 import { InputError } from '../errors/service.ts';
 import { MAX_PAGE, type Page, type PageRequest } from '../db/pagination.ts';
 import type { UserQueries } from '../users/queries.ts';
+import { groupKey as key } from './policy.ts';
 
 /** A group Latchkey knows of, and how many users' records hold it. */
 export interface KnownGroup {
@@ -8,8 +9,6 @@ export interface KnownGroup {
   name: string;
   members: number;
 }
-
-const key = (name: string) => name.toLowerCase();
 
 /** A cursor of this list: the sort key of the last group shown (a group name can be longer than other lists' keys). */
 const encode = (sortKey: string) => Buffer.from(JSON.stringify(['group', sortKey])).toString('base64url');

@@ -1,13 +1,13 @@
 import type { AccessDecision, AccessPolicy, AppRole, Member } from './model.ts';
 
 /** Group names and DNs compare without case, as directories compare them. */
-const key = (name: string) => name.toLowerCase();
+export const groupKey = (name: string) => name.toLowerCase();
 
 /** The first of `wanted` the member's groups hold, or undefined. */
 function heldGroup(member: Pick<Member, 'groups'>, wanted: readonly string[]): string | undefined {
   if (wanted.length === 0) return undefined;
-  const held = new Set(member.groups.map(key));
-  return wanted.find((g) => held.has(key(g)));
+  const held = new Set(member.groups.map(groupKey));
+  return wanted.find((g) => held.has(groupKey(g)));
 }
 
 /**

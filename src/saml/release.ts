@@ -48,7 +48,10 @@ export function nameIdOf(
       return user.email && user.username.toLowerCase() === user.email.toLowerCase() ? user.id : user.username;
     }
     case 'unspecified':
-      return (sp.nameIdAttribute ? firstAttributeValue(memberOf(user), sp.nameIdAttribute) : undefined) ?? user.username;
+      if (!sp.nameIdAttribute) return user.username;
+      // A user without the attribute is named by their Latchkey id, which no attribute value or username
+      // can equal: falling back to the username could hand the SP another user's identifier.
+      return firstAttributeValue(memberOf(user), sp.nameIdAttribute) ?? user.id;
   }
 }
 

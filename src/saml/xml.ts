@@ -70,9 +70,12 @@ export function onlyChild(parent: Element, ns: string, local: string): Element |
   return found[0];
 }
 
+/** Characters XML 1.0 cannot carry at all, even escaped: an attribute value holding one is sent without it. */
+const NOT_XML = /[^\x09\x0a\x0d\x20-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu;
+
 /** Text for an XML text node or attribute value. */
 export const escapeXml = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
+  s.replace(NOT_XML, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&apos;');
 
 /** A certificate as PEM, from PEM or the bare base64 of metadata's X509Certificate. */
 export function toPem(cert: string): string {

@@ -223,6 +223,42 @@ describe.each(databaseKinds)('access policies enforced for OAuth clients on %s',
     expect((await refreshGrant(apps[0]!.app, tokens[0]!)).status).toBe(200);
   });
 
+  test('a code issued, or a device request approved, before the policy changed gets nothing after it', async () => {
+    const ledger = await register({ name: 'Ledger', access: assigned() });
+    const { code } = await obtainCode(new Browser(server), ledger, 'bob', people.bob.password, { scope: 'openid profile' });
+    const tv = await register({ name: 'Hall TV', confidential: false, grantTypes: ['DEVICE_CODE'], redirectUris: [], access: assigned() });
+    const started = await postForm(`${server.url}/oauth/v20/device_authorization`, { client_id: tv.clientId, scope: 'openid profile' });
+    const { device_code, user_code } = (await started.json()) as { device_code: string; user_code: string };
+    const bob = new Browser(server);
+    const page = await bob.submit(
+      await bob.authorize({ user_code }, '/device'),
+      { username: 'bob', password: people.bob.password },
+      '/device',
+    );
+    expect((await bob.submit(page, { decision: 'approve' }, '/device')).status).toBe(200);
+
+    // Both applications now admit one other user alone.
+    for (const app of [ledger, tv]) {
+      const changed = await graphqlPost(
+        server,
+        token,
+        'mutation($c: ID!, $i: UpdateClientInput!) { updateClient(clientId: $c, input: $i) { clientId } }',
+        {
+          c: app.clientId,
+          i: { access: { mode: 'ASSIGNED', users: ['9b2f0c1e-0000-4000-8000-000000000001'] } },
+        },
+      );
+      expect(changed.errors).toBeUndefined();
+    }
+    const exchanged = await exchangeCode(server, ledger, code!);
+    expect(exchanged.status).toBe(400);
+    expect(await exchanged.json()).toMatchObject({ error: 'invalid_grant', error_description: 'the user may not use this application' });
+    const polled = await postForm(`${server.url}/oauth/v20/token`, { grant_type: DEVICE, device_code, client_id: tv.clientId });
+    expect(await polled.json()).toMatchObject({ error: 'invalid_grant', error_description: 'the user may not use this application' });
+    expect((await denials(ledger.clientId)).map((e) => e.kind)).toEqual(['access.denied']);
+    expect((await denials(tv.clientId)).map((e) => e.kind)).toEqual(['access.denied']);
+  });
+
   test('/device: a user outside the group gets the 403 page instead of the approval form; a member approves', async () => {
     const tv = await register({
       name: 'Lobby TV',

@@ -178,9 +178,9 @@ describe.each(databaseKinds)('what each SAML service provider is told on %s', (k
     const sent = assertionOf(ines.xml);
     expect([...sent.attributes.keys()]).toEqual(['uid', 'groups', 'memberOf']);
     expect(sent.attributes.get('memberOf')).toEqual({ nameFormat: BASIC_FORMAT, friendlyName: null, values: ['approver', 'aws-admin'] });
-    // A user without the attribute: the username.
+    // A user without the attribute: their Latchkey id, never a name another user's attribute could hold.
     const jon = await signOn(new SamlBrowser(), hr, 'jon');
-    expect(jon.acs.profile!.nameID).toBe('jon');
+    expect(jon.acs.profile!.nameID).toBe((await server.ctx.users.findByUsername('local', 'jon'))!.id);
     expect(jon.acs.profile!.attributes).toMatchObject({ uid: 'jon', memberOf: 'approver' });
 
     // Another SP's roles are its own; the attribute's name defaults to `roles`.

@@ -343,7 +343,7 @@ describe.each(databaseKinds)('GraphQL admin API on %s', (kind) => {
     // Twenty aliased pages of a hundred: priced before it runs, and refused.
     const greedy = Array.from({ length: 20 }, (_, i) => `a${i}: clients(first: 100) { edges { node { clientId name } } }`).join(' ');
     const refused = await expectGraphQLError(admin.request(`{ ${greedy} }`), 'GRAPHQL_VALIDATION_FAILED', 400);
-    expect(refused.message).toMatch(/query cost \d+ exceeds the limit of 5000/);
+    expect(refused.message).toMatch(/query cost \d+ exceeds the limit of \d+/);
     const token = await passwordToken('admin', ADMIN_PASSWORD);
     const big = await fetch(`${server.url}/graphql`, {
       method: 'POST',

@@ -214,7 +214,8 @@ function identityOf(c: OidcUpstreamConfig, claims: Record<string, unknown>): Ups
     displayName: text(claims[c.claims.name]) ?? null,
     groups: groupsOf(claims[c.claims.groups]),
     amr: Array.isArray(claims.amr) ? claims.amr.filter((m): m is string => typeof m === 'string') : [],
-    ...(c.extraClaims.length > 0 ? { attributes: extraClaimsOf(c.extraClaims, claims) } : {}),
+    // Always reported: a claim the upstream stops sending, or taken out of extraClaims, leaves the record.
+    attributes: extraClaimsOf(c.extraClaims, claims),
   };
 }
 

@@ -114,7 +114,7 @@ export function upstreamSignIns(deps: Deps) {
           groups: identity.groups,
           // With adminGroups configured, the upstream's groups own the admin role; without, the administrators do.
           ...(adminGroups.length > 0 ? { roles: identity.groups.some((g) => adminGroups.includes(g)) ? ['admin'] : [] } : {}),
-          // Its extraClaims, when configured, are the upstream's to keep current (docs/access-and-claims.md).
+          // Its extraClaims are the upstream's to keep current (docs/access-and-claims.md).
           ...(identity.attributes ? { attributes: identity.attributes } : {}),
         },
         // Another user of the upstream holds the name (renamed at the upstream, or a reused one): this

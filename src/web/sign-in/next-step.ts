@@ -20,8 +20,8 @@ import { needsSecondFactor } from '../../mfa/second-factor.ts';
  *     refused with `consent_required` under `prompt=none`; else the consent page;
  *  5. continue.
  *
- * Three facts cost a read (the access decision, an audit event when it refuses), so the rules ask for
- * them only when they get that far: the answer is then `{ kind: 'ask', fact }`, and the caller adds
+ * Some facts cost a read or a write (whether the user has a factor, the consents granted; the access
+ * decision writes an audit event when it refuses), so the rules ask for them only when they get that far: the answer is then `{ kind: 'ask', fact }`, and the caller adds
  * the fact and asks again.
  */
 export interface SignInFacts {

@@ -5,6 +5,8 @@ import { oauthError } from '../../../errors/oauth.ts';
 import { resourcesParam } from '../../resources-param.ts';
 import { auditTrail, type Grant } from '../grant.ts';
 import { outsideGrant, settledResources } from '../resources.ts';
+import { clientApplication } from '../../../access/service.ts';
+import { originOf } from '../../../http/origin.ts';
 
 const verifierPattern = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -54,6 +56,10 @@ export const authorizationCodeGrant: Grant = async (ctx, req, p, client) => {
   // was read with the code (one round trip, not two).
   const { user } = row;
   if (!user || user.disabled) throw await refuse('invalid_grant', 'the user is disabled or no longer exists');
+  // docs/access-and-claims.md: a user the application's policy no longer admits gets nothing for a code
+  // issued before the change.
+  const access = await ctx.access.check(clientApplication(client), user, originOf(req));
+  if (!access.allowed) throw await refuse('invalid_grant', 'the user may not use this application');
 
   return {
     userId: row.userId,

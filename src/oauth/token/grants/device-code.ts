@@ -1,6 +1,8 @@
 import { oauthError } from '../../../errors/oauth.ts';
 import type { Grant } from '../grant.ts';
 import { grantableScopes } from '../../../clients/scopes.ts';
+import { clientApplication } from '../../../access/service.ts';
+import { originOf } from '../../../http/origin.ts';
 
 /** RFC 8628 §3.5: what a poll that gets no tokens is told, by the state of its request. */
 const NOT_YET = {
@@ -16,7 +18,7 @@ const NOT_YET = {
  * RFC 8628 §3.4-3.5: the device polls with its device code until the user decided at /device. The
  * approved request is taken by one atomic update (device-codes.ts), so the tokens go out once.
  */
-export const deviceCodeGrant: Grant = async (ctx, _req, p, client) => {
+export const deviceCodeGrant: Grant = async (ctx, req, p, client) => {
   const deviceCode = p.device_code;
   if (!deviceCode) throw oauthError('invalid_request', 'device_code is required');
   const poll = await ctx.deviceCodes.poll(deviceCode, client.clientId);
@@ -30,6 +32,10 @@ export const deviceCodeGrant: Grant = async (ctx, _req, p, client) => {
     throw oauthError('invalid_grant', 'the sign-in that approved this request has ended');
   const user = row.userId ? await ctx.users.find(row.userId) : undefined;
   if (!user || user.disabled) throw oauthError('invalid_grant', 'the user is disabled or no longer exists');
+  // docs/access-and-claims.md: approved, then taken out of the application's policy before the poll; the
+  // poll has used the code up.
+  const access = await ctx.access.check(clientApplication(client), user, originOf(req));
+  if (!access.allowed) throw oauthError('invalid_grant', 'the user may not use this application');
   return {
     userId: user.id,
     user,
