@@ -205,7 +205,7 @@ export type AccessPreview = {
   idTokenClaims?: Maybe<Scalars['JSON']['output']>;
   /** For an OAuth client: what userinfo answers. */
   userinfoClaims?: Maybe<Scalars['JSON']['output']>;
-  /** For an OAuth client: the user claims of a JWT access token (and introspection). */
+  /** For an OAuth client: the user claims a JWT access token carries (`sub`, the roles, the ACCESS_TOKEN mappings); introspection answers its own INTROSPECTION mappings. */
   accessTokenClaims?: Maybe<Scalars['JSON']['output']>;
   /** For a SAML SP: the NameID its assertion would carry. */
   samlNameId?: Maybe<Scalars['String']['output']>;
