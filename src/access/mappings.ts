@@ -30,21 +30,100 @@ function attributeValues(value: unknown): string[] {
   return list.filter((v) => ['string', 'number', 'boolean'].includes(typeof v)).map(String);
 }
 
+/** Group names longer than this are never matched against a filter (docs/access-and-claims.md "Claim mappings"). */
+export const MAX_FILTERED_GROUP_NAME = 512;
+
+/** A group filter compiled once: the expression and how many capture groups it has. */
+export interface CompiledFilter {
+  pattern: RegExp;
+  captures: number;
+}
+
+const FILTER_CACHE_SIZE = 256;
+const filters = new Map<string, CompiledFilter>();
+
 /**
- * The groups as values: without a filter each name as it is; with one, only the names it matches,
- * each rewritten by `template` where `$1`, `$2`… stand for the capture groups (default `$1`, or the
- * whole name when the expression has no group). Duplicates count once.
+ * A filter's expression and capture count, compiled once per source and kept for the next token: the
+ * most recently used 256 (a Map in use order, the oldest dropped). Throws as `new RegExp` does.
+ */
+export function compiledFilter(source: string): CompiledFilter {
+  const cached = filters.get(source);
+  if (cached) {
+    filters.delete(source);
+    filters.set(source, cached);
+    return cached;
+  }
+  const pattern = new RegExp(source);
+  // `source|` matches the empty string, so its match has one slot per capture group of `source`.
+  const captures = new RegExp(`${source}|`).exec('')!.length - 1;
+  const compiled = { pattern, captures };
+  filters.set(source, compiled);
+  if (filters.size > FILTER_CACHE_SIZE) filters.delete(filters.keys().next().value!);
+  return compiled;
+}
+
+/** `$&`, and `$n` / `$nn` as String.prototype.replace reads them. */
+const REFERENCE = /\$(&|\d\d?)/g;
+
+/**
+ * The capture group a `$n` or `$nn` reference stands for, as String.prototype.replace reads it: two
+ * digits when they name a group, else the first digit followed by a literal one; 0 or above
+ * `captures`: no group (the reference is literal text). Returns the group and the digit left over.
+ */
+function referenced(digits: string, captures: number): { index: number | null; rest: string } {
+  let index = Number(digits);
+  let rest = '';
+  if (digits.length === 2 && index > captures) {
+    index = Number(digits[0]);
+    rest = digits[1]!;
+  }
+  return { index: index >= 1 && index <= captures ? index : null, rest };
+}
+
+/**
+ * The capture groups a template names that a filter with `captures` groups lacks (`$3` with two,
+ * `$1` with none), for the save to refuse: at run time they would be literal text.
+ */
+export function missingGroups(template: string, captures: number): string[] {
+  const missing: string[] = [];
+  for (const [ref, n] of template.matchAll(REFERENCE)) {
+    if (n === '&') continue;
+    const { index, rest } = referenced(n!, captures);
+    const group = rest ? ref.slice(0, 2) : ref;
+    // `$0` (and `$00`) is literal text, as in String.prototype.replace; no group is missing.
+    if (index === null && Number(group.slice(1)) > 0) missing.push(group);
+  }
+  return missing;
+}
+
+/** A template with the references of one match filled in. */
+function expand(template: string, match: RegExpExecArray, captures: number): string {
+  return template.replace(REFERENCE, (ref, n: string) => {
+    if (n === '&') return match[0];
+    const { index, rest } = referenced(n, captures);
+    return index === null ? ref : (match[index] ?? '') + rest;
+  });
+}
+
+/**
+ * The groups as values: without a filter each name as it is; with one, only the names it matches
+ * (a name longer than 512 characters never is), each rewritten by `template` where `$1`, `$2`… stand
+ * for the capture groups as String.prototype.replace reads them, `$&` for the matched text (default
+ * `$1`, or the whole name when the expression has no group). A group that took no part in the match
+ * gives '', and a value that ends up empty is left out. Duplicates count once.
  */
 export function groupValues(groups: readonly string[], filter: string | null, template: string | null): string[] {
   if (!filter) return [...new Set(groups)];
-  const pattern = new RegExp(filter);
-  const hasGroups = new RegExp(`${filter}|`).exec('')!.length > 1;
-  const shape = template ?? (hasGroups ? '$1' : '$&');
+  const { pattern, captures } = compiledFilter(filter);
+  // No template and no capture group: the whole name (not `$&`, the matched part of an unanchored filter).
+  const shape = template ?? (captures > 0 ? '$1' : null);
   const out = new Set<string>();
   for (const name of groups) {
+    if (name.length > MAX_FILTERED_GROUP_NAME) continue;
     const match = pattern.exec(name);
     if (!match) continue;
-    out.add(shape.replace(/\$(\d+|&)/g, (_, n: string) => (n === '&' ? match[0] : (match[Number(n)] ?? ''))));
+    const value = shape === null ? name : expand(shape, match, captures);
+    if (value !== '') out.add(value);
   }
   return [...out];
 }

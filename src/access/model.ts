@@ -56,15 +56,19 @@ export interface AttributeMapping extends ValueSource {
 }
 
 /**
- * Claims an application can never be given by a mapping: the ones OIDC and OAuth give a meaning of
- * their own (docs/access-and-claims.md).
+ * Claims an application can never be given by a mapping: the ones OIDC and OAuth (JWT, token exchange,
+ * introspection, security event tokens) give a meaning of their own, and `email_verified`, which only
+ * Latchkey may assert (docs/access-and-claims.md "Claim mappings").
  */
 export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'sub',
   'iss',
   'aud',
   'exp',
+  'nbf',
   'iat',
+  'jti',
+  'typ',
   'nonce',
   'acr',
   'amr',
@@ -72,10 +76,17 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set([
   'sid',
   'auth_time',
   'at_hash',
+  'c_hash',
+  's_hash',
   'cnf',
+  'act',
+  'may_act',
   'client_id',
   'scope',
-  'jti',
+  'token_type',
+  'active',
+  'events',
+  'email_verified',
 ]);
 
 /** What an application's rules read of a user. */

@@ -51,6 +51,8 @@ export function applicationClaims(
 /**
  * A user's claims as an id_token or userinfo tells them to one client: the standard claims the scopes
  * allow, then the client's own (roles, mappings), which may add claims but never replace `sub`.
+ * An `email` the client's own claims set to anything but the user's verified address comes with
+ * `email_verified: false`: Latchkey vouches for no other value (docs/access-and-claims.md "Claim mappings").
  * The one function the tokens and the admin's preview both call, so the preview is what is issued.
  */
 export function userClaims(
@@ -61,5 +63,8 @@ export function userClaims(
 ): Record<string, unknown> {
   const standard = scopedClaims(user, scopes);
   const own = applicationClaims(client, user, scopes, target);
-  return own === NONE ? standard : { ...standard, ...own, sub: standard.sub };
+  if (own === NONE) return standard;
+  const claims: Record<string, unknown> = { ...standard, ...own, sub: standard.sub };
+  if ('email' in own && own.email !== (user.emailVerified ? user.email : null)) claims.email_verified = false;
+  return claims;
 }

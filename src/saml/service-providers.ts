@@ -17,6 +17,7 @@ import {
   checkAttributeMappings,
   checkAttributeName,
   checkRoles,
+  checkRolesAttribute,
 } from '../access/validate.ts';
 
 /** The attributes Latchkey can release (docs/saml-applications.md); all of them by default. */
@@ -67,7 +68,7 @@ function applicationFields(input: ServiceProviderInput): Partial<ServiceProvider
   if (input.appRoles !== undefined) out.appRoles = checkRoles('roles', input.appRoles);
   if (input.attributeMappings !== undefined) out.attributeMappings = checkAttributeMappings('attributeMappings', input.attributeMappings);
   if (input.nameIdAttribute !== undefined) out.nameIdAttribute = checkAttributeName('nameIdAttribute', input.nameIdAttribute);
-  if (input.rolesAttribute !== undefined) out.rolesAttribute = checkAttributeName('rolesAttribute', input.rolesAttribute, 1024);
+  if (input.rolesAttribute !== undefined) out.rolesAttribute = checkRolesAttribute('rolesAttribute', input.rolesAttribute, SAML_ATTRIBUTES);
   return out;
 }
 

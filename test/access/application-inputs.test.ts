@@ -90,6 +90,9 @@ describe.each(databaseKinds)('access and release fields of applications on %s', 
     ['sub', 'claimMappings.0.claim', /reserved/],
     ['auth_time', 'claimMappings.0.claim', /reserved/],
     ['client_id', 'claimMappings.0.claim', /reserved/],
+    ['email_verified', 'claimMappings.0.claim', /reserved/],
+    ['active', 'claimMappings.0.claim', /reserved/],
+    ['nbf', 'claimMappings.0.claim', /reserved/],
   ])('a mapping of the reserved claim %s is refused', async (claim, field, words) => {
     refused(await register({ claimMappings: [{ claim, source: 'STATIC', value: 'x' }] }), field, words);
   });
@@ -116,6 +119,36 @@ describe.each(databaseKinds)('access and release fields of applications on %s', 
     refused(await register({ applicationRoles: [{ name: '' }] }), 'applicationRoles.0.name', /1 to 128/);
     refused(await register({ initiateLoginUri: 'javascript:alert(1)' }), 'initiateLoginUri', /http or https/);
     refused(await register({ access: { mode: 'ASSIGNED', groups: ['bad\nname'] } }), 'access.groups', /control characters/);
+    refused(await register({ claimMappings: [{ claim: 'two words', source: 'USERNAME' }] }), 'claimMappings.0.claim', /printable/);
+    refused(
+      await register({ claimMappings: [{ claim: 'g', source: 'GROUPS', groupFilter: '^(\\w+\\s?)*$' }] }),
+      'claimMappings.0.groupFilter',
+      /could take exponential time/,
+    );
+    refused(
+      await register({ claimMappings: [{ claim: 'g', source: 'GROUPS', groupFilter: '^team-(\\w+)$', value: '$1-$2' }] }),
+      'claimMappings.0.value',
+      /\$2 but the group filter has one capture group/,
+    );
+    refused(
+      await register({
+        claimMappings: [
+          { claim: 'x', source: 'USERNAME' },
+          { claim: 'x', source: 'EMAIL', scope: 'email' },
+        ],
+      }),
+      'claimMappings.1.scope',
+      /both with and without a scope/,
+    );
+  });
+
+  test('EVERYONE drops the lists given with it, as stored and read back', async () => {
+    const answer = await register({ access: { mode: 'EVERYONE', groups: ['staff'], users: [], backends: ['corp'] } });
+    expect(answer.errors).toBeUndefined();
+    const client = (answer.data!.registerClient as { client: { clientId: string; access: unknown } }).client;
+    expect(client.access).toEqual({ mode: 'EVERYONE', groups: [], users: [], backends: [] });
+    const read = await gql(`query($c: ID!) { client(clientId: $c) { access { mode groups users backends } } }`, { c: client.clientId });
+    expect(read.data!.client).toEqual({ access: client.access });
   });
 
   test('an SP keeps its policy, roles and mappings; the fixed set and the roles attribute name are the defaults', async () => {
@@ -173,5 +206,15 @@ describe.each(databaseKinds)('access and release fields of applications on %s', 
       'attributeMappings.0.groupFilter',
       /regular expression/,
     );
+    // A roles attribute named like a fixed one would give two Attributes of one Name.
+    for (const name of ['mail', 'groups', 'DisplayName'])
+      refused(
+        await gql(
+          `mutation($e: String!, $i: SamlServiceProviderInput!) { updateSamlServiceProvider(entityId: $e, input: $i) { entityId } }`,
+          { e: 'urn:amazon:webservices', i: { rolesAttribute: name } },
+        ),
+        'rolesAttribute',
+        /fixed attributes/,
+      );
   });
 });

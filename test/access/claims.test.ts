@@ -119,7 +119,6 @@ describe.each(databaseKinds)('what each OAuth client is told on %s', (kind) => {
         { claim: 'badges', source: 'ATTRIBUTE', attribute: 'badges', multiValued: true, targets: ['INTROSPECTION'] },
         // Names introspection gives a meaning of its own: the protocol's value wins.
         { claim: 'username', source: 'STATIC', value: 'spoofed', targets: ['INTROSPECTION'] },
-        { claim: 'active', source: 'STATIC', value: 'spoofed', targets: ['INTROSPECTION'] },
       ],
     });
     other = await register({ name: 'Payroll', applicationRoles: [{ name: 'clerk', groups: ['finance'] }] });
