@@ -1,4 +1,5 @@
 /** An application's Access tab (who may use it) and Roles tab (which users hold which of its roles): docs/access-and-claims.md. */
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { type AccessMode, BackendIdsQuery } from '../api/generated.ts';
@@ -37,13 +38,112 @@ function useSave(p: TabProps, panel: string) {
   return { ...action, notice, save };
 }
 
-function SaveButton({ busy, label }: { busy: boolean; label: string }) {
+/** A tab's form: its title, its fields, then the error, the notice and the save button. */
+function TabForm(p: {
+  /** `claims`: the form is claims-form, titled by claims-title. */
+  name: string;
+  title: string;
+  save: ReturnType<typeof useSave>;
+  saveLabel: string;
+  onSubmit: () => void;
+  children: ComponentChildren;
+}) {
+  const { busy, error, notice } = p.save;
   return (
-    <div class="actions">
-      <button type="submit" disabled={busy}>
-        {busy ? 'Saving…' : label}
-      </button>
-    </div>
+    <form
+      id={`${p.name}-form`}
+      class="panel"
+      aria-labelledby={`${p.name}-title`}
+      aria-busy={busy}
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        p.onSubmit();
+      }}
+    >
+      <h3 id={`${p.name}-title`}>{p.title}</h3>
+      {p.children}
+      <ErrorNote error={error} labels={fieldLabels(error?.field)} />
+      <Notice text={notice} />
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? 'Saving…' : p.saveLabel}
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** A tab's preview of what the application would be told about a user. */
+function TabPreview({ app, preview, id, toldOpen }: { app: Application; preview: PreviewState; id: string; toldOpen: boolean }) {
+  return (
+    <Preview
+      id={id}
+      kind={app.kind}
+      applicationId={app.id}
+      applicationName={app.name}
+      user={preview.user}
+      onUser={preview.onUser}
+      version={preview.version}
+      toldOpen={toldOpen}
+    />
+  );
+}
+
+let nextKey = 0;
+/** A key for a new row, unique in the console. */
+const newKey = () => nextKey++;
+
+/** Rows a tab edits, each with its key. */
+function useRows<R extends { key: number }>(initial: () => R[]) {
+  const [rows, setRows] = useState<R[]>(initial);
+  return {
+    rows,
+    change: (key: number, patch: Partial<R>) => setRows((rs) => rs.map((r) => (r.key === key ? { ...r, ...patch } : r))),
+    remove: (key: number) => setRows((rs) => rs.filter((r) => r.key !== key)),
+    add: (...more: R[]) => setRows((rs) => [...rs, ...more]),
+  };
+}
+
+/** A tab's rows (roles, claims, attributes): each a numbered fieldset with its fields and its remove button; then the add buttons. */
+function RowList<R extends { key: number }>(p: {
+  rows: R[];
+  /** What a row is: `Claim` gives the legend "Claim 1: email" and the button "Remove claim 1". */
+  noun: string;
+  /** The row's name, after its number in the legend. */
+  nameOf: (row: R) => string;
+  /** What is said when there is no row. */
+  empty: string;
+  onRemove: (key: number) => void;
+  fields: (row: R, i: number) => ComponentChildren;
+  /** The add buttons: label and action. */
+  adds: Array<[string, () => void]>;
+}) {
+  return (
+    <>
+      {p.rows.length === 0 ? <p class="empty">{p.empty}</p> : null}
+      <div class="rows">
+        {p.rows.map((r, i) => (
+          <fieldset key={r.key} class="row">
+            <legend>
+              {p.noun} {i + 1}
+              {p.nameOf(r) ? `: ${p.nameOf(r)}` : ''}
+            </legend>
+            <div class="grid">{p.fields(r, i)}</div>
+            <button type="button" class="secondary" onClick={() => p.onRemove(r.key)}>
+              Remove {p.noun.toLowerCase()} {i + 1}
+            </button>
+          </fieldset>
+        ))}
+      </div>
+      <div class="actions">
+        {p.adds.map(([label, onClick]) => (
+          <button key={label} type="button" class="secondary" onClick={onClick}>
+            {label}
+          </button>
+        ))}
+      </div>
+    </>
   );
 }
 
@@ -62,19 +162,16 @@ export function AccessTab(p: TabProps & { preview: PreviewState }) {
 
   return (
     <>
-      <form
-        id="access-form"
-        class="panel"
-        aria-labelledby="access-title"
-        aria-busy={s.busy}
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
+      <TabForm
+        name="access"
+        title={`Who may use ${p.app.name}`}
+        save={s}
+        saveLabel="Save access"
+        onSubmit={() => {
           const policy = mode === 'EVERYONE' ? { mode, groups: [], users: [], backends: [] } : { mode, groups, users, backends };
           void s.save({ access: policy }, `Access to ${p.app.name} is saved.`);
         }}
       >
-        <h3 id="access-title">Who may use {p.app.name}</h3>
         <fieldset class="field">
           <legend>Access</legend>
           <div class="check">
@@ -126,20 +223,8 @@ export function AccessTab(p: TabProps & { preview: PreviewState }) {
         {mode === 'ASSIGNED' && groups.length + users.length + backends.length === 0 ? (
           <p class="hint">Nobody is assigned yet: saved like this, no one may use {p.app.name}.</p>
         ) : null}
-        <ErrorNote error={err} labels={fieldLabels(err?.field)} />
-        <Notice text={s.notice} />
-        <SaveButton busy={s.busy} label="Save access" />
-      </form>
-      <Preview
-        id="access-preview"
-        kind={p.app.kind}
-        applicationId={p.app.id}
-        applicationName={p.app.name}
-        user={p.preview.user}
-        onUser={p.preview.onUser}
-        version={p.preview.version}
-        toldOpen={false}
-      />
+      </TabForm>
+      <TabPreview app={p.app} preview={p.preview} id="access-preview" toldOpen={false} />
     </>
   );
 }
@@ -151,92 +236,52 @@ interface RoleRow {
   users: string[];
 }
 
-let nextKey = 0;
-
 export function RolesTab(p: TabProps) {
-  const [rows, setRows] = useState<RoleRow[]>(() => rolesOf(p.app).map((r) => ({ key: nextKey++, ...r })));
+  const { rows, change, remove, add } = useRows<RoleRow>(() => rolesOf(p.app).map((r) => ({ key: newKey(), ...r })));
   const s = useSave(p, 'panel-roles');
   const err = s.error;
   const field = rolesField(p.app);
-  const change = (key: number, patch: Partial<RoleRow>) => setRows((rs) => rs.map((r) => (r.key === key ? { ...r, ...patch } : r)));
   const carried =
     p.app.kind === 'client'
       ? 'in the roles claim of its id_tokens, userinfo, JWT access tokens and introspection'
       : `in the ${p.app.sp.rolesAttribute} attribute of its assertions`;
 
   return (
-    <form
-      id="roles-form"
-      class="panel"
-      aria-labelledby="roles-title"
-      aria-busy={s.busy}
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
+    <TabForm
+      name="roles"
+      title={`Roles of ${p.app.name}`}
+      save={s}
+      saveLabel="Save roles"
+      onSubmit={() =>
         void s.save(
           { roles: rows.map(({ name, groups, users }) => ({ name: name.trim(), groups, users })) },
           `The roles of ${p.app.name} are saved.`,
-        );
-      }}
+        )
+      }
     >
-      <h3 id="roles-title">Roles of {p.app.name}</h3>
       <p class="hint">
         A user holds a role when named or in one of its groups; {p.app.name} receives the user's roles {carried}.
       </p>
-      {rows.length === 0 ? <p class="empty">No roles yet.</p> : null}
-      <div class="rows">
-        {rows.map((r, i) => (
-          <fieldset key={r.key} class="row">
-            <legend>
-              Role {i + 1}
-              {r.name ? `: ${r.name}` : ''}
-            </legend>
-            <div class="grid">
-              <Field
-                id={`role-${i}-name`}
-                name={`${field}.${i}.name`}
-                label="Role name"
-                value={r.name}
-                onInput={(name) => change(r.key, { name })}
-                error={err}
-              />
-              <GroupsPicker
-                id={`role-${i}-groups`}
-                name={`${field}.${i}.groups`}
-                label="Groups holding it"
-                value={r.groups}
-                onChange={(groups) => change(r.key, { groups })}
-                error={err}
-              />
-              <UsersPicker
-                id={`role-${i}-users`}
-                name={`${field}.${i}.users`}
-                label="Users holding it"
-                value={r.users}
-                onChange={(users) => change(r.key, { users })}
-                error={err}
-              />
-            </div>
-            <button type="button" class="secondary" onClick={() => setRows((rs) => rs.filter((x) => x.key !== r.key))}>
-              Remove role {i + 1}
-            </button>
-          </fieldset>
-        ))}
-      </div>
-      <div class="actions">
-        <button
-          type="button"
-          class="secondary"
-          onClick={() => setRows((rs) => [...rs, { key: nextKey++, name: '', groups: [], users: [] }])}
-        >
-          Add a role
-        </button>
-      </div>
-      <ErrorNote error={err} labels={fieldLabels(err?.field)} />
-      <Notice text={s.notice} />
-      <SaveButton busy={s.busy} label="Save roles" />
-    </form>
+      <RowList
+        rows={rows}
+        noun="Role"
+        nameOf={(r) => r.name}
+        empty="No roles yet."
+        onRemove={remove}
+        adds={[['Add a role', () => add({ key: newKey(), name: '', groups: [], users: [] })]]}
+        fields={(r, i) => {
+          const at = (f: string) => ({ id: `role-${i}-${f}`, name: `${field}.${i}.${f}`, error: err });
+          return (
+            <>
+              <Field {...at('name')} label="Role name" value={r.name} onInput={(name) => change(r.key, { name })} />
+              <GroupsPicker {...at('groups')} label="Groups holding it" value={r.groups} onChange={(groups) => change(r.key, { groups })} />
+              <UsersPicker {...at('users')} label="Users holding it" value={r.users} onChange={(users) => change(r.key, { users })} />
+            </>
+          );
+        }}
+      />
+    </TabForm>
   );
 }
 
-export { SaveButton, useSave, type TabProps };
+export { newKey, RowList, type TabProps, TabForm, TabPreview, useRows, useSave };

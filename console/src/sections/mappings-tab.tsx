@@ -6,10 +6,9 @@
 import { useState } from 'preact/hooks';
 import type { ApiError } from '../api/graphql.ts';
 import type { AttributeNameFormat, ClaimTarget, MappingSource, SamlNameIdFormat } from '../api/generated.ts';
-import { Checkbox, ErrorNote, Field, Notice } from '../ui/kit.tsx';
-import { SaveButton, type TabProps, useSave } from './access-tab.tsx';
-import { type Application, fieldLabels, type PreviewState } from './application-model.ts';
-import { Preview } from './preview.tsx';
+import { Checkbox, Field, SelectField } from '../ui/kit.tsx';
+import { newKey, RowList, type TabProps, TabForm, TabPreview, useRows, useSave } from './access-tab.tsx';
+import type { Application, PreviewState } from './application-model.ts';
 
 const SOURCES: Array<[MappingSource, string]> = [
   ['ATTRIBUTE', 'A user attribute'],
@@ -60,7 +59,6 @@ interface AttributeRow extends SourceRow {
   friendlyName: string;
 }
 
-let nextKey = 0;
 const severalByDefault = (source: MappingSource) => source === 'GROUPS' || source === 'ROLES';
 const orNull = (v: string) => (v === '' ? null : v);
 
@@ -71,7 +69,7 @@ const sourceRow = (m: {
   groupFilter?: string | null;
   multiValued: boolean;
 }): SourceRow => ({
-  key: nextKey++,
+  key: newKey(),
   source: m.source,
   attribute: m.attribute ?? '',
   value: m.value ?? '',
@@ -88,10 +86,13 @@ const sourceInput = (r: SourceRow) => ({
   multiValued: r.multiValued,
 });
 
+/** A new row's source: a user attribute, yet unnamed. */
+const newSource = (): Omit<SourceRow, 'key'> => ({ source: 'ATTRIBUTE', attribute: '', value: '', groupFilter: '', multiValued: false });
+
 /** The AWS example (docs/access-and-claims.md "AWS with SAML"): roles from groups aws-<account>-<role>, the session named by the username. */
 const awsExample = (): AttributeRow[] => [
   {
-    key: nextKey++,
+    key: newKey(),
     name: 'https://aws.amazon.com/SAML/Attributes/Role',
     nameFormat: 'URI',
     friendlyName: '',
@@ -102,7 +103,7 @@ const awsExample = (): AttributeRow[] => [
     multiValued: true,
   },
   {
-    key: nextKey++,
+    key: newKey(),
     name: 'https://aws.amazon.com/SAML/Attributes/RoleSessionName',
     nameFormat: 'URI',
     friendlyName: '',
@@ -129,27 +130,16 @@ function SourceFields<R extends SourceRow>({
   err: ApiError | undefined;
   onChange: (patch: Partial<SourceRow>) => void;
 }) {
-  const invalid = err?.field === `${at}.source`;
   return (
     <>
-      <div class="field">
-        <label for={`${id}-source`}>Source</label>
-        <select
-          id={`${id}-source`}
-          value={row.source}
-          aria-invalid={invalid ? 'true' : undefined}
-          onChange={(e) => {
-            const source = e.currentTarget.value as MappingSource;
-            onChange({ source, multiValued: severalByDefault(source) });
-          }}
-        >
-          {SOURCES.map(([s, label]) => (
-            <option key={s} value={s}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </div>
+      <SelectField
+        id={`${id}-source`}
+        label="Source"
+        value={row.source}
+        options={SOURCES}
+        invalid={err?.field === `${at}.source`}
+        onChange={(source) => onChange({ source, multiValued: severalByDefault(source) })}
+      />
       {row.source === 'ATTRIBUTE' ? (
         <Field
           id={`${id}-attribute`}
@@ -201,33 +191,7 @@ function SourceFields<R extends SourceRow>({
   );
 }
 
-function useRows<R extends { key: number }>(initial: () => R[]) {
-  const [rows, setRows] = useState<R[]>(initial);
-  return {
-    rows,
-    setRows,
-    change: (key: number, patch: Partial<R>) => setRows((rs) => rs.map((r) => (r.key === key ? { ...r, ...patch } : r))),
-    remove: (key: number) => setRows((rs) => rs.filter((r) => r.key !== key)),
-    add: (...more: R[]) => setRows((rs) => [...rs, ...more]),
-  };
-}
-
 type PreviewProps = { preview: PreviewState };
-
-function TabPreview({ app, preview, id }: { app: Application; id: string } & PreviewProps) {
-  return (
-    <Preview
-      id={id}
-      kind={app.kind}
-      applicationId={app.id}
-      applicationName={app.name}
-      user={preview.user}
-      onUser={preview.onUser}
-      version={preview.version}
-      toldOpen
-    />
-  );
-}
 
 export function ClaimsTab(p: TabProps & PreviewProps & { app: Extract<Application, { kind: 'client' }> }) {
   const { rows, change, remove, add } = useRows<ClaimRow>(() =>
@@ -238,14 +202,12 @@ export function ClaimsTab(p: TabProps & PreviewProps & { app: Extract<Applicatio
 
   return (
     <>
-      <form
-        id="claims-form"
-        class="panel"
-        aria-labelledby="claims-title"
-        aria-busy={s.busy}
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
+      <TabForm
+        name="claims"
+        title={`Claims ${p.app.name} receives`}
+        save={s}
+        saveLabel="Save claims"
+        onSubmit={() => {
           const claimMappings = rows.map((r) => ({
             claim: r.claim.trim(),
             ...sourceInput(r),
@@ -255,86 +217,57 @@ export function ClaimsTab(p: TabProps & PreviewProps & { app: Extract<Applicatio
           void s.save({ claimMappings }, `The claims of ${p.app.name} are saved.`);
         }}
       >
-        <h3 id="claims-title">Claims {p.app.name} receives</h3>
         <p class="hint">
           Beyond the standard claims its scopes allow. A name OpenID Connect reserves (sub, iss, aud, exp, nonce, …) cannot be mapped.
         </p>
-        {rows.length === 0 ? <p class="empty">No claim mappings: it receives the standard claims alone.</p> : null}
-        <div class="rows">
-          {rows.map((r, i) => {
+        <RowList
+          rows={rows}
+          noun="Claim"
+          nameOf={(r) => r.claim}
+          empty="No claim mappings: it receives the standard claims alone."
+          onRemove={remove}
+          adds={[['Add a claim', () => add({ key: newKey(), claim: '', ...newSource(), scope: '', targets: ['ID_TOKEN', 'USERINFO'] })]]}
+          fields={(r, i) => {
             const at = `claimMappings.${i}`;
             const id = `claim-${i}`;
             return (
-              <fieldset key={r.key} class="row">
-                <legend>
-                  Claim {i + 1}
-                  {r.claim ? `: ${r.claim}` : ''}
-                </legend>
-                <div class="grid">
-                  <Field
-                    id={`${id}-name`}
-                    name={`${at}.claim`}
-                    label="Claim name"
-                    value={r.claim}
-                    onInput={(claim) => change(r.key, { claim })}
-                    error={err}
-                  />
-                  <SourceFields row={r} at={at} id={id} err={err} onChange={(patch) => change(r.key, patch)} />
-                  <Field
-                    id={`${id}-scope`}
-                    name={`${at}.scope`}
-                    label="Only with scope"
-                    value={r.scope}
-                    onInput={(scope) => change(r.key, { scope })}
-                    error={err}
-                    hint="Sent only when the grant holds this scope. Empty: always."
-                  />
-                  <fieldset class={`field${err?.field === `${at}.targets` ? ' invalid' : ''}`}>
-                    <legend>Sent in</legend>
-                    {TARGETS.map(([t, label]) => (
-                      <Checkbox
-                        key={t}
-                        id={`${id}-target-${t.toLowerCase()}`}
-                        label={label}
-                        checked={r.targets.includes(t)}
-                        onChange={(on) => change(r.key, { targets: on ? [...r.targets, t] : r.targets.filter((x) => x !== t) })}
-                      />
-                    ))}
-                  </fieldset>
-                </div>
-                <button type="button" class="secondary" onClick={() => remove(r.key)}>
-                  Remove claim {i + 1}
-                </button>
-              </fieldset>
+              <>
+                <Field
+                  id={`${id}-name`}
+                  name={`${at}.claim`}
+                  label="Claim name"
+                  value={r.claim}
+                  onInput={(claim) => change(r.key, { claim })}
+                  error={err}
+                />
+                <SourceFields row={r} at={at} id={id} err={err} onChange={(patch) => change(r.key, patch)} />
+                <Field
+                  id={`${id}-scope`}
+                  name={`${at}.scope`}
+                  label="Only with scope"
+                  value={r.scope}
+                  onInput={(scope) => change(r.key, { scope })}
+                  error={err}
+                  hint="Sent only when the grant holds this scope. Empty: always."
+                />
+                <fieldset class={`field${err?.field === `${at}.targets` ? ' invalid' : ''}`}>
+                  <legend>Sent in</legend>
+                  {TARGETS.map(([t, label]) => (
+                    <Checkbox
+                      key={t}
+                      id={`${id}-target-${t.toLowerCase()}`}
+                      label={label}
+                      checked={r.targets.includes(t)}
+                      onChange={(on) => change(r.key, { targets: on ? [...r.targets, t] : r.targets.filter((x) => x !== t) })}
+                    />
+                  ))}
+                </fieldset>
+              </>
             );
-          })}
-        </div>
-        <div class="actions">
-          <button
-            type="button"
-            class="secondary"
-            onClick={() =>
-              add({
-                key: nextKey++,
-                claim: '',
-                source: 'ATTRIBUTE',
-                attribute: '',
-                value: '',
-                groupFilter: '',
-                multiValued: false,
-                scope: '',
-                targets: ['ID_TOKEN', 'USERINFO'],
-              })
-            }
-          >
-            Add a claim
-          </button>
-        </div>
-        <ErrorNote error={err} labels={fieldLabels(err?.field)} />
-        <Notice text={s.notice} />
-        <SaveButton busy={s.busy} label="Save claims" />
-      </form>
-      <TabPreview app={p.app} preview={p.preview} id="claims-preview" />
+          }}
+        />
+      </TabForm>
+      <TabPreview app={p.app} preview={p.preview} id="claims-preview" toldOpen />
     </>
   );
 }
@@ -358,14 +291,12 @@ export function AttributesTab(p: TabProps & PreviewProps & { app: Extract<Applic
 
   return (
     <>
-      <form
-        id="attributes-form"
-        class="panel"
-        aria-labelledby="attributes-title"
-        aria-busy={s.busy}
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
+      <TabForm
+        name="attributes"
+        title={`What ${p.app.name} is told`}
+        save={s}
+        saveLabel="Save attributes"
+        onSubmit={() => {
           const attributeMappings = mapped
             ? rows.map((r) => ({
                 name: r.name.trim(),
@@ -385,18 +316,8 @@ export function AttributesTab(p: TabProps & PreviewProps & { app: Extract<Applic
           );
         }}
       >
-        <h3 id="attributes-title">What {p.app.name} is told</h3>
         <div class="grid">
-          <div class="field">
-            <label for="attr-name-id-format">NameID format</label>
-            <select id="attr-name-id-format" value={format} onChange={(e) => setFormat(e.currentTarget.value as SamlNameIdFormat)}>
-              {NAME_ID_FORMATS.map(([f, label]) => (
-                <option key={f} value={f}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </div>
+          <SelectField id="attr-name-id-format" label="NameID format" value={format} options={NAME_ID_FORMATS} onChange={setFormat} />
           {format === 'UNSPECIFIED' ? (
             <Field
               id="attr-name-id-attribute"
@@ -430,90 +351,53 @@ export function AttributesTab(p: TabProps & PreviewProps & { app: Extract<Applic
           </div>
         </fieldset>
         {mapped ? (
-          <>
-            {rows.length === 0 ? <p class="empty">No attributes mapped: the assertions carry the NameID alone.</p> : null}
-            <div class="rows">
-              {rows.map((r, i) => {
-                const at = `attributeMappings.${i}`;
-                const id = `attr-${i}`;
-                return (
-                  <fieldset key={r.key} class="row">
-                    <legend>
-                      Attribute {i + 1}
-                      {r.name ? `: ${r.name}` : ''}
-                    </legend>
-                    <div class="grid">
-                      <Field
-                        id={`${id}-name`}
-                        name={`${at}.name`}
-                        label="Name"
-                        value={r.name}
-                        onInput={(name) => change(r.key, { name })}
-                        error={err}
-                      />
-                      <div class="field">
-                        <label for={`${id}-name-format`}>Name format</label>
-                        <select
-                          id={`${id}-name-format`}
-                          value={r.nameFormat}
-                          onChange={(e) => change(r.key, { nameFormat: e.currentTarget.value as AttributeNameFormat })}
-                        >
-                          {NAME_FORMATS.map(([f, label]) => (
-                            <option key={f} value={f}>
-                              {label}
-                            </option>
-                          ))}
-                        </select>
-                      </div>
-                      <Field
-                        id={`${id}-friendly-name`}
-                        name={`${at}.friendlyName`}
-                        label="Friendly name"
-                        value={r.friendlyName}
-                        onInput={(friendlyName) => change(r.key, { friendlyName })}
-                        error={err}
-                        hint="Optional."
-                      />
-                      <SourceFields row={r} at={at} id={id} err={err} onChange={(patch) => change(r.key, patch)} />
-                    </div>
-                    <button type="button" class="secondary" onClick={() => remove(r.key)}>
-                      Remove attribute {i + 1}
-                    </button>
-                  </fieldset>
-                );
-              })}
-            </div>
-            <div class="actions">
-              <button
-                type="button"
-                class="secondary"
-                onClick={() =>
-                  add({
-                    key: nextKey++,
-                    name: '',
-                    nameFormat: 'URI',
-                    friendlyName: '',
-                    source: 'ATTRIBUTE',
-                    attribute: '',
-                    value: '',
-                    groupFilter: '',
-                    multiValued: false,
-                  })
-                }
-              >
-                Add an attribute
-              </button>
-              <button type="button" class="secondary" onClick={() => add(...awsExample())}>
-                Add the AWS example
-              </button>
-            </div>
-          </>
+          <RowList
+            rows={rows}
+            noun="Attribute"
+            nameOf={(r) => r.name}
+            empty="No attributes mapped: the assertions carry the NameID alone."
+            onRemove={remove}
+            adds={[
+              ['Add an attribute', () => add({ key: newKey(), name: '', nameFormat: 'URI', friendlyName: '', ...newSource() })],
+              ['Add the AWS example', () => add(...awsExample())],
+            ]}
+            fields={(r, i) => {
+              const at = `attributeMappings.${i}`;
+              const id = `attr-${i}`;
+              return (
+                <>
+                  <Field
+                    id={`${id}-name`}
+                    name={`${at}.name`}
+                    label="Name"
+                    value={r.name}
+                    onInput={(name) => change(r.key, { name })}
+                    error={err}
+                  />
+                  <SelectField
+                    id={`${id}-name-format`}
+                    label="Name format"
+                    value={r.nameFormat}
+                    options={NAME_FORMATS}
+                    onChange={(nameFormat) => change(r.key, { nameFormat })}
+                  />
+                  <Field
+                    id={`${id}-friendly-name`}
+                    name={`${at}.friendlyName`}
+                    label="Friendly name"
+                    value={r.friendlyName}
+                    onInput={(friendlyName) => change(r.key, { friendlyName })}
+                    error={err}
+                    hint="Optional."
+                  />
+                  <SourceFields row={r} at={at} id={id} err={err} onChange={(patch) => change(r.key, patch)} />
+                </>
+              );
+            }}
+          />
         ) : null}
-        <ErrorNote error={err} labels={fieldLabels(err?.field)} />
-        <Notice text={s.notice} />
-        <SaveButton busy={s.busy} label="Save attributes" />
-      </form>
-      <TabPreview app={p.app} preview={p.preview} id="attributes-preview" />
+      </TabForm>
+      <TabPreview app={p.app} preview={p.preview} id="attributes-preview" toldOpen />
     </>
   );
 }

@@ -7,7 +7,7 @@ import {
   type SamlNameIdFormat,
   type SamlSpFieldsFragment,
 } from '../api/generated.ts';
-import { Checkbox, ErrorNote, Field, FormActions, useAction, words } from '../ui/kit.tsx';
+import { Checkbox, ErrorNote, Field, FormActions, Options, useAction, words } from '../ui/kit.tsx';
 
 export const samlLabels: Record<string, string> = {
   metadataXml: 'SP metadata',
@@ -160,11 +160,7 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
           <label for={id('format')}>NameID format</label>
           <select id={id('format')} value={format} onChange={(e) => setFormat(e.currentTarget.value as SamlNameIdFormat | '')}>
             {s ? null : <option value="">From the metadata, else persistent</option>}
-            {FORMATS.map(([f, label]) => (
-              <option key={f} value={f}>
-                {label}
-              </option>
-            ))}
+            <Options options={FORMATS} />
           </select>
         </div>
         <fieldset class="field">

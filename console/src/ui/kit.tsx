@@ -90,6 +90,27 @@ interface FieldProps {
   disabled?: boolean;
 }
 
+/** A field's label and, when it has one, its hint (`<id>-hint`, for the field's aria-describedby). */
+export function LabelAndHint({ id, label, hint }: { id: string; label: string; hint?: string }) {
+  return (
+    <>
+      <label for={id}>{label}</label>
+      {hint ? (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+/** The error the API gave for a field, under it (`<id>-error`, for the field's aria-describedby). */
+export const FieldError = ({ id, error }: { id: string; error: ApiError }) => (
+  <p class="field-error" id={`${id}-error`}>
+    {error.message}
+  </p>
+);
+
 /** A labelled input (or textarea) with its hint and, when the API named it, its error. */
 export function Field(p: FieldProps) {
   const invalid = p.error?.field === p.name;
@@ -107,12 +128,7 @@ export function Field(p: FieldProps) {
   };
   return (
     <div class={`field${invalid ? ' invalid' : ''}`}>
-      <label for={p.id}>{p.label}</label>
-      {p.hint ? (
-        <p class="hint" id={`${p.id}-hint`}>
-          {p.hint}
-        </p>
-      ) : null}
+      <LabelAndHint id={p.id} label={p.label} hint={p.hint} />
       {p.multiline ? (
         <textarea {...common} rows={3} spellcheck={false} />
       ) : (
@@ -121,11 +137,42 @@ export function Field(p: FieldProps) {
           {...({ ...common, type: p.type ?? 'text', autoComplete: p.autoComplete ?? 'off', inputMode: p.inputMode } as InputHTMLAttributes)}
         />
       )}
-      {invalid ? (
-        <p class="field-error" id={`${p.id}-error`}>
-          {p.error!.message}
-        </p>
-      ) : null}
+      {invalid ? <FieldError id={p.id} error={p.error!} /> : null}
+    </div>
+  );
+}
+
+/** The `<option>`s of a select, from [value, label] pairs. */
+export const Options = ({ options }: { options: ReadonlyArray<readonly [string, string]> }) => (
+  <>
+    {options.map(([value, label]) => (
+      <option key={value} value={value}>
+        {label}
+      </option>
+    ))}
+  </>
+);
+
+/** A labelled select of [value, label] pairs. */
+export function SelectField<T extends string>(p: {
+  id: string;
+  label: string;
+  value: T;
+  options: ReadonlyArray<readonly [T, string]>;
+  onChange: (value: T) => void;
+  invalid?: boolean;
+}) {
+  return (
+    <div class="field">
+      <label for={p.id}>{p.label}</label>
+      <select
+        id={p.id}
+        value={p.value}
+        aria-invalid={p.invalid ? 'true' : undefined}
+        onChange={(e) => p.onChange(e.currentTarget.value as T)}
+      >
+        <Options options={p.options} />
+      </select>
     </div>
   );
 }

@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, request } from '../api/graphql.ts';
 import { GroupSearchQuery, UserNameQuery, UserSearchQuery } from '../api/generated.ts';
+import { FieldError, LabelAndHint } from './kit.tsx';
 
 export interface Option {
   /** What is kept: a group's name, a user's id. */
@@ -80,12 +81,7 @@ export function Combobox(p: {
   const described = [p.hint ? `${p.id}-hint` : '', p.describedBy ?? ''].filter(Boolean).join(' ') || undefined;
   return (
     <div class="combo">
-      <label for={p.id}>{p.label}</label>
-      {p.hint ? (
-        <p class="hint" id={`${p.id}-hint`}>
-          {p.hint}
-        </p>
-      ) : null}
+      <LabelAndHint id={p.id} label={p.label} hint={p.hint} />
       <input
         id={p.id}
         type="text"
@@ -228,58 +224,28 @@ interface ListPickerProps {
   error?: ApiError;
 }
 
-function fieldError(p: ListPickerProps) {
+/** A list picked in a combobox, shown as chips, marked when an error names it. */
+function ListPicker(
+  p: ListPickerProps & {
+    search: (text: string) => Promise<Option[]>;
+    typed?: (text: string) => Option | undefined;
+    onPicked?: (option: Option) => void;
+    /** How a kept value reads on its chip. */
+    labelOf: (value: string) => string;
+  },
+) {
   const invalid = !!p.error?.field && p.error.field.startsWith(p.name);
-  return {
-    invalid,
-    note: invalid ? (
-      <p class="field-error" id={`${p.id}-error`}>
-        {p.error!.message}
-      </p>
-    ) : null,
-  };
-}
-
-/** Groups, picked from those Latchkey knows as one types, or taken as typed (a group no user has yet). */
-export function GroupsPicker(p: ListPickerProps) {
-  const { invalid, note } = fieldError(p);
   return (
     <div class={`field picker${invalid ? ' invalid' : ''}`}>
       <Combobox
         id={p.id}
         label={p.label}
         hint={p.hint}
-        search={searchGroups}
+        search={p.search}
         exclude={p.value}
-        typed={(text) => ({ value: text, label: text, detail: 'as typed' })}
-        onPick={(o) => p.onChange([...p.value, o.value])}
-        invalid={invalid}
-        describedBy={invalid ? `${p.id}-error` : undefined}
-      />
-      <Chips
-        label={`${p.label}: picked`}
-        items={p.value.map((g) => ({ value: g, label: g }))}
-        onRemove={(g) => p.onChange(p.value.filter((x) => x !== g))}
-      />
-      {note}
-    </div>
-  );
-}
-
-/** Users, picked by name; kept by id. */
-export function UsersPicker(p: ListPickerProps) {
-  const known = useUserNames(p.value);
-  const { invalid, note } = fieldError(p);
-  return (
-    <div class={`field picker${invalid ? ' invalid' : ''}`}>
-      <Combobox
-        id={p.id}
-        label={p.label}
-        hint={p.hint}
-        search={searchUsers}
-        exclude={p.value}
+        typed={p.typed}
         onPick={(o) => {
-          rememberUser(o);
+          p.onPicked?.(o);
           p.onChange([...p.value, o.value]);
         }}
         invalid={invalid}
@@ -287,12 +253,23 @@ export function UsersPicker(p: ListPickerProps) {
       />
       <Chips
         label={`${p.label}: picked`}
-        items={p.value.map((id) => ({ value: id, label: known.get(id) ?? id }))}
-        onRemove={(id) => p.onChange(p.value.filter((x) => x !== id))}
+        items={p.value.map((v) => ({ value: v, label: p.labelOf(v) }))}
+        onRemove={(v) => p.onChange(p.value.filter((x) => x !== v))}
       />
-      {note}
+      {invalid ? <FieldError id={p.id} error={p.error!} /> : null}
     </div>
   );
+}
+
+const asTyped = (text: string): Option => ({ value: text, label: text, detail: 'as typed' });
+
+/** Groups, picked from those Latchkey knows as one types, or taken as typed (a group no user has yet). */
+export const GroupsPicker = (p: ListPickerProps) => <ListPicker {...p} search={searchGroups} typed={asTyped} labelOf={(g) => g} />;
+
+/** Users, picked by name; kept by id. */
+export function UsersPicker(p: ListPickerProps) {
+  const known = useUserNames(p.value);
+  return <ListPicker {...p} search={searchUsers} onPicked={rememberUser} labelOf={(id) => known.get(id) ?? id} />;
 }
 
 /** One user, for a preview: the picker, then who is picked. */

@@ -5,9 +5,20 @@ import type { User } from '../../users/model.ts';
 import type { SignedIn } from '../current-session.ts';
 import { refusalOf } from '../refusals.ts';
 import { attemptOf } from '../attempt.ts';
+import type { Flow } from '../sign-in/step.ts';
 
 /** Sign-ins and proofs at the account page belong to no client application. */
 export const NO_CLIENT = '';
+
+/** A sign-in that belongs to no client (the account page, "My applications"): no consent, no client's second factor, no scopes. */
+export const clientlessFlow = (resume: string): Flow => ({
+  clientId: NO_CLIENT,
+  needsMfa: false,
+  prompt: new Set(),
+  requireConsent: false,
+  scopesFor: () => [],
+  resume,
+});
 
 /**
  * The password, or a current code, asked again before a change (docs/multi-factor-sign-in.md), counted by the brute-force

@@ -4,22 +4,14 @@ import { sendPageError } from '../page-errors.ts';
 import { checkCsrfToken } from '../csrf.ts';
 import { currentSession } from '../current-session.ts';
 import { expiredForm } from '../refusals.ts';
-import type { Flow } from '../sign-in/step.ts';
 import { signInSteps } from '../sign-in/steps.ts';
 import { accountActions } from './actions.ts';
-import { NO_CLIENT } from './proof.ts';
+import { clientlessFlow } from './proof.ts';
 import { totpHandler } from './totp-route.ts';
 import { accountViews } from './view.ts';
 
 /** A sign-in at the account page: no client, so no second factor demanded and no consent. */
-const accountFlow: Flow = {
-  clientId: NO_CLIENT,
-  needsMfa: false,
-  prompt: new Set(),
-  requireConsent: false,
-  scopesFor: () => [],
-  resume: '/account',
-};
+const accountFlow = clientlessFlow('/account');
 
 /**
  * `/account` and `/account/mfa/totp` (docs/multi-factor-sign-in.md): the signed-in user's own page. Without a session, the

@@ -1,26 +1,19 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../../context.ts';
-import { NO_CLIENT } from '../account/proof.ts';
+import { clientlessFlow } from '../account/proof.ts';
 import { checkCsrfToken } from '../csrf.ts';
 import { currentSession, type SignedIn } from '../current-session.ts';
 import { sendPageError } from '../page-errors.ts';
 import { appsPage } from '../pages/apps.ts';
 import { expiredForm } from '../refusals.ts';
 import { showStep, type Place } from '../sign-in/show.ts';
-import type { Flow, PageStep } from '../sign-in/step.ts';
+import type { PageStep } from '../sign-in/step.ts';
 import { signInSteps } from '../sign-in/steps.ts';
 
 export const APPS_PATH = '/apps';
 
 /** A sign-in at "My applications" belongs to no client, as the account page's does: no consent, no client's second factor. */
-const appsFlow: Flow = {
-  clientId: NO_CLIENT,
-  needsMfa: false,
-  prompt: new Set(),
-  requireConsent: false,
-  scopesFor: () => [],
-  resume: APPS_PATH,
-};
+const appsFlow = clientlessFlow(APPS_PATH);
 
 const appsPlace: Place = { action: APPS_PATH, fields: {}, clientName: 'your applications', continueLabel: 'Continue to your applications' };
 
