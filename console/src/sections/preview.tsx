@@ -98,14 +98,15 @@ export function Preview(p: {
   /** Whether the claims or attributes are open at first (the Claims and Attributes tabs) or folded (Access). */
   toldOpen: boolean;
 }) {
-  const answer = useLoad(
-    () =>
-      p.user
-        ? request(PreviewAccessQuery, { applicationId: p.applicationId, userId: p.user.value }).then((r) => r.previewAccess)
-        : Promise.resolve(undefined),
-    [p.user?.value, p.applicationId, p.version],
-  );
-  const a = answer.data;
+  const answer = useLoad(() => {
+    const user = p.user;
+    return user
+      ? request(PreviewAccessQuery, { applicationId: p.applicationId, userId: user.value }).then((r) => ({ user, told: r.previewAccess }))
+      : Promise.resolve(undefined);
+  }, [p.user?.value, p.applicationId, p.version]);
+  // Only the answer for the user picked now: while another user's loads, the last one's must not be
+  // shown under the new name.
+  const a = answer.data && answer.data.user.value === p.user?.value ? answer.data.told : undefined;
   const told = p.kind === 'client' ? 'Claims it receives' : 'NameID and attributes it receives';
   return (
     <section class="panel preview" aria-labelledby={`${p.id}-title`} aria-busy={answer.loading}>
@@ -113,7 +114,7 @@ export function Preview(p: {
       <p class="hint">What {p.applicationName} would be told about a user now, as saved; nothing is issued or recorded.</p>
       <UserChooser id={`${p.id}-user`} label="Preview for user" user={p.user} onChange={p.onUser} />
       <ErrorNote error={answer.error} />
-      {p.user && answer.loading && !a ? <Loading>Loading the preview…</Loading> : null}
+      {p.user && !a && !answer.error ? <Loading>Loading the preview…</Loading> : null}
       {p.user && a ? (
         <div id={`${p.id}-result`}>
           <p class={`verdict ${a.allowed ? 'allowed' : 'refused'}`} role="status">
