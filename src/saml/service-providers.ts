@@ -49,17 +49,8 @@ export interface ServiceProviderInput {
   rolesAttribute?: string | null;
 }
 
-/** The fields that null clears (the rest keep their value on null). */
-const CLEARABLE = new Set([
-  'singleLogoutServiceUrl',
-  'signingCertificate',
-  'encryptionCertificate',
-  'access',
-  'appRoles',
-  'attributeMappings',
-  'nameIdAttribute',
-  'rolesAttribute',
-]);
+/** The plain fields that null clears (the rest keep their value on null); the access and release fields clear in applicationFields. */
+const CLEARABLE = new Set(['singleLogoutServiceUrl', 'signingCertificate', 'encryptionCertificate']);
 
 /** The access and release fields of an input, checked and defaulted (null clears); undefined where the input leaves one out. */
 function applicationFields(input: ServiceProviderInput): Partial<ServiceProvider> {

@@ -41,7 +41,7 @@ export const samlResolvers: Resolvers = {
     updatedAt: (sp) => iso(sp.updatedAt),
     roles: (sp) => sp.appRoles,
     rolesAttribute: (sp) => sp.rolesAttribute ?? 'roles',
-    launchUrl: (sp, _a, { app }) => samlLaunchUrl(sp, app.config.publicUrl.replace(/\/$/, '')),
+    launchUrl: (sp, _a, { app }) => samlLaunchUrl(sp, app.config.publicUrl),
   },
 
   SamlNameIdFormat: ENUM_VALUES.SamlNameIdFormat,
