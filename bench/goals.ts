@@ -1,7 +1,16 @@
 import type { DatabaseKind } from './options.ts';
 
 /** The paths the bench measures, by key. */
-export type PathKey = 'client_credentials' | 'introspection' | 'me' | 'userinfo' | 'password' | 'refresh' | 'code_flow' | 'ldap_password';
+export type PathKey =
+  | 'client_credentials'
+  | 'introspection'
+  | 'me'
+  | 'userinfo'
+  | 'password'
+  | 'refresh'
+  | 'code_flow'
+  | 'ldap_password'
+  | 'userinfo_during_sync';
 
 export interface Goal {
   /** Latchkey's rate over its peer's. */
@@ -16,7 +25,10 @@ export interface Goal {
  * the figures so a run says at a glance what is met. Only the goals the issue states for a database
  * are listed for it.
  */
-export const goals: Record<DatabaseKind, Partial<Record<PathKey, Goal>> & { startMs?: number; peakRssBytes?: number }> = {
+export const goals: Record<
+  DatabaseKind,
+  Partial<Record<PathKey, Goal>> & { startMs?: number; peakRssBytes?: number; directorySyncMs?: number }
+> = {
   sqlite: {
     client_credentials: { minRatio: 1.3, maxP99Ms: 20 },
     introspection: { minRatio: 1.3 },
@@ -28,9 +40,12 @@ export const goals: Record<DatabaseKind, Partial<Record<PathKey, Goal>> & { star
     startMs: 1000,
     // Issue 26: peak RSS through the whole bench ≤ 160 MB.
     peakRssBytes: 160 * 10 ** 6,
+    // Issue 34: 100,000 directory users (in 5,000 groups) sync in under 60 s on 2 cores.
+    directorySyncMs: 60_000,
   },
   postgres: {
     client_credentials: { minRatio: 0.7 },
     me: { minRatio: 0.5 },
+    directorySyncMs: 60_000,
   },
 };

@@ -33,6 +33,16 @@ export interface RunReport {
   glewlwyd: string;
   ldapStartMs?: number;
   ldapPeakRssBytes?: number;
+  /** The directory sync phase (bench/directory-sync.ts), in ms and bytes. */
+  directorySync?: {
+    users: number;
+    groups: number;
+    readMs: number;
+    firstPassMs: number;
+    steadyPassMs: number;
+    startMs: number;
+    peakRssBytes: number;
+  };
   warnings: string[];
   startedAt: Date;
   finishedAt: Date;
@@ -158,14 +168,29 @@ export function renderSection(r: RunReport): string {
     return `| ${p.label} | ${rateCell(p.latchkey, p.unit)} | ${ms(p.latchkey.p99Ms)} | ${cpu(p.latchkey)} | ${p.peer ? `${p.peer.name}: ${rateCell(peer!, p.peer.unit ?? p.unit)}` : '—'} | ${peer ? ms(peer.p99Ms) : '—'} | ${peer ? cpu(peer) : '—'} | ${ratio} | ${goalCell(g[p.key], p)} |`;
   });
   const s = (n: number) => `${(n / 1000).toFixed(2)} s`;
-  rows.push(
-    `| start: spawn to the first 200 from /healthz (fresh database) | ${s(r.startMs)} | | | | | | | ${limitCell(g.startMs, r.startMs, s)} |`,
-  );
-  rows.push(
-    `| peak RSS (VmHWM) of the server after all the runs above | ${mib(r.peakRssBytes)} | | | | | | | ${limitCell(g.peakRssBytes, r.peakRssBytes, mib)} |`,
-  );
+  // A run of one phase (`--only`) started no main server.
+  if (!r.options.only) {
+    rows.push(
+      `| start: spawn to the first 200 from /healthz (fresh database) | ${s(r.startMs)} | | | | | | | ${limitCell(g.startMs, r.startMs, s)} |`,
+    );
+    rows.push(
+      `| peak RSS (VmHWM) of the server after all the runs above | ${mib(r.peakRssBytes)} | | | | | | | ${limitCell(g.peakRssBytes, r.peakRssBytes, mib)} |`,
+    );
+  }
   if (r.ldapStartMs !== undefined && r.ldapPeakRssBytes !== undefined) {
     rows.push(`| the LDAP-chain server: start; peak RSS | ${s(r.ldapStartMs)}; ${mib(r.ldapPeakRssBytes)} | | | | | | | |`);
+  }
+  if (r.directorySync) {
+    const d = r.directorySync;
+    const what = `directory sync of ${num(d.users)} users in ${num(d.groups)} groups`;
+    rows.push(
+      `| ${what}: the first pass (every user new) | ${s(d.firstPassMs)} | | | | | | | ${limitCell(g.directorySyncMs, d.firstPassMs, s)} |`,
+    );
+    rows.push(
+      `| ${what}: a pass with nothing changed | ${s(d.steadyPassMs)} | | | | | | | ${limitCell(g.directorySyncMs, d.steadyPassMs, s)} |`,
+    );
+    rows.push(`| ${what}: reading the directory alone (the LDAP backend's listing) | ${s(d.readMs)} | | | | | | | |`);
+    rows.push(`| the directory-sync server: start; peak RSS | ${s(d.startMs)}; ${mib(d.peakRssBytes)} | | | | | | | |`);
   }
   const o = r.options;
   const minutes = ((r.finishedAt.getTime() - r.startedAt.getTime()) / 60_000).toFixed(1);

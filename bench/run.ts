@@ -2,7 +2,7 @@
  * `npm run bench`: Latchkey's hot paths against the servers a Node shop would pick instead, measured
  * side by side in one run on this machine (bench/README.md). A benchmark, never a test.
  *
- *   npm run bench [-- --quick] [-- --postgres]
+ *   npm run bench [-- --quick] [-- --postgres] [-- --only sync]
  *
  * What it does, in order:
  *   1. starts Latchkey as `npm start` would, on a fresh database, and seeds it through its interfaces
@@ -13,7 +13,9 @@
  *      uncounted warm-up, Latchkey first, then its peer;
  *   4. reads the server's peak RSS, stops it, and measures the LDAP password grant on a second
  *      Latchkey next to a plain-bind loop against a throwaway slapd;
- *   5. prints the table and writes it to bench/RESULTS.md.
+ *   5. times directory sync passes of 100,000 users in 5,000 groups on a third Latchkey, and userinfo
+ *      during the first (bench/directory-sync.ts; `--only sync` runs that phase alone);
+ *   6. prints the table and writes it to bench/RESULTS.md.
  * Whatever happens (a failure, Ctrl-C), every process it started and every temp database is removed.
  * Typecheck: npx tsc --noEmit -p bench (bench/ is outside the project's tsconfig, hence not in npm test).
  */
@@ -26,6 +28,7 @@ import { closeHttp } from './http.ts';
 import { codeFlowPath, refreshPath } from './flows.ts';
 import { hotPaths } from './hot-paths.ts';
 import { startLatchkey } from './latchkey.ts';
+import { directorySyncPhase, type DirectorySyncPhase } from './directory-sync.ts';
 import { ldapPhase } from './ldap.ts';
 import type { BenchContext } from './measure.ts';
 import { parseOptions } from './options.ts';
@@ -60,6 +63,8 @@ async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> 
 
   const ldap = await ldapPhase(ctx);
   paths.push(ldap.result);
+  const sync = await directorySyncPhase(ctx);
+  paths.push(sync.userinfo);
   return {
     options: o,
     database: database.description,
@@ -70,6 +75,36 @@ async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> 
     glewlwyd: peers.glewlwydNote,
     ldapStartMs: ldap.startMs,
     ldapPeakRssBytes: ldap.peakRssBytes,
+    directorySync: syncFigures(sync),
+    warnings,
+    startedAt,
+    finishedAt: new Date(),
+  };
+}
+
+const syncFigures = (sync: DirectorySyncPhase): RunReport['directorySync'] => ({
+  users: sync.users,
+  groups: sync.groups,
+  readMs: sync.readMs,
+  firstPassMs: sync.first.passMs,
+  steadyPassMs: sync.steady.passMs,
+  startMs: sync.startMs,
+  peakRssBytes: sync.peakRssBytes,
+});
+
+/** `--only sync`: the directory sync phase alone (bench/directory-sync.ts). */
+async function syncOnly(ctx: BenchContext, warnings: string[]): Promise<RunReport> {
+  const startedAt = new Date();
+  const sync = await directorySyncPhase(ctx);
+  return {
+    options: ctx.options,
+    database: sync.database,
+    paths: [sync.userinfo],
+    startMs: sync.startMs,
+    peakRssBytes: sync.peakRssBytes,
+    serverCommand: sync.serverCommand,
+    glewlwyd: 'not run (--only sync)',
+    directorySync: syncFigures(sync),
     warnings,
     startedAt,
     finishedAt: new Date(),
@@ -94,15 +129,16 @@ async function main(): Promise<void> {
   onCleanup('remove the work dir', () => rmSync(workDir, { recursive: true, force: true }));
   try {
     const ctx: BenchContext = { options, workDir, log, disturbed: new Map() };
-    const report = await bench(ctx, warnings);
+    const report = await (options.only === 'sync' ? syncOnly : bench)(ctx, warnings);
     if (ctx.disturbed.size > 0) {
       const what = new Set([...ctx.disturbed.values()].flatMap((s) => [...s]));
       report.warnings.push(
         `other load ran during these counted runs, whose figures are worthless: ${[...ctx.disturbed.keys()].join(', ')} (${[...what].join('; ')})`,
       );
     }
-    const file = writeResults(report);
-    process.stdout.write(`\n${renderSection(report)}\n\nwritten to ${file}\n`);
+    // A section of bench/RESULTS.md is a whole run: one phase alone is printed only.
+    const file = options.only ? undefined : writeResults(report);
+    process.stdout.write(`\n${renderSection(report)}\n\n${file ? `written to ${file}` : 'not written to bench/RESULTS.md (one phase)'}\n`);
   } catch (err) {
     // Once interrupted, every step fails as its processes go: that is not worth a stack trace.
     if (interruptedBy()) return;

@@ -62,14 +62,14 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
     holds: (f) =>
       !queriesModule(f) &&
       !modelModule(f) &&
-      (/^src\/(access|audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml)\//.test(f) ||
+      (/^src\/(access|audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml|directory-sync|scim)\//.test(f) ||
         f.startsWith('plugins/')),
   },
   { name: 'root', holds: (f) => f === 'src/services.ts' || f === 'src/context.ts' },
   {
     name: 'http',
     holds: (f) =>
-      /^src\/(web|oauth|oidc|admin|admin-console|ops|http)\//.test(f) ||
+      /^src\/(web|oauth|oidc|admin|admin-console|ops|http|scim-api)\//.test(f) ||
       ['src/app.ts', 'src/metrics/http.ts', 'src/cluster/worker-metrics.ts'].includes(f),
   },
   { name: 'entry', holds: (f) => /^src\/(server|main)\.ts$/.test(f) || f.startsWith('src/cli/') || f === 'src/cluster/primary.ts' },

@@ -2,6 +2,7 @@ import type { RequestListener, ServerOptions } from 'node:http';
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import { adminConsole } from './admin-console/route.ts';
+import { scimRouter } from './scim-api/router.ts';
 import type { AppContext } from './context.ts';
 import { errorHandler, notFound } from './http/errors.ts';
 import { ExactRoutes } from './http/exact-routes.ts';
@@ -105,9 +106,10 @@ export function createApp(
   // docs/access-and-claims.md "My applications".
   const apps = appsHandler(ctx);
   route(APPS_PATH).get(htmlHeaders, apps).post(htmlHeaders, form, apps);
-  if (ctx.passwordReset.enabled) {
+  if (ctx.passwordReset.enabled || ctx.passwordReset.invitations) {
     const reset = passwordResetHandlers(ctx);
-    route(FORGOT_PATH).get(htmlHeaders, reset.forgot).post(htmlHeaders, form, reset.forgot);
+    if (ctx.passwordReset.enabled) route(FORGOT_PATH).get(htmlHeaders, reset.forgot).post(htmlHeaders, form, reset.forgot);
+    // An invitation's link (docs/scim-provisioning.md "How SCIM users sign in") is a reset link: the same page.
     route(RESET_PATH).get(htmlHeaders, reset.reset).post(htmlHeaders, form, reset.reset);
   }
   const device = deviceHandler(ctx);
@@ -131,6 +133,10 @@ export function createApp(
   route(publicDocuments[1]!).get(publicCors, discovery);
   route(paths.jwks).get(publicCors, jwksHandler(ctx));
   for (const path of publicDocuments) app.options(path, publicPreflight);
+
+  // SCIM 2.0 (docs/scim-provisioning.md): its own application/scim+json body parser and SCIM-shaped errors;
+  // mounted before anything else that reads a body or answers errors its own way.
+  app.use(scimRouter(ctx));
 
   if (admin) {
     const graphql = admin.then(({ handlers }) => express.Router().use(...handlers));

@@ -8,6 +8,7 @@ import type { RemoteKeySets } from './clients/remote-keys.ts';
 import type { ClientService } from './clients/service.ts';
 import type { Config } from './config/schema.ts';
 import type { DatabaseOutage } from './db/outage.ts';
+import type { DirectorySync } from './directory-sync/service.ts';
 import type { IdentityChain } from './identity/chain.ts';
 import type { Upstreams } from './identity/upstreams/registry.ts';
 import type { UpstreamRoundTrips } from './identity/upstreams/round-trips.ts';
@@ -27,6 +28,9 @@ import type { UserService } from './users/service.ts';
 import type { PasskeyOptionLimit } from './throttle/passkey-options.ts';
 import type { ServiceProviders } from './saml/service-providers.ts';
 import type { SamlIdp } from './saml/idp.ts';
+import type { ScimTokens } from './scim/tokens.ts';
+import type { ScimService } from './scim/service.ts';
+import type { SoapLogoutWorker } from './saml/soap-logout.ts';
 
 /**
  * What a route or resolver gets, wired once at start by the one composition root (`createContext`,
@@ -47,6 +51,8 @@ export interface AppContext {
   /** `token.issued` events: client_credentials ones summed per client and minute (docs/decisions.md "Audit volume"). */
   tokenAudit: TokenIssueAudit;
   identity: IdentityChain;
+  /** Directory sync (docs/directory-sync.md): passes on each backend's interval, scheduled by the server; run now by `syncBackend` and `latchkey sync`. */
+  directorySync: DirectorySync;
   /**
    * Upstream identity providers (docs/upstream-identity-providers.md): the configured ones, the round trips away at them, and
    * Latchkey's policy on the users they sign in.
@@ -77,10 +83,16 @@ export interface AppContext {
   logoutNotices: LogoutNoticeWorker;
   /** "Forgot your password?": reset links by mail (docs/identity-backends.md). */
   passwordReset: PasswordResetService;
+  /** SCIM clients' secret tokens (docs/scim-provisioning.md "Tokens"): listed, made and revoked by admins, checked per request. */
+  scimTokens: ScimTokens;
+  /** The SCIM 2.0 service provider's Users, Groups and discovery resources (docs/scim-provisioning.md "What the endpoint supports"). */
+  scim: ScimService;
   /** SAML service providers (docs/saml-applications.md): registered, changed and deleted through the admin API. */
   samlProviders: ServiceProviders;
   /** The SAML 2.0 identity provider's rules, for the /saml/v20 endpoints. */
   saml: SamlIdp;
+  /** SAML logout by SOAP delivery (docs/saml-applications.md "Single logout by SOAP"); started and stopped with the server. */
+  samlLogouts: SoapLogoutWorker;
   /** "My applications" (docs/access-and-claims.md): the applications a user may use and start from here. */
   myApps: MyApps;
   /** Who may use which application (docs/access-and-claims.md): checked, refusals audited and counted. */

@@ -108,7 +108,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     logger.info({ url, publicUrl: config.publicUrl, database: config.databaseUrl.split(':')[0] }, 'latchkey listening');
 
     const stopPurge = ctx.retention.schedule();
+    const stopDirectorySync = ctx.directorySync.schedule();
     ctx.logoutNotices.start();
+    ctx.samlLogouts.start();
     const stopTokenAudit = ctx.tokenAudit.schedule();
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -121,8 +123,11 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         });
         clearInterval(keyCheck);
         await stopPurge();
+        // A pass under way stops at its next batch (recorded as failed; the next one picks up), before the directory and database close.
+        await stopDirectorySync();
         // Deliveries under way are cut and released: another process (or the next start) sends them.
         await ctx.logoutNotices.stop();
+        await ctx.samlLogouts.stop();
         // Reset requests answered already finish their lookup and mail before the database closes.
         await ctx.passwordReset.settled();
         ctx.passwordReset.close();

@@ -17,6 +17,8 @@ import { DatabaseOutage } from './db/outage.ts';
 import { ping, probeWrite } from './db/ping.ts';
 import type { Transaction } from './db/transaction.ts';
 import { IdentityChain } from './identity/chain.ts';
+import { directorySync } from './directory-sync/service.ts';
+import { syncQueries } from './directory-sync/sync-queries.ts';
 import { loadBackend } from './identity/loader.ts';
 import { loadUpstreams } from './identity/upstreams/registry.ts';
 import { roundTripQueries } from './identity/upstreams/round-trip-queries.ts';
@@ -57,6 +59,13 @@ import { samlQueries } from './saml/saml-queries.ts';
 import { serviceProviders, type ServiceProviders } from './saml/service-providers.ts';
 import { samlKeys } from './saml/idp-keys.ts';
 import { samlIdp } from './saml/idp.ts';
+import { scimBackends, upstreamLinks, type ScimBackend } from './scim/backends.ts';
+import { scimTokenQueries } from './scim/token-queries.ts';
+import { scimTokens } from './scim/tokens.ts';
+import { scimQueries } from './scim/scim-queries.ts';
+import { scimService } from './scim/service.ts';
+import { samlLogoutQueries } from './saml/soap-logout-queries.ts';
+import { soapLogouts, type SoapLogoutWorker } from './saml/soap-logout.ts';
 
 /** The keys derived from LATCHKEY_SECRET that the services use. */
 export interface ServiceSecrets {
@@ -76,12 +85,14 @@ export interface ServiceDeps {
   /** The id of the built-in database backend, where created users live. */
   localBackend: string;
   secrets: ServiceSecrets;
-  /** Back-channel logout notices were queued (and committed): wakes this process's delivery worker. */
+  /** Back-channel or SAML SOAP logout notices were queued (and committed): wakes this process's delivery workers. */
   logoutQueued?: () => void;
   /** The identity chain's password writes: `setPassword` of a directory user (docs/identity-backends.md). */
   directory?: DirectoryPasswords;
   /** Addresses never called (docs/decisions.md "Outbound fetches"): registered URLs are checked against them. */
   outbound: AddressRules;
+  /** The `plugin: scim` backends (docs/scim-provisioning.md), checked at start: their users' password hashes are Latchkey's. */
+  scim?: readonly ScimBackend[];
 }
 
 const queriesFor = (database: Database) => ({
@@ -95,10 +106,16 @@ const queriesFor = (database: Database) => ({
   keys: keyQueries(database),
   backchannel: backchannelQueries(database),
   saml: samlQueries(database),
+  /** SAML logout by SOAP: queued with a session's end (docs/saml-applications.md "Single logout by SOAP"). */
+  samlLogouts: samlLogoutQueries(database),
   /** RFC 8628 device authorization requests: a user's decision commits with its audit event. */
   devices: deviceQueries(database),
   /** Reset links: the admin's remedies end them in their own transactions (docs/decisions.md). */
   resets: resetQueries(database),
+  /** SCIM clients' secret tokens (docs/scim-provisioning.md "Tokens"): made and revoked with their audit events. */
+  scimTokens: scimTokenQueries(database),
+  /** The SCIM view of users (`users.scim`), SCIM groups and their members (docs/scim-provisioning.md "What the endpoint supports"). */
+  scim: scimQueries(database),
 });
 
 export type Queries = ReturnType<typeof queriesFor>;
@@ -135,7 +152,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
   const logoutQueued = () => (inside ? afterCommit?.push(() => deps.logoutQueued?.()) : deps.logoutQueued?.());
   // Inside a transaction an audit event commits with its change, or fails it.
   const audit = auditLog(queries.audit, deps.logger, deps.dbOutage, inside);
-  const notices = { queries: queries.backchannel, queued: () => void logoutQueued() };
+  const notices = { queries: queries.backchannel, saml: queries.samlLogouts, queued: () => void logoutQueued() };
   const sessions = sessionStore(
     queries.sessions,
     deps.config.session.ttl,
@@ -154,6 +171,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
       localBackend: deps.localBackend,
       directory: deps.directory,
       upstreams: deps.config.identity.upstreams.map((u) => u.id),
+      localPasswords: deps.scim?.map((b) => b.id),
       audit,
       logger: deps.logger,
     }),
@@ -169,7 +187,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
       sessions,
       transaction,
     }),
-    samlProviders: serviceProviders(queries.saml, { transaction }),
+    samlProviders: serviceProviders(queries.saml, { transaction, outbound: deps.outbound }),
     transaction,
   };
 }
@@ -208,6 +226,8 @@ export async function createContext(config: Config, database: Database, logger: 
     clientSecrets: deriveKey(secret, 'client-secrets'),
     samlPairwise: deriveKey(secret, 'saml-pairwise'),
   };
+  // Checked before any backend loads: a SCIM backend's links and invitations need the rest of the config.
+  const scim = scimBackends(config);
   // The chain comes first: a directory user's new password (setPassword) is written through it.
   const members = [];
   const localRecords = userQueries(database);
@@ -221,6 +241,7 @@ export async function createContext(config: Config, database: Database, logger: 
     upstreams: config.identity.upstreams.map((u) => u.id),
   });
   let notices: LogoutNoticeWorker | undefined;
+  let soap: SoapLogoutWorker | undefined;
   // Every call out (client keys, back-channel logout, upstreams) and every registered URL obeys these.
   const outbound = addressRules(config.outbound.denyNetworks);
   services = createServices(database, {
@@ -230,12 +251,35 @@ export async function createContext(config: Config, database: Database, logger: 
     dbOutage,
     localBackend: localBackendId(config),
     secrets,
-    logoutQueued: () => notices?.kick(),
+    logoutQueued: () => {
+      notices?.kick();
+      soap?.kick();
+    },
     directory: identity,
     outbound,
+    scim,
   });
   const { clients, users, tokens, sessions, consents, audit, mfa, samlProviders } = services;
   notices = logoutNotices({ queries: services.queries.backchannel, findClient: clients.find, keys, config, audit, logger, outbound });
+  const samlKeyring = samlKeys(keys, config.publicUrl);
+  const saml = samlIdp({
+    providers: samlProviders,
+    queries: services.queries.saml,
+    keys: samlKeyring,
+    publicUrl: config.publicUrl,
+    pairwiseKey: secrets.samlPairwise,
+    transaction: services.transaction,
+  });
+  soap = soapLogouts({
+    queries: services.queries.samlLogouts,
+    findSp: samlProviders.findById,
+    keys: samlKeyring,
+    issuer: saml.issuer,
+    config,
+    audit,
+    logger,
+    outbound,
+  });
   // Validated now (a bad entry stops the start); nothing is fetched until an upstream is first used.
   const upstreams = loadUpstreams(config.identity.upstreams, config.publicUrl, logger, outbound);
   const deviceKey = deriveKey(secret, 'device-cookie');
@@ -250,6 +294,18 @@ export async function createContext(config: Config, database: Database, logger: 
       ),
     }),
     known: { backends: [...members.map((m) => m.id), ...upstreams.list.map((u) => u.id)], grants: GRANT_TYPES, tables: PURGED_TABLES },
+    directorySyncs: () => syncs.states(),
+  });
+  // Directory sync (docs/directory-sync.md): leavers go through the user service, like an admin's acts.
+  const syncs = directorySync({
+    backends: members.map((m) => ({ id: m.id, sync: m.backend.sync })),
+    queries: syncQueries(database),
+    transaction: (work) => database.transaction((trx) => work(syncQueries(trx))),
+    users,
+    audit,
+    metrics,
+    logger,
+    upstreams: config.identity.upstreams.map((u) => u.id),
   });
   const signIn = signInService({
     identity,
@@ -272,8 +328,11 @@ export async function createContext(config: Config, database: Database, logger: 
     signIn,
     audit,
     factorKey: deriveKey(secret, 'password-reset-factor'),
-    // The config refuses to start with resets on and no mail server, so the mailer is there when needed.
-    mailer: config.passwordReset.enabled && smtp.url && smtp.from ? smtpMailer(smtp.url, smtp.from) : undefined,
+    // The config refuses to start with resets on and no mail server, and so does a SCIM backend that
+    // invites (src/scim/backends.ts): the mailer is there when needed.
+    mailer:
+      (config.passwordReset.enabled || scim.some((b) => b.invite)) && smtp.url && smtp.from ? smtpMailer(smtp.url, smtp.from) : undefined,
+    invites: (backend) => scim.some((b) => b.id === backend && b.invite),
     config,
     logger,
   });
@@ -289,6 +348,7 @@ export async function createContext(config: Config, database: Database, logger: 
     audit,
     tokenAudit: tokenIssueAudit(services.queries.audit, audit, logger, dbOutage, config.audit),
     identity,
+    directorySync: syncs,
     deviceCodes: deviceCodes(services.queries.devices, config, attempts.guesses, {
       findClient: clients.find,
       audit,
@@ -296,6 +356,19 @@ export async function createContext(config: Config, database: Database, logger: 
     }),
     signIn,
     passwordReset,
+    scim: scimService(config, {
+      transaction: services.transaction,
+      queries: services.queries.scim,
+      upstreams: config.identity.upstreams.map((u) => u.id),
+      invites: (backend) => scim.some((b) => b.id === backend && b.invite),
+      invite: async (user, origin) => passwordReset.invite(user, origin),
+      logger,
+    }),
+    scimTokens: scimTokens(services.queries.scimTokens, {
+      backends: scim.map((b) => b.id),
+      transaction: services.transaction,
+      logger,
+    }),
     upstreams: {
       ...upstreams,
       trips: upstreamRoundTrips(roundTripQueries(database), deriveKey(secret, 'upstream-sign-ins')),
@@ -306,6 +379,7 @@ export async function createContext(config: Config, database: Database, logger: 
         guesses: attempts.guesses,
         starts: upstreamStarts(throttle, config.throttle),
         logger,
+        linked: upstreamLinks(scim, localRecords),
       }),
     },
     keys,
@@ -323,13 +397,7 @@ export async function createContext(config: Config, database: Database, logger: 
     access: accessService({ audit, metrics }),
     // One pairwise key: the preview shows the persistent NameIDs the IdP issues.
     preview: accessPreviews({ clients, samlProviders, users, pairwiseKey: secrets.samlPairwise }),
-    saml: samlIdp({
-      providers: samlProviders,
-      queries: services.queries.saml,
-      keys: samlKeys(keys, config.publicUrl),
-      publicUrl: config.publicUrl,
-      pairwiseKey: secrets.samlPairwise,
-      transaction: services.transaction,
-    }),
+    saml,
+    samlLogouts: soap,
   };
 }

@@ -8,15 +8,18 @@ import {
   type KnownUser,
   type PasswordCheck,
   type PasswordWrite,
+  type SyncSource,
 } from '../../src/identity/plugin-kit.ts';
-import { ACCOUNT_STATE_ATTRIBUTES, accountState, isInactivatedAccount } from './account-state.ts';
-import { adBindRefusal, externalId, extraAttributes, first, isAdLockout, isBinaryId, passwordExpiry, strings } from './attributes.ts';
+import { isInactivatedAccount } from './account-state.ts';
+import { adBindRefusal, externalId, isAdLockout, passwordExpiry } from './attributes.ts';
 import { directoryTypeOf, servicePassword, type LdapConfig } from './config.ts';
 import { PasswordPolicyControl } from './password-policy.ts';
 import { refused } from './password-refusals.ts';
 import { adWriter, openLdapWriter, type PasswordWriter } from './password-writes.ts';
+import { listDirectory } from './directory-listing.ts';
 import { fillFilter } from './filter.ts';
-import { resolveGroups, rolesFor } from './groups.ts';
+import { resolveGroups, type Group } from './groups.ts';
+import { binaryAttributes, toIdentity, userAttributes } from './identity.ts';
 import { ConnectionPool, type LdapSession } from './pool.ts';
 import { completeRanges } from './ranges.ts';
 import { ServerList } from './servers.ts';
@@ -34,6 +37,8 @@ export class LdapBackend implements IdentityBackend {
   readonly changePassword?: (known: KnownUser, oldPassword: string, newPassword: string) => Promise<PasswordWrite>;
   /** Present only with `passwordReset`. */
   readonly resetPassword?: (known: KnownUser, newPassword: string) => Promise<PasswordWrite>;
+  /** Directory sync's side (docs/directory-sync.md): every user, read whole or not at all. */
+  readonly sync: SyncSource;
 
   constructor(
     private readonly config: LdapConfig,
@@ -55,6 +60,11 @@ export class LdapBackend implements IdentityBackend {
       this.changePassword = (known, oldPassword, newPassword) =>
         this.write(known, (dn) => this.passwords.change(dn, oldPassword, newPassword));
     if (config.passwordReset) this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
+    this.sync = {
+      interval: config.sync.interval,
+      maxLeaverShare: config.sync.maxLeaverShare,
+      listUsers: () => listDirectory(config, this.searches, logger),
+    };
   }
 
   /** A password write to the entry of a known user: found again by name, and only if it is still the same entry. */
@@ -128,24 +138,15 @@ export class LdapBackend implements IdentityBackend {
 
   private async findUser(s: LdapSession, username: string): Promise<Entry | undefined> {
     const us = this.config.userSearch;
-    const attributes = [
-      us.usernameAttr,
-      us.idAttr,
-      us.emailAttr,
-      us.nameAttr,
-      ...ACCOUNT_STATE_ATTRIBUTES,
-      'msDS-UserPasswordExpiryTimeComputed',
-      // Read with the entry, so they cost no round trip of their own (docs/identity-backends.md).
-      ...this.config.extraAttributes,
-    ];
-    if (!this.config.groupSearch) attributes.push('memberOf');
+    // AD's password expiry: constructed per entry, so read only here, where a sign-in tells it.
+    const attributes = [...userAttributes(this.config), 'msDS-UserPasswordExpiryTimeComputed'];
     let result: SearchResult;
     try {
       result = await s.search(us.baseDN, {
         scope: us.scope,
         filter: fillFilter(us.filter, { username }),
         attributes,
-        explicitBufferAttributes: [us.idAttr, ...this.config.extraAttributes].filter(isBinaryId),
+        explicitBufferAttributes: binaryAttributes(this.config),
         // Two are enough to tell "exactly one" from "ambiguous".
         sizeLimit: 2,
       });
@@ -198,23 +199,7 @@ export class LdapBackend implements IdentityBackend {
     }
   }
 
-  private identity(entry: Entry, groups: Array<{ dn: string; name: string }>, typed: string): Identity {
-    const us = this.config.userSearch;
-    // The account's state as the entry tells it (AD, 389 DS, OpenLDAP ppolicy).
-    const refusal = accountState(entry, Date.now());
-    // The directory's spelling of the name; of several values (uid may have more), the one typed.
-    const names = strings(entry, us.usernameAttr);
-    return {
-      externalId: externalId(entry, us.idAttr)!,
-      username: names.find((n) => n.toLowerCase() === typed.toLowerCase()) ?? names[0] ?? typed,
-      email: first(entry, us.emailAttr) ?? null,
-      displayName: first(entry, us.nameAttr) ?? null,
-      groups: groups.map((g) => g.name),
-      roles: rolesFor(groups, this.config.adminGroups),
-      // Always reported: the directory owns them, so an attribute gone from the entry, or from
-      // `extraAttributes`, goes from the record too (docs/access-and-claims.md).
-      attributes: extraAttributes(entry, this.config.extraAttributes),
-      ...(refusal ? { disabled: true, refusal } : { disabled: false }),
-    };
+  private identity(entry: Entry, groups: Group[], typed: string): Identity {
+    return toIdentity(this.config, entry, groups, typed);
   }
 }

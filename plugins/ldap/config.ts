@@ -137,6 +137,35 @@ export const ldapConfig = z
       .max(365)
       .default(14)
       .meta({ unit: 'days', description: 'A password that expires within this many days is told after signing in.' }),
+    sync: z
+      .object({
+        interval: z
+          .number()
+          .int()
+          .min(0)
+          .max(86_400)
+          .refine((s) => s === 0 || s >= 10, 'must be 0 (off) or at least 10 seconds')
+          .default(0)
+          .meta({
+            unit: 'seconds',
+            description:
+              'Seconds between directory sync passes; `0`: only when asked (`latchkey sync <backend>`, GraphQL `syncBackend`). 300 is a good interval: a leaver loses everything within five minutes. At most a day.',
+          }),
+        pageSize: z.number().int().min(1).max(5000).default(500).meta({
+          description:
+            "Entries per page of the paged search (RFC 2696) that reads the directory. Active Directory answers at most its `MaxPageSize` (1,000 by default) per page whatever is asked; OpenLDAP's and 389 DS's total size limits must let the service account read every user (see [Directory sync](directory-sync.md#reading-the-directory)).",
+        }),
+        maxLeaverShare: z.number().min(0).max(1).default(0.1).meta({
+          description:
+            "A pass that would deprovision more than this share of the backend's users (a wrong base DN, a filter typo) deprovisions nobody and says so; `latchkey sync <backend> --allow-mass-leave` applies it after a human looked.",
+        }),
+      })
+      .strict()
+      .default({ interval: 0, pageSize: 500, maxLeaverShare: 0.1 })
+      .meta({
+        description:
+          'Directory sync ([Directory sync](directory-sync.md)): reading every user on an interval, to find joiners, movers and leavers.',
+      }),
   })
   .strict()
   .superRefine((c, ctx) => {

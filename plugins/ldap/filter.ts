@@ -26,3 +26,11 @@ export const memberFilter = (memberAttr: string, dn: string): string => `(${memb
 
 /** Groups that hold `dn` at any depth of nesting (AD only). */
 export const memberInChainFilter = (memberAttr: string, dn: string): string => `(${memberAttr}:${IN_CHAIN}:=${escapeFilterValue(dn)})`;
+
+/**
+ * The user filter with `{username}` as a presence match (`*`): every entry a sign-in could find, and
+ * only those, so whatever the filter excludes is excluded from directory sync too. The rest of the
+ * filter is left exactly as written (`(userPrincipalName={username}@corp.example)` becomes a
+ * substring match, as it should).
+ */
+export const everyUserFilter = (template: string): string => template.replace(/\{username\}/g, '*');

@@ -15,7 +15,7 @@ const MAX_DEPTH = 10;
 /** Page size for group searches: under AD's default MaxPageSize (1,000). */
 const PAGE_SIZE = 500;
 
-type GroupSearch = NonNullable<LdapConfig['groupSearch']>;
+export type GroupSearch = NonNullable<LdapConfig['groupSearch']>;
 
 async function searchGroups(session: LdapSession, gs: GroupSearch, memberFilter: string): Promise<Group[]> {
   const { searchEntries } = await session.search(gs.baseDN, {
@@ -24,8 +24,17 @@ async function searchGroups(session: LdapSession, gs: GroupSearch, memberFilter:
     attributes: [gs.nameAttr],
     paged: { pageSize: PAGE_SIZE },
   });
-  return searchEntries.map((e) => ({ dn: e.dn, name: first(e, gs.nameAttr) ?? firstRdnValue(e.dn) }));
+  return searchEntries.map((e) => groupOf(e, gs));
 }
+
+/** A group entry as a `Group`: its `nameAttr`, or the value of its first RDN. */
+export const groupOf = (entry: Entry, gs: GroupSearch): Group => ({
+  dn: entry.dn,
+  name: first(entry, gs.nameAttr) ?? firstRdnValue(entry.dn),
+});
+
+/** Without `groupSearch`: the user entry's `memberOf` values, direct memberships only. */
+export const memberOfGroups = (user: Entry): Group[] => strings(user, 'memberOf').map((dn) => ({ dn, name: firstRdnValue(dn) }));
 
 /**
  * The groups a user belongs to, directly or through nested groups. With `groupSearch` the directory is
@@ -36,7 +45,7 @@ async function searchGroups(session: LdapSession, gs: GroupSearch, memberFilter:
  */
 export async function resolveGroups(session: LdapSession, config: LdapConfig, user: Entry): Promise<Group[]> {
   const gs = config.groupSearch;
-  if (!gs) return strings(user, 'memberOf').map((dn) => ({ dn, name: firstRdnValue(dn) }));
+  if (!gs) return memberOfGroups(user);
 
   if (gs.nested === 'matchingRule') return searchGroups(session, gs, memberInChainFilter(gs.memberAttr, user.dn));
 

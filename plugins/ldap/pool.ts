@@ -13,6 +13,18 @@ export interface LdapSession {
   /** An extended operation (the Password Modify of docs/identity-backends.md). */
   exop(oid: string, value: Buffer, controls?: Control[]): Promise<void>;
   modify(dn: string, changes: Change[], controls?: Control[]): Promise<void>;
+  /**
+   * A paged search (RFC 2696), a page at a time: each page is a request of its own, so `timeoutMs`
+   * bounds each page, never the whole search. Only on a connection of its own (`dedicated`): the
+   * paging cookie belongs to the connection.
+   */
+  searchPages(baseDN: string, options: SearchOptions, controls?: Control[]): AsyncGenerator<SearchResult>;
+}
+
+/** A connection opened for one long task (directory sync's listing), outside the pool. */
+export interface DedicatedConnection {
+  session: LdapSession;
+  close(): Promise<void>;
 }
 
 export interface PoolOptions {
@@ -59,6 +71,10 @@ export const isServerAnswer = (err: unknown): err is ResultCodeError => err inst
 
 class ConnectionLost extends Error {}
 
+const rethrowUnlessAnswer = (err: unknown): void => {
+  if (!isServerAnswer(err)) throw err;
+};
+
 export class PreparationRefused extends Error {}
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -82,6 +98,8 @@ export class ConnectionPool {
   private readonly waiters: Array<{ resolve: () => void; timer: NodeJS.Timeout }> = [];
   private open = 0;
   private closed = false;
+  /** Connections of `dedicated`, closed with the pool: a listing under way then fails at its next page. */
+  private readonly apart = new Set<Conn>();
 
   constructor(private readonly o: PoolOptions) {}
 
@@ -167,7 +185,11 @@ export class ConnectionPool {
   }
 
   private create(): Conn {
-    const url = this.o.servers.preferred();
+    this.open++;
+    return this.connect(this.o.servers.preferred());
+  }
+
+  private connect(url: string): Conn {
     const client = new Client({
       url,
       timeout: this.o.timeoutMs,
@@ -192,9 +214,52 @@ export class ConnectionPool {
       bind: (dn, password, controls) => run(() => client.bind(dn, password, controls)),
       exop: (oid, value, controls) => run(async () => void (await client.exop(oid, value, controls))),
       modify: (dn, changes, controls) => run(() => client.modify(dn, changes, controls)),
+      async *searchPages(baseDN, options, controls) {
+        const pages = client.searchPaginated(baseDN, options, controls);
+        // Each page through `run`: a connection dropped between two pages must fail the search, never
+        // be reopened by ldapts, unbound and without the cookie's server state, for the next page.
+        for (let page = await run(() => pages.next()); !page.done; page = await run(() => pages.next())) yield page.value;
+      },
     };
-    this.open++;
     return conn;
+  }
+
+  /**
+   * A connection of its own, opened for one long task and closed by the caller, counted outside the
+   * pool: directory sync's listing, which holds its connection from the first page to the last. The
+   * servers are tried in order until one is connected and prepared (the service bind); after that, a
+   * failure is the caller's to report: a paged search cannot resume on another server.
+   */
+  async dedicated(): Promise<DedicatedConnection> {
+    let lastError: unknown;
+    for (const url of this.o.servers.candidates()) {
+      if (this.closed) throw new BackendUnavailableError('LDAP backend is shutting down');
+      const conn = this.connect(url);
+      try {
+        await this.prepare(conn);
+        // Without StartTLS or a service bind nothing has opened the socket yet: the root DSE does,
+        // so that a dead server is passed over here too. Its answer, whatever it is, is not the point.
+        if (!this.o.startTLS && !this.o.prepare)
+          await conn.session.search('', { scope: 'base', attributes: ['1.1'] }).catch(rethrowUnlessAnswer);
+        this.apart.add(conn);
+        return {
+          session: conn.session,
+          close: async () => {
+            this.apart.delete(conn);
+            await conn.client.unbind().catch(() => undefined);
+          },
+        };
+      } catch (err) {
+        void conn.client.unbind().catch(() => undefined);
+        if (err instanceof PreparationRefused) throw new BackendUnavailableError(err.message, { cause: err });
+        this.o.servers.markDown(url);
+        lastError = err;
+        this.o.logger.warn({ url, pool: this.o.name, err: (err as Error).message }, 'LDAP server failed; trying the next');
+      }
+    }
+    throw new BackendUnavailableError(`no LDAP server answered (${this.o.servers.urls.join(', ')}): ${(lastError as Error)?.message}`, {
+      cause: lastError,
+    });
   }
 
   private async prepare(conn: Conn): Promise<void> {
@@ -234,7 +299,9 @@ export class ConnectionPool {
     this.closed = true;
     const conns = this.idle.splice(0);
     this.open -= conns.length;
-    await Promise.all(conns.map((c) => c.client.unbind().catch(() => undefined)));
+    const apart = [...this.apart];
+    this.apart.clear();
+    await Promise.all([...conns, ...apart].map((c) => c.client.unbind().catch(() => undefined)));
     for (const w of this.waiters.splice(0)) {
       clearTimeout(w.timer);
       w.resolve();

@@ -9,9 +9,15 @@ const MAX_PAGES = 1000;
  * Active Directory returns at most 1,500 values of a multi-valued attribute (MaxValRange) and names
  * the part it sent `member;range=0-1499`; the rest must be asked for as `member;range=1500-*` until the
  * server answers with a range ending in `*`. This completes every ranged attribute of `entry` in place,
- * under its plain name. `read` fetches the entry again with just the given attribute option.
+ * under its plain name. `read` fetches the entry again with just the given attribute option. A sign-in
+ * takes what it got when the ranges stop short (the entry deleted meanwhile); `whole` (directory
+ * sync, which must never pass a part for the whole) throws instead.
  */
-export async function completeRanges(entry: Entry, read: (attrWithRange: string) => Promise<Entry | undefined>): Promise<Entry> {
+export async function completeRanges(
+  entry: Entry,
+  read: (attrWithRange: string) => Promise<Entry | undefined>,
+  o: { whole?: boolean } = {},
+): Promise<Entry> {
   for (const key of Object.keys(entry)) {
     const match = RANGED.exec(key);
     if (!match) continue;
@@ -26,6 +32,7 @@ export async function completeRanges(entry: Entry, read: (attrWithRange: string)
       all.push(...toList(next[nextKey]!));
       end = RANGED.exec(nextKey)![3]!;
     }
+    if (o.whole && end !== '*') throw new Error(`the values of ${attr} of ${entry.dn} ended at ${all.length}, before their last range`);
     entry[attr] = all as string[];
   }
   return entry;

@@ -21,6 +21,8 @@ export const ENUM_VALUES = {
     TRANSIENT: 'transient',
   },
   AccessMode: { EVERYONE: 'everyone', ASSIGNED: 'assigned' },
+  DisabledBy: { ADMIN: 'admin', DIRECTORY: 'directory' },
+  SyncOutcome: { APPLIED: 'applied', REFUSED: 'refused', FAILED: 'failed' },
   MappingSource: {
     ATTRIBUTE: 'attribute',
     GROUPS: 'groups',

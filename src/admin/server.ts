@@ -15,9 +15,11 @@ import { costLimit, queryLimits } from './limits.ts';
 import { buildASTSchema, parse } from 'graphql';
 import { accessResolvers } from './resolvers/access.ts';
 import { auditResolvers } from './resolvers/audit.ts';
+import { directorySyncResolvers } from './resolvers/directory-sync.ts';
 import { clientResolvers } from './resolvers/clients.ts';
 import { keyResolvers } from './resolvers/keys.ts';
 import { samlResolvers } from './resolvers/saml.ts';
+import { scimResolvers } from './resolvers/scim.ts';
 import { userResolvers } from './resolvers/users.ts';
 
 const schemaDir = resolve(projectRoot, 'graphql');
@@ -42,7 +44,16 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
 export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler>; stop(): Promise<void> }> {
   const server = new ApolloServer<AdminContext>({
     typeDefs,
-    resolvers: [clientResolvers, userResolvers, auditResolvers, keyResolvers, samlResolvers, accessResolvers] as never,
+    resolvers: [
+      clientResolvers,
+      userResolvers,
+      auditResolvers,
+      keyResolvers,
+      samlResolvers,
+      accessResolvers,
+      scimResolvers,
+      directorySyncResolvers,
+    ] as never,
     formatError,
     validationRules: [queryLimits(10, MAX_COST)],
     // Every request must carry an admin token (the context below), so introspection is for admins only.

@@ -50,7 +50,17 @@ export type AuditKind =
   | 'saml.assertion_issued'
   | 'saml.logout'
   /** docs/access-and-claims.md: an application's access policy refused a user (details: application, kind, reason). */
-  | 'access.denied';
+  | 'access.denied'
+  /**
+   * docs/directory-sync.md: a leaver deprovisioned (details: backend, reason) or back; a sync
+   * refused because it would deprovision too many, or failed; a SAML SP told of a logout by SOAP.
+   */
+  | 'user.deprovisioned'
+  | 'user.reenabled'
+  | 'directory.sync_refused'
+  | 'directory.sync_failed'
+  | 'logout.saml_soap_delivered'
+  | 'logout.saml_soap_failed';
 
 /**
  * Where an act came from, as its audit event names it: the request's address and id. A handler

@@ -9,7 +9,8 @@ export interface Actor {
   userId: string | null;
   clientId: string | null;
   /** `account`: users changing their own account at /account; `password_reset`: a user through a reset link. */
-  via: 'graphql' | 'cli' | 'system' | 'account' | 'password_reset';
+  /** `scim`: a SCIM client (docs/scim-provisioning.md), its token in the event's details. */
+  via: 'graphql' | 'cli' | 'system' | 'account' | 'password_reset' | 'scim';
   ip?: string | null;
   requestId?: string | null;
   /** The SSO session the change was made from, if any: a change to one's own credentials keeps it. */

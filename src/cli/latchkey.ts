@@ -23,6 +23,10 @@ const usage = `usage: npm run latchkey -- <command> [options]
   user create --username NAME --password PASSWORD [--email EMAIL] [--display-name NAME] [--role ROLE …]
   purge        deletes expired codes, tokens, sessions, throttle rows and old audit events now
                (one pass of the periodic retention purge) and prints the rows deleted per table
+  sync BACKEND [--allow-mass-leave]
+               one directory sync pass of BACKEND now (docs/directory-sync.md) and prints its counts; exits 1
+               when it was refused (it would deprovision more than maxLeaverShare) or failed. --allow-mass-leave
+               applies a refused pass, after a human has checked the directory
 
 Prints JSON. A client's secret is shown once, at creation.`;
 
@@ -40,6 +44,7 @@ const { positionals, values } = parseArgs({
     'require-consent': { type: 'boolean' },
     'require-mfa': { type: 'boolean' },
     'allow-plain-pkce': { type: 'boolean' },
+    'allow-mass-leave': { type: 'boolean' },
     'error-codes': { type: 'string' },
     'default-audience': { type: 'string' },
     'client-id': { type: 'string' },
@@ -68,7 +73,8 @@ function authMethod(value: string | undefined): AuthMethod | undefined {
 }
 
 const config = loadConfig();
-const logger = pino({ level: 'error' });
+// Log lines go to stderr: stdout is the command's JSON (a refused directory sync logs an error).
+const logger = pino({ level: 'error' }, pino.destination(2));
 const database = connect(config.databaseUrl);
 const print = (v: unknown) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
 
@@ -79,6 +85,13 @@ try {
   const command = verb ? `${noun} ${verb}` : noun;
   if (command === 'purge') {
     print({ deleted: await ctx.retention.purgeNow() });
+  } else if (noun === 'sync') {
+    const result = await ctx.directorySync.run(verb ?? '', { allowMassLeave: values['allow-mass-leave'] ?? false });
+    print({ ...result, at: new Date(result.at).toISOString() });
+    if (result.outcome !== 'applied') {
+      process.stderr.write(`latchkey: the sync of ${result.backend} was ${result.outcome}: ${result.error}\n`);
+      process.exitCode = 1;
+    }
   } else if (command === 'client create') {
     const { client, clientSecret } = await ctx.clients.register(
       {

@@ -10,6 +10,11 @@ export const CLIENT_ROLES = {
   admin: 'admin',
   /** A resource server: may introspect every client's tokens, and nothing else. */
   introspect: 'introspect',
+  /**
+   * A SCIM client (client_credentials): may call `/scim/v2` for the first backend of plugin `scim`
+   * (docs/scim-provisioning.md "What the endpoint supports").
+   */
+  scim: 'scim',
 } as const;
 
 export type ClientRole = (typeof CLIENT_ROLES)[keyof typeof CLIENT_ROLES];
@@ -21,7 +26,10 @@ export function checkRoles(roles: readonly string[]): void {
   for (const role of roles) {
     if (!KNOWN.includes(role)) {
       const named = role.length > 64 ? `${role.slice(0, 64)}…` : role;
-      throw new InputError('roles', `${JSON.stringify(named)} is not a client role; the roles are ${KNOWN.join(' and ')}`);
+      throw new InputError(
+        'roles',
+        `${JSON.stringify(named)} is not a client role; the roles are ${KNOWN.slice(0, -1).join(', ')} and ${KNOWN.at(-1)}`,
+      );
     }
   }
 }

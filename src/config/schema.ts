@@ -13,7 +13,8 @@ const backendEntry = z.strictObject({
     description: "The backend's id: stored as its users' `backend`, shown as `User.backend`; letters, digits, `-` and `_`, at most 63.",
   }),
   plugin: z.string().min(1).meta({
-    description: '`database` (built in), `ldap`, a folder under `plugins/`, or an npm package ([Identity backends](identity-backends.md)).',
+    description:
+      '`database` (built in), `ldap`, `scim` ([SCIM provisioning](scim-provisioning.md)), a folder under `plugins/`, or an npm package ([Identity backends](identity-backends.md)).',
   }),
   config: z.record(z.string(), z.unknown()).default({}).meta({
     description:
@@ -129,7 +130,7 @@ export const configSchema = z
         backchannelRetryDelays: z.array(z.coerce.number().int().min(0)).max(20).default([5000, 30000, 120000, 600000]).meta({
           unit: 'milliseconds',
           description:
-            'Back-channel logout: the waits before each new try after a failed delivery; when they run out the notice is given up ([Single logout](connect-an-application.md#single-logout)).',
+            'Back-channel logout and SAML logout by SOAP: the waits before each new try after a failed delivery; when they run out the notice is given up ([Single logout](connect-an-application.md#single-logout), [Single logout by SOAP](saml-applications.md#single-logout-by-soap)).',
         }),
         backchannelPollInterval: z.coerce
           .number()

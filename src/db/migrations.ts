@@ -25,6 +25,7 @@ import * as m19 from '../../migrations/20261127500001_pg_statement_guard.ts';
 import * as m20 from '../../migrations/20261128000000_saml_acs_indexes.ts';
 import * as m21 from '../../migrations/20261128010000_user_email_verified.ts';
 import * as m22 from '../../migrations/20261129000000_access_and_claims.ts';
+import * as m23 from '../../migrations/20261130000000_directory_sync_and_scim.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -55,6 +56,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261128000000_saml_acs_indexes.ts': m20,
   '20261128010000_user_email_verified.ts': m21,
   '20261129000000_access_and_claims.ts': m22,
+  '20261130000000_directory_sync_and_scim.ts': m23,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

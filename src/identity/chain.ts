@@ -31,13 +31,17 @@ export type SignInResult =
 
 const sameFields = (
   user: User,
-  fields: Pick<User, 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'attributes' | 'disabled'>,
+  fields: Pick<
+    User,
+    'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'roles' | 'attributes' | 'disabled' | 'disabledBy'
+  >,
 ) =>
   user.username === fields.username &&
   user.email === fields.email &&
   user.emailVerified === fields.emailVerified &&
   user.displayName === fields.displayName &&
   user.disabled === fields.disabled &&
+  user.disabledBy === fields.disabledBy &&
   JSON.stringify(user.groups) === JSON.stringify(fields.groups) &&
   JSON.stringify(user.roles) === JSON.stringify(fields.roles) &&
   JSON.stringify(user.attributes) === JSON.stringify(fields.attributes);
@@ -187,7 +191,11 @@ export class IdentityChain {
       attributes: identity.attributes ?? existing?.attributes ?? {},
       // The local flag is the administrator's: a directory's "disabled" refuses the sign-in without
       // being copied, so re-enabling the account in the directory is enough to let the user back in.
-      disabled: existing?.disabled ?? false,
+      // Only a directory sync's disabling (a leaver, docs/directory-sync.md) is the directory's,
+      // and a backend that now answers for the user enabled undoes it.
+      ...(existing?.disabledBy === 'directory' && !identity.disabled
+        ? { disabled: false, disabledBy: null }
+        : { disabled: existing?.disabled ?? false, disabledBy: existing?.disabledBy ?? null }),
     };
     if (existing) {
       // Most sign-ins change nothing: then there is nothing to write.
@@ -244,7 +252,13 @@ export class IdentityChain {
       { backend: backendId, username: identity.username, staleUserId: holder.id },
       'username now belongs to another directory entry; retiring the old local record',
     );
-    await this.users.update({ ...holder, username: `${holder.username}~${holder.id}`, disabled: true, updatedAt: clock.now() });
+    await this.users.update({
+      ...holder,
+      username: `${holder.username}~${holder.id}`,
+      disabled: true,
+      disabledBy: 'directory',
+      updatedAt: clock.now(),
+    });
   }
 
   /**

@@ -95,7 +95,23 @@ export interface IdentityBackend {
    * without it is simply tried again after the probe interval). Keep it cheap and bounded.
    */
   health?(): Promise<boolean>;
+  /** Optional (docs/directory-sync.md): the backend can be read whole, for directory sync. */
+  sync?: SyncSource;
   close?(): Promise<void>;
+}
+
+/** A backend's side of directory sync (docs/directory-sync.md). */
+export interface SyncSource {
+  /** Seconds between passes; 0: only when asked (`latchkey sync`, GraphQL `syncBackend`). */
+  interval: number;
+  /** A pass that would deprovision more than this share of the backend's users deprovisions nobody. */
+  maxLeaverShare: number;
+  /**
+   * Every user the backend holds, in batches, with their groups, attributes and account state
+   * (`disabled`, `refusal`). Throws when it could not read them all (an outage, a size or time limit, a
+   * page lost): a partial read must never pass for a whole one, or everyone it missed would leave.
+   */
+  listUsers(): AsyncIterable<Identity[]>;
 }
 
 /** A user record of Latchkey's own `users` table, as a backend that keeps its users there reads it. */

@@ -14,6 +14,7 @@ const pluginsDir = resolve(projectRoot, 'plugins');
 const builtIn: Record<string, () => Promise<unknown>> = {
   database: () => import('../../plugins/database/index.ts'),
   ldap: () => import('../../plugins/ldap/index.ts'),
+  scim: () => import('../../plugins/scim/index.ts'),
 };
 
 /**

@@ -19,6 +19,7 @@ export {
   type PasswordRefusal,
   type PasswordWrite,
   type PluginContext,
+  type SyncSource,
 } from './contract.ts';
 export { REFUSAL_WORDS } from '../users/password-refusals.ts';
 export { verifyPassword } from '../crypto/passwords.ts';

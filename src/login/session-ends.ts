@@ -4,6 +4,7 @@ import { clock } from '../clock.ts';
 import type { TokenQueries } from '../tokens/queries.ts';
 import type { SessionQueries } from './session-queries.ts';
 import type { BackchannelQueries } from './backchannel-queries.ts';
+import type { SamlLogoutQueries } from '../saml/soap-logout-queries.ts';
 import { randomToken, sessionSid } from '../crypto/tokens.ts';
 
 export interface EndAllOptions {
@@ -36,12 +37,14 @@ export interface Ended {
 }
 
 /**
- * Back-channel logout (logout-notices.ts) hangs off here: the notices are queued with the end, in
- * its transaction when there is one, and `queued` wakes this process's delivery worker (after the
- * commit, when inside a transaction).
+ * Back-channel logout (logout-notices.ts) and SAML logout by SOAP (src/saml/soap-logout.ts) hang off
+ * here: the notices are queued with the end, in its transaction when there is one, and `queued` wakes
+ * this process's delivery workers (after the commit, when inside a transaction).
  */
 export interface LogoutNotices {
   queries: BackchannelQueries;
+  /** The SAML SPs of the ending sessions with a SOAP SingleLogoutService (docs/saml-applications.md "Single logout by SOAP"). */
+  saml?: Pick<SamlLogoutQueries, 'targets' | 'enqueue' | 'forgetParticipants'>;
   queued(): void;
 }
 
@@ -54,19 +57,45 @@ export interface LogoutNotices {
  * The order closes the race with a code exchange at the same moment: codes are refused first, on the
  * row the exchange must spend, so an exchange either committed its tokens before (they are revoked
  * last) or finds its code refused and issues nothing. Inside a transaction (`tx.sessions`) it all
- * commits with the change. The back-channel notices are queued before the sessions go (they
- * name the user and the clients to tell); a session that merely expires is never ended here.
+ * commits with the change. The back-channel and SAML notices are queued before the sessions go (they
+ * name the user, the clients and the SPs to tell); a session that merely expires is never ended here.
  */
+/** Which sessions end: one, or a user's but `except`. */
+type Ending = { sessionId: string } | { userId: string; except?: string };
+
 export const sessionEnds = (sessions: SessionQueries, tokens: TokenQueries, audit: Pick<AuditLog, 'record'>, notices?: LogoutNotices) => {
-  async function queueNotices(where: { sessionId: string } | { userId: string; except?: string }, now: number): Promise<void> {
+  async function queueNotices(where: Ending, now: number): Promise<void> {
     if (!notices) return;
     const targets = await notices.queries.targets(where, now);
-    if (targets.length === 0) return;
     await notices.queries.enqueue(
       targets.map((t) => ({ id: randomToken(24), clientId: t.clientId, userId: t.userId, sid: sessionSid(t.sessionId) })),
       now,
     );
-    notices.queued();
+    const sps = notices.saml ? await queueSamlLogouts(notices.saml, where, now) : 0;
+    if (targets.length + sps > 0) notices.queued();
+  }
+
+  /**
+   * Each SAML participant of the ending sessions whose SP has a SOAP URL gets a LogoutRequest naming
+   * the NameID it was given and the assertions' SessionIndex (the sid); then every participant of
+   * those sessions goes, so no SP is told twice. A front-channel SAML logout took the SPs it tells
+   * in the browser (and the one that asked) before ending the session (src/saml/idp.ts).
+   */
+  async function queueSamlLogouts(saml: NonNullable<LogoutNotices['saml']>, where: Ending, now: number): Promise<number> {
+    const targets = await saml.targets(where, now);
+    await saml.enqueue(
+      targets.map((t) => ({
+        id: randomToken(24),
+        spId: t.spId,
+        userId: t.userId,
+        nameId: t.nameId,
+        nameIdFormat: t.nameIdFormat,
+        sessionIndex: sessionSid(t.sessionId),
+      })),
+      now,
+    );
+    await saml.forgetParticipants(where);
+    return targets.length;
   }
 
   return {

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RequestStats } from './request-stats.ts';
 
 /** `latchkey_logins_total`'s `result` (docs/operating-latchkey.md). */
@@ -9,6 +9,26 @@ export type LoginResult = 'success' | 'failure' | 'unavailable' | 'throttled';
  * was asked (the policy counts the account, not where it lives).
  */
 export const NO_BACKEND = 'none';
+
+/**
+ * A backend's last directory sync (docs/directory-sync.md "Watching it"), as its database row keeps
+ * it: every process reads the same row, so every worker of a cluster reports the same values.
+ */
+export interface DirectorySyncState {
+  backend: string;
+  users: number;
+  created: number;
+  updated: number;
+  deprovisioned: number;
+  reenabled: number;
+  /** ms since the epoch; null before the first pass that applied. */
+  lastSuccessAt: number | null;
+  /** The last pass was refused (it would have deprovisioned more than `maxLeaverShare`). */
+  refused: boolean;
+}
+
+/** A directory sync pass takes from well under a second to a minute or two (100,000 users). */
+const SYNC_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
 
 /** Where a request's time is counted: the few paths tokens are checked on take a few hundred microseconds. */
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -21,6 +41,8 @@ export function createMetrics(o: {
   backendStates: () => Promise<Record<string, 'up' | 'down'>>;
   /** Label values shown at 0 from the start, so that a rate over them exists before the first event. */
   known: { backends: string[]; grants: readonly string[]; tables: readonly string[] };
+  /** The backends with directory sync, read at scrape time (docs/directory-sync.md). */
+  directorySyncs?: () => Promise<DirectorySyncState[]>;
 }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: '' });
@@ -61,6 +83,15 @@ export function createMetrics(o: {
     },
   });
 
+  const syncDuration = new Histogram({
+    name: 'latchkey_directory_sync_duration_seconds',
+    help: 'How long each directory sync pass took, by backend (applied, refused or failed alike)',
+    labelNames: ['backend'] as const,
+    buckets: SYNC_BUCKETS,
+    registers: [registry],
+  });
+  directorySyncGauges(registry, o.directorySyncs);
+
   for (const grant of o.known.grants) tokens.inc({ grant }, 0);
   for (const table of o.known.tables) purged.inc({ table }, 0);
   for (const backend of [...o.known.backends, NO_BACKEND]) {
@@ -87,7 +118,65 @@ export function createMetrics(o: {
     purged(table: string, rows: number): void {
       if (rows > 0) purged.inc({ table }, rows);
     },
+    directorySyncPass(backend: string, seconds: number): void {
+      syncDuration.observe({ backend }, seconds);
+    },
   };
+}
+
+/**
+ * The gauges of the last directory sync of each backend, read from the database at scrape time: the
+ * pass may have run in another worker or process (or `latchkey sync`), and every worker reads the same
+ * row, so across workers the values are the same and `max` keeps them as they are (a sum would count
+ * them once per worker). One read serves the three gauges of a scrape.
+ */
+function directorySyncGauges(registry: Registry, read?: () => Promise<DirectorySyncState[]>): void {
+  if (!read) return;
+  let reading: Promise<DirectorySyncState[] | undefined> | undefined;
+  const states = () =>
+    (reading ??= read()
+      // The database unreachable: the gauges keep their last values (the outage is reported elsewhere).
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (reading = undefined))));
+  const gauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    fill: (g: Gauge<L>, s: DirectorySyncState) => void,
+  ) =>
+    new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      aggregator: 'max',
+      async collect() {
+        for (const s of (await states()) ?? []) fill(this, s);
+      },
+    });
+  gauge(
+    'latchkey_directory_sync_users',
+    "The last directory sync pass's changes, by backend and outcome",
+    ['backend', 'outcome'],
+    (g, s) => {
+      for (const outcome of ['created', 'updated', 'deprovisioned', 'reenabled'] as const)
+        g.set({ backend: s.backend, outcome }, s[outcome]);
+    },
+  );
+  gauge(
+    'latchkey_directory_sync_last_success_timestamp_seconds',
+    'When the last directory sync pass that applied started, by backend (none before the first)',
+    ['backend'],
+    (g, s) => {
+      if (s.lastSuccessAt !== null) g.set({ backend: s.backend }, s.lastSuccessAt / 1000);
+    },
+  );
+  gauge(
+    'latchkey_directory_sync_refused',
+    'Whether the last directory sync pass was refused because it would deprovision more than maxLeaverShare (1) or not (0), by backend',
+    ['backend'],
+    (g, s) => g.set({ backend: s.backend }, s.refused ? 1 : 0),
+  );
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -12,9 +12,11 @@ import type { ThrottleQueries } from '../throttle/throttle-queries.ts';
 import type { User } from '../users/model.ts';
 import { PasswordRefused } from '../users/password-refusals.ts';
 import { checkPassword, type UserService } from '../users/service.ts';
-import type { Mailer } from './mailer.ts';
+import type { Mail, Mailer } from './mailer.ts';
 import { requestLimits } from './request-limits.ts';
 import type { ResetQueries } from './reset-queries.ts';
+import { INVITATION_TTL_MS, invitationMail, toInvite } from './invitation.ts';
+import type { Origin } from '../audit/model.ts';
 
 /** docs/password-reset-by-mail.md: a reset link is good for 15 minutes. Fixed, not a setting. */
 export const RESET_TTL_MS = 15 * 60_000;
@@ -61,7 +63,7 @@ export interface OpenLink {
 export interface PasswordResetDeps {
   queries: ResetQueries;
   throttle: ThrottleQueries;
-  users: Pick<UserService, 'find' | 'setPassword' | 'localBackend'>;
+  users: Pick<UserService, 'find' | 'setPassword' | 'keepsPassword'>;
   identity: Pick<IdentityChain, 'members' | 'canWritePassword' | 'lookup'>;
   mfa: Pick<MfaService, 'hasFactor' | 'offersPasskey' | 'passkeys'>;
   signIn: Pick<SignInService, 'secondStep' | 'passkeyStep'>;
@@ -69,6 +71,11 @@ export interface PasswordResetDeps {
   factorKey: Buffer;
   audit: AuditLog;
   mailer?: Mailer;
+  /**
+   * Whether a backend invites its new users by mail (a `scim` backend with `invite: true`,
+   * docs/scim-provisioning.md "How SCIM users sign in"). @default none does
+   */
+  invites?: (backend: string) => boolean;
   config: Config;
   logger: Logger;
 }
@@ -89,35 +96,79 @@ export function passwordResetService(deps: PasswordResetDeps) {
     return i < 0 ? Number.MAX_SAFE_INTEGER : i;
   };
 
-  /** Who may get a link: an enabled account with an email whose password Latchkey can set. */
+  const invites = deps.invites ?? (() => false);
+  /**
+   * Who may get a link: an enabled account with an email whose password Latchkey can set: a hash kept
+   * here (an invited user without one yet too: their invitation may have run out), or a directory's.
+   */
   const resettable = (u: User | undefined): u is User =>
     !!u &&
     !u.disabled &&
     !!u.email &&
-    (u.backend === deps.users.localBackend ? !!u.passwordHash : deps.identity.canWritePassword(u, 'reset'));
+    (deps.users.keepsPassword(u) ? !!u.passwordHash || invites(u.backend) : deps.identity.canWritePassword(u, 'reset'));
 
-  async function mail(user: User, token: string, origin: ResetOrigin): Promise<void> {
-    const link = `${config.publicUrl}/password/reset?token=${token}`;
+  const linkOfToken = (token: string) => `${config.publicUrl}/password/reset?token=${token}`;
+
+  /** Sends a link's mail; a mail server's refusal is one log line and an audit event, never thrown. */
+  async function send(user: User, message: Mail, origin: Origin, details?: Record<string, unknown>): Promise<void> {
     try {
-      await deps.mailer!.send({
+      await deps.mailer!.send(message);
+    } catch (err) {
+      // One line, without the link or the mail server's credentials.
+      logger.error(
+        { requestId: origin.requestId, err: (err as Error).message },
+        `${details?.invitation ? 'invitation' : 'password reset'} mail not sent: the mail server did not take it`,
+      );
+      await audit.record({
+        kind: 'password_reset.mail_failed',
+        userId: user.id,
+        ip: origin.ip,
+        requestId: origin.requestId,
+        ...(details ? { details } : {}),
+      });
+    }
+  }
+
+  const mail = (user: User, token: string, origin: ResetOrigin) =>
+    send(
+      user,
+      {
         to: user.email!,
         subject: 'Reset your password',
         text: `Someone, hopefully you, asked to reset the password of the account "${user.username}" at ${new URL(config.publicUrl).host}.
 
 To choose a new password, open this link within 15 minutes. It works once:
-${link}
+${linkOfToken(token)}
 
 If you did not ask for this, ignore this mail: your password stays as it is.
 `,
-      });
-    } catch (err) {
-      // One line, without the link or the mail server's credentials.
-      logger.error(
-        { requestId: origin.requestId, err: (err as Error).message },
-        'password reset mail not sent: the mail server did not take it',
-      );
-      await audit.record({ kind: 'password_reset.mail_failed', userId: user.id, ip: origin.ip, requestId: origin.requestId });
-    }
+      },
+      origin,
+    );
+
+  /**
+   * Invitations go out one at a time, in order: a SCIM client's first load of thousands of users must
+   * not open thousands of connections to the mail server at once.
+   */
+  let invitations: Promise<void> = Promise.resolve();
+  let invitationsQueued = 0;
+
+  async function sendInvitation(userId: string, origin: Origin): Promise<void> {
+    // Read again when its turn comes: given a password or deprovisioned meanwhile, nobody is invited.
+    const user = await deps.users.find(userId);
+    if (!user || !toInvite(user, invites)) return;
+    const token = randomToken(32);
+    const now = clock.now();
+    await queries.insert(hashToken(token), user.id, now, now + INVITATION_TTL_MS);
+    const details = { invitation: true, backend: user.backend };
+    await audit.record({
+      kind: 'password_reset.requested',
+      userId: user.id,
+      ip: origin.ip,
+      requestId: origin.requestId,
+      details: { outcome: 'sent', ...details },
+    });
+    await send(user, invitationMail(user, linkOfToken(token), config.publicUrl), origin, details);
   }
 
   async function work(typed: string, origin: ResetOrigin): Promise<void> {
@@ -287,7 +338,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.
         return { ok: false, reason: 'retry', status, message, retryAfter };
       };
       if (f.password !== f.confirm) return retry('mismatch', 'The two passwords are not the same.');
-      if (user.backend === deps.users.localBackend) {
+      if (deps.users.keepsPassword(user)) {
         try {
           checkPassword(f.password);
         } catch {
@@ -336,9 +387,27 @@ If you did not ask for this, ignore this mail: your password stays as it is.
       return { ok: true, user };
     },
 
-    /** Waits for the requests still at work (the server's shutdown; tests). */
+    /** Whether some backend invites its users: the reset page then serves invitations even with resets off. */
+    invitations: deps.mailer !== undefined && config.identity.backends.some((b) => invites(b.id)),
+
+    /**
+     * Invites `user` (docs/scim-provisioning.md "How SCIM users sign in") once their record is
+     * committed: a link to set a password, good for 7 days, by mail. Returns at once; the link and the
+     * mail follow in the background, so a slow mail server holds up no SCIM client. Nothing for a user
+     * not to invite (enabled, an email, no password, a backend with `invite: true`); faults are logged.
+     */
+    invite(user: User, origin: Origin = {}): void {
+      if (!deps.mailer || !toInvite(user, invites)) return;
+      invitationsQueued++;
+      invitations = invitations
+        .then(() => sendInvitation(user.id, origin))
+        .catch((err: unknown) => logger.error({ err, requestId: origin.requestId, userId: user.id }, 'invitation failed'))
+        .finally(() => void invitationsQueued--);
+    },
+
+    /** Waits for the requests and invitations still at work (the server's shutdown; tests). */
     async settled(): Promise<void> {
-      while (pending.size > 0) await Promise.allSettled([...pending]);
+      while (pending.size > 0 || invitationsQueued > 0) await Promise.allSettled([...pending, invitations]);
     },
 
     close(): void {

@@ -93,7 +93,7 @@ export const queryOf = (originalUrl: string): string => {
 
 /** What a sign-on and a single logout change, with their audit events, in one transaction. */
 interface SamlTransaction {
-  queries: { saml: Pick<SamlQueries, 'addParticipant' | 'takeParticipants'> };
+  queries: { saml: Pick<SamlQueries, 'addParticipant' | 'participants' | 'removeParticipants' | 'findById'> };
   sessions: Pick<SessionStore, 'end'>;
   audit: Pick<AuditLog, 'record'>;
 }
@@ -310,11 +310,18 @@ export function samlIdp(deps: {
     /**
      * An SP's LogoutRequest about `session` (`concerns` said so): the session ends (session-ends.ts,
      * which queues back-channel logout for its OIDC clients) and the logout is audited
-     * (`saml.logout`), in one transaction. Returns the session's other SPs, taken: each is told once.
+     * (`saml.logout`), in one transaction. Returns the session's other SPs that the browser tells
+     * (those with an HTTP-Redirect SingleLogoutService), taken first with the SP that asked, which is
+     * told by its LogoutResponse: the end then sends SOAP LogoutRequests only to the SPs left, those
+     * with a SOAP URL alone (docs/saml-applications.md "Single logout by SOAP"). Each SP is told once.
      */
     async endSession(logout: SpLogout, session: Pick<SsoSession, 'id' | 'userId'>, origin: Origin): Promise<Participant[]> {
       return deps.transaction(async (tx) => {
-        const others = (await tx.queries.saml.takeParticipants(session.id)).filter((p) => p.spId !== logout.sp.id);
+        const others: Participant[] = [];
+        for (const p of await tx.queries.saml.participants(session.id)) {
+          if (p.spId !== logout.sp.id && (await tx.queries.saml.findById(p.spId))?.singleLogoutServiceUrl) others.push(p);
+        }
+        await tx.queries.saml.removeParticipants(session.id, [logout.sp.id, ...others.map((p) => p.spId)]);
         await tx.sessions.end(session.id);
         await tx.audit.record({
           kind: 'saml.logout',

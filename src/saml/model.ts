@@ -22,8 +22,13 @@ export interface ServiceProvider {
    * explicitly, and then a URL's index is its position.
    */
   acsIndexes: number[] | null;
-  /** Its HTTP-Redirect SingleLogoutService; null: it is not told of logouts. */
+  /** Its HTTP-Redirect SingleLogoutService: told of a logout that comes from another SP, in the browser. */
   singleLogoutServiceUrl: string | null;
+  /**
+   * Its SOAP SingleLogoutService: told of every other session end, server to server
+   * (docs/saml-applications.md "Single logout by SOAP"); null: it is not.
+   */
+  singleLogoutSoapUrl: string | null;
   /** PEM: checks its signed requests. */
   signingCertificate: string | null;
   /** PEM: its assertions are encrypted to it (when `encryptAssertions`). */
@@ -52,6 +57,34 @@ export interface ServiceProvider {
 
 /** A service provider that got an assertion in a session: told when the session ends by logout. */
 export interface Participant {
+  spId: string;
+  nameId: string;
+  nameIdFormat: NameIdFormat;
+}
+
+/**
+ * A signed LogoutRequest still to deliver by SOAP to an SP of an ended session (table `saml_logouts`):
+ * what the request names, kept from the participant, since the session and its participants are gone.
+ */
+export interface QueuedSamlLogout {
+  id: string;
+  spId: string;
+  userId: string;
+  nameId: string;
+  nameIdFormat: NameIdFormat;
+  /** The assertions' `SessionIndex`: the session's `sid`. */
+  sessionIndex: string;
+  /** Deliveries tried so far. */
+  attempts: number;
+}
+
+/** Which sessions end: one, or a user's but `except` (session-ends.ts). */
+export type EndingSessions = { sessionId: string } | { userId: string; except?: string };
+
+/** An SP with a SOAP SingleLogoutService that got an assertion in a session that ends. */
+export interface SamlLogoutTarget {
+  sessionId: string;
+  userId: string;
   spId: string;
   nameId: string;
   nameIdFormat: NameIdFormat;

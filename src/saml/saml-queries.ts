@@ -12,6 +12,7 @@ const toSp = (r: Row): ServiceProvider => ({
   assertionConsumerServiceUrls: json<string[]>(r.acs_urls, []),
   acsIndexes: r.acs_indexes == null ? null : json<number[]>(r.acs_indexes, []),
   singleLogoutServiceUrl: (r.slo_url as string | null) ?? null,
+  singleLogoutSoapUrl: (r.slo_soap_url as string | null | undefined) ?? null,
   signingCertificate: (r.signing_cert as string | null) ?? null,
   encryptionCertificate: (r.encryption_cert as string | null) ?? null,
   nameIdFormat: String(r.name_id_format) as NameIdFormat,
@@ -37,6 +38,7 @@ const toRow = (sp: ServiceProvider): Row => ({
   acs_urls: JSON.stringify(sp.assertionConsumerServiceUrls),
   acs_indexes: sp.acsIndexes === null ? null : JSON.stringify(sp.acsIndexes),
   slo_url: sp.singleLogoutServiceUrl,
+  slo_soap_url: sp.singleLogoutSoapUrl,
   signing_cert: sp.signingCertificate,
   encryption_cert: sp.encryptionCertificate,
   name_id_format: sp.nameIdFormat,
@@ -110,15 +112,10 @@ export const samlQueries = ({ knex: db }: Database) => ({
     }));
   },
 
-  /** The session's participants, taken: each is told once. */
-  async takeParticipants(sessionId: string): Promise<Participant[]> {
-    const rows = await db('saml_session_participants').where({ session_id: sessionId });
-    await db('saml_session_participants').where({ session_id: sessionId }).delete();
-    return rows.map((r: Row) => ({
-      spId: String(r.sp_id),
-      nameId: String(r.name_id),
-      nameIdFormat: String(r.name_id_format) as NameIdFormat,
-    }));
+  /** Some of the session's participants, taken: each is told once (the rest are told by SOAP as the session ends). */
+  async removeParticipants(sessionId: string, spIds: string[]): Promise<void> {
+    if (spIds.length === 0) return;
+    await db('saml_session_participants').where({ session_id: sessionId }).whereIn('sp_id', spIds).delete();
   },
 });
 

@@ -3,6 +3,8 @@ import type { Actor, AuditLog } from '../audit/record.ts';
 import { checkRedirectUri } from '../clients/service.ts';
 import { clock } from '../clock.ts';
 import type { Transaction } from '../db/transaction.ts';
+import type { AddressRules } from '../outbound/address-rules.ts';
+import { urlRefusal } from '../outbound/url-check.ts';
 import { InputError, NotFoundError } from '../errors/service.ts';
 import type { SamlQueries } from './saml-queries.ts';
 import { NAME_ID_FORMATS, type NameIdFormat, type ServiceProvider } from './model.ts';
@@ -30,6 +32,8 @@ export interface ServiceProviderInput {
   assertionConsumerServiceUrls?: string[] | null;
   /** null removes it. */
   singleLogoutServiceUrl?: string | null;
+  /** Its SOAP SingleLogoutService (docs/saml-applications.md "Single logout by SOAP"); null removes it. */
+  singleLogoutSoapUrl?: string | null;
   signingCertificate?: string | null;
   encryptionCertificate?: string | null;
   nameIdFormat?: NameIdFormat | null;
@@ -50,7 +54,7 @@ export interface ServiceProviderInput {
 }
 
 /** The plain fields that null clears (the rest keep their value on null); the access and release fields clear in applicationFields. */
-const CLEARABLE = new Set(['singleLogoutServiceUrl', 'signingCertificate', 'encryptionCertificate']);
+const CLEARABLE = new Set(['singleLogoutServiceUrl', 'singleLogoutSoapUrl', 'signingCertificate', 'encryptionCertificate']);
 
 /** The access and release fields of an input, checked and defaulted (null clears); undefined where the input leaves one out. */
 function applicationFields(input: ServiceProviderInput): Partial<ServiceProvider> {
@@ -76,7 +80,26 @@ function checkCertificate(field: string, pem: string | null): string | null {
   }
 }
 
-function validate(sp: ServiceProvider): ServiceProvider {
+/**
+ * A URL Latchkey POSTs to, server to server: absolute http or https, no fragment, and not in a network
+ * it never calls (docs/decisions.md "Outbound fetches"), said now rather than at the first logout.
+ */
+function checkSoapUrl(field: string, uri: string, outbound: AddressRules): void {
+  let url: URL;
+  if (uri.length > 2000 || /[\x00-\x20\x7f]/.test(uri))
+    throw new InputError(field, 'must be at most 2000 characters, no spaces or control characters');
+  try {
+    url = new URL(uri);
+  } catch {
+    throw new InputError(field, `${JSON.stringify(uri)} is not an absolute URL`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new InputError(field, `${uri}: must be http or https`);
+  if (url.hash || uri.includes('#')) throw new InputError(field, `${uri} must not have a fragment`);
+  const why = urlRefusal(url, outbound);
+  if (why) throw new InputError(field, `${uri}: ${why}`);
+}
+
+function validate(sp: ServiceProvider, outbound: AddressRules): ServiceProvider {
   if (!sp.entityId || sp.entityId.length > 1024 || /[\x00-\x20\x7f]/.test(sp.entityId))
     throw new InputError('entityId', 'must be 1 to 1024 characters, no spaces or control characters');
   const name = sp.name.trim();
@@ -86,6 +109,7 @@ function validate(sp: ServiceProvider): ServiceProvider {
   if (sp.assertionConsumerServiceUrls.length > 20) throw new InputError('assertionConsumerServiceUrls', 'at most 20');
   for (const url of sp.assertionConsumerServiceUrls) checkRedirectUri('assertionConsumerServiceUrls', url);
   if (sp.singleLogoutServiceUrl !== null) checkRedirectUri('singleLogoutServiceUrl', sp.singleLogoutServiceUrl);
+  if (sp.singleLogoutSoapUrl !== null) checkSoapUrl('singleLogoutSoapUrl', sp.singleLogoutSoapUrl, outbound);
   if (!NAME_ID_FORMATS.includes(sp.nameIdFormat)) throw new InputError('nameIdFormat', `must be one of ${NAME_ID_FORMATS.join(', ')}`);
   for (const a of sp.attributes) {
     if (!(SAML_ATTRIBUTES as readonly string[]).includes(a))
@@ -129,7 +153,7 @@ interface SamlTransaction {
  * SAML service providers (docs/saml-applications.md), the sibling of OAuth clients: registered from their metadata
  * and/or explicit fields, changed and deleted by an administrator, every change audited with it.
  */
-export const serviceProviders = (queries: SamlQueries, deps: { transaction: Transaction<SamlTransaction> }) => ({
+export const serviceProviders = (queries: SamlQueries, deps: { transaction: Transaction<SamlTransaction>; outbound: AddressRules }) => ({
   find: queries.findByEntityId,
   findById: queries.findById,
   list: queries.list,
@@ -153,6 +177,7 @@ export const serviceProviders = (queries: SamlQueries, deps: { transaction: Tran
       assertionConsumerServiceUrls: [],
       acsIndexes: null,
       singleLogoutServiceUrl: null,
+      singleLogoutSoapUrl: null,
       signingCertificate: null,
       encryptionCertificate: null,
       nameIdFormat: 'persistent',
@@ -173,7 +198,7 @@ export const serviceProviders = (queries: SamlQueries, deps: { transaction: Tran
     };
     const merged = apply(base, input);
     if (!merged.name) merged.name = merged.entityId;
-    const sp = validate(merged);
+    const sp = validate(merged, deps.outbound);
     await deps.transaction(async (tx) => {
       if (await tx.queries.saml.findByEntityId(sp.entityId)) throw new InputError('entityId', `${sp.entityId} is registered already`);
       await tx.queries.saml.insert(sp);
@@ -186,7 +211,7 @@ export const serviceProviders = (queries: SamlQueries, deps: { transaction: Tran
     return deps.transaction(async (tx) => {
       const sp = await tx.queries.saml.findByEntityId(entityId);
       if (!sp) throw new NotFoundError('entityId', `no SAML service provider ${entityId}`);
-      const next = validate({ ...apply(sp, input), updatedAt: clock.now() });
+      const next = validate({ ...apply(sp, input), updatedAt: clock.now() }, deps.outbound);
       if (next.entityId !== sp.entityId && (await tx.queries.saml.findByEntityId(next.entityId)))
         throw new InputError('entityId', `${next.entityId} is registered already`);
       await tx.queries.saml.update(next);

@@ -4,6 +4,7 @@ import { children, MAX_METADATA_BYTES, NS, onlyChild, parseXml, SamlInputError, 
 export const BINDINGS = {
   post: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST',
   redirect: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect',
+  soap: 'urn:oasis:names:tc:SAML:2.0:bindings:SOAP',
 } as const;
 
 /** The NameID format URIs, by the short names Latchkey stores. */
@@ -24,6 +25,8 @@ export interface SpMetadata {
   /** Each URL's `index`, in the same order (the default first, then by index). */
   acsIndexes: number[];
   singleLogoutServiceUrl: string | null;
+  /** Its SOAP SingleLogoutService (docs/saml-applications.md "Single logout by SOAP"). */
+  singleLogoutSoapUrl: string | null;
   signingCertificate: string | null;
   encryptionCertificate: string | null;
   /** Absent when the metadata names none Latchkey issues (it is optional): the registration's default then holds. */
@@ -53,7 +56,7 @@ function certificateOf(key: Element): string | null {
 
 /**
  * Reads an SP's `EntityDescriptor` (SAML metadata 2.0): its entityID, the HTTP-POST assertion
- * consumer services (default first, then by index), the HTTP-Redirect single logout service, its
+ * consumer services (default first, then by index), the HTTP-Redirect and SOAP single logout services, its
  * signing and encryption certificates (a KeyDescriptor without `use` is both), the first NameID
  * format Latchkey issues, and whether it signs its requests. Parsed as any other untrusted XML.
  */
@@ -71,7 +74,10 @@ export function readSpMetadata(xml: string): SpMetadata {
     .map((e) => ({ url: e.getAttribute('Location') ?? '', isDefault: xsBoolean(e, 'isDefault'), index: indexOf(e) }))
     .sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.index - b.index);
   if (acs.length === 0) throw new SamlInputError('the SPSSODescriptor has no HTTP-POST AssertionConsumerService');
-  const slo = children(sp, NS.metadata, 'SingleLogoutService').find((e) => e.getAttribute('Binding') === BINDINGS.redirect);
+  const sloOf = (binding: string) =>
+    children(sp, NS.metadata, 'SingleLogoutService')
+      .find((e) => e.getAttribute('Binding') === binding)
+      ?.getAttribute('Location') || null;
 
   let signingCertificate: string | null = null;
   let encryptionCertificate: string | null = null;
@@ -92,7 +98,8 @@ export function readSpMetadata(xml: string): SpMetadata {
     entityId,
     assertionConsumerServiceUrls: acs.map((e) => e.url),
     acsIndexes: acs.map((e) => e.index),
-    singleLogoutServiceUrl: slo?.getAttribute('Location') || null,
+    singleLogoutServiceUrl: sloOf(BINDINGS.redirect),
+    singleLogoutSoapUrl: sloOf(BINDINGS.soap),
     signingCertificate,
     encryptionCertificate,
     wantAuthnRequestsSigned: xsBoolean(sp, 'AuthnRequestsSigned'),

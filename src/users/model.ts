@@ -22,6 +22,15 @@ export interface User {
    */
   attributes: Record<string, unknown>;
   disabled: boolean;
+  /**
+   * Who disabled the record: `admin` (the admin API, the console), `directory` (a directory sync or a
+   * SCIM client found the user gone or disabled: docs/directory-sync.md). Null while enabled. Only
+   * a `directory` disabling is undone when the directory shows the user enabled again.
+   */
+  disabledBy: DisabledBy | null;
   createdAt: number;
   updatedAt: number;
 }
+
+/** Who disabled a user record (`User.disabledBy`). */
+export type DisabledBy = 'admin' | 'directory';

@@ -3,7 +3,7 @@ import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
 import { bool, json, num } from '../db/rows.ts';
-import type { User } from './model.ts';
+import type { DisabledBy, User } from './model.ts';
 
 function toUser(r: Record<string, unknown>): User {
   return {
@@ -19,6 +19,7 @@ function toUser(r: Record<string, unknown>): User {
     groups: json(r.groups, []),
     attributes: json(r.attributes, {}),
     disabled: bool(r.disabled),
+    disabledBy: (r.disabled_by as DisabledBy | null) ?? null,
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -37,6 +38,7 @@ const USER_COLUMNS = [
   'groups',
   'attributes',
   'disabled',
+  'disabled_by',
   'created_at',
   'updated_at',
 ] as const;
@@ -69,6 +71,7 @@ function toRow(u: User): Record<string, unknown> {
     // null, not {}, for none: most users have none, and null costs nothing to read back.
     attributes: Object.keys(u.attributes).length > 0 ? JSON.stringify(u.attributes) : null,
     disabled: u.disabled,
+    disabled_by: u.disabled ? (u.disabledBy ?? 'admin') : null,
     created_at: u.createdAt,
     updated_at: u.updatedAt,
   };

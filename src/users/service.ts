@@ -13,6 +13,7 @@ import { directoryPasswordFits, MAX_PASSWORD, PasswordRefused, refusalWords } fr
 import { directoryPasswordChanges, type DirectoryPasswords } from './directory-password.ts';
 import { clock } from '../clock.ts';
 import { knownGroups } from '../access/groups.ts';
+import { leavers } from './leavers.ts';
 
 export interface CreateUserInput {
   username: string;
@@ -162,6 +163,11 @@ export const userService = (
   deps: {
     transaction: Transaction<UserTransaction>;
     localBackend: string;
+    /**
+     * Other backends whose users' password hashes Latchkey keeps, as the database backend's: the `scim`
+     * backends (docs/scim-provisioning.md "How SCIM users sign in"). @default []
+     */
+    localPasswords?: readonly string[];
     directory?: DirectoryPasswords;
     upstreams?: readonly string[];
     /** Events outside a change's transaction: a directory's refusal or outage, where nothing was written. */
@@ -171,6 +177,9 @@ export const userService = (
 ) => {
   const { localBackend, transaction, directory } = deps;
   const upstreams = deps.upstreams ?? [];
+  /** Whether the user's password is a hash in their record (the database's and SCIM users), not a directory's. */
+  const keepsPassword = (user: Pick<User, 'backend'>): boolean =>
+    user.backend === localBackend || (deps.localPasswords ?? []).includes(user.backend);
 
   /**
    * A directory user's new password, written with the backend's own rights (docs/identity-backends.md: `passwordReset: true`).
@@ -192,6 +201,8 @@ export const userService = (
 
   return {
     localBackend,
+    keepsPassword,
+    ...leavers(transaction),
     ...directoryPasswordChanges({ directory, audit: deps.audit, logger: deps.logger, transaction }),
     find: queries.find,
     findByUsername: queries.findByUsername,
@@ -218,6 +229,7 @@ export const userService = (
         groups: checkGroups(input.groups ?? []),
         attributes: input.attributes == null ? {} : checkAttributes(input.attributes),
         disabled: false,
+        disabledBy: null,
         createdAt: now,
         updatedAt: now,
       };
@@ -250,7 +262,8 @@ export const userService = (
         if (input.email !== undefined) next.email = checkEmail(input.email) ?? null;
         if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
         if (input.roles != null) next.roles = checkRoles(input.roles);
-        if (input.disabled != null) next.disabled = input.disabled;
+        // An administrator's disabling is theirs: a directory sync never undoes it (docs/directory-sync.md).
+        if (input.disabled != null) [next.disabled, next.disabledBy] = input.disabled ? [true, 'admin'] : [false, null];
         if (input.attributes !== undefined) next.attributes = input.attributes === null ? {} : checkAttributes(input.attributes);
         await tx.queries.users.update(next);
         // A disabled user's sessions, codes and tokens stop working now, not when they expire.
@@ -297,14 +310,15 @@ export const userService = (
     },
 
     /**
-     * A new password for a database user; every session, code and token the user holds stops working
+     * A new password for a user whose hash Latchkey keeps (a database or SCIM user), else written to their
+     * directory (`writeToDirectory`); every session, code and token the user holds stops working
      * (docs/decisions.md), but `keep`: the session that changed it, at /account. Every reset link of the user dies
      * with it, the one a reset by mail used included: one reset is enough, older mails stop working.
      */
     async setPassword(id: string, password: string, actor: Actor, keep?: string): Promise<void> {
       const owner = await queries.find(id);
       if (!owner) throw new NotFoundError('id', `no user ${id}`);
-      if (owner.backend !== localBackend) {
+      if (!keepsPassword(owner)) {
         // The directory holds the password: written there first (it cannot join our transaction), then
         // the sessions and tokens end as for a database user.
         await writeToDirectory(owner, password);

@@ -9,6 +9,7 @@ import { domainLdif } from './directory.ts';
 import { domain } from './harness.ts';
 import { outageTests } from './outage.ts';
 import { passwordTests } from './passwords.ts';
+import { syncTests } from './sync.ts';
 
 /**
  * Latchkey against a real Active Directory: a Samba 4.17 domain controller, provisioned once for all
@@ -32,4 +33,6 @@ describe('Active Directory (Samba 4.17 domain controller)', () => {
   }
   // docs/identity-backends.md's writes; the database side of the change step runs on both databases in the slapd suite.
   passwordTests('sqlite');
+  // Last: its set-up restarts the DC once, to add 1,600 users offline.
+  for (const kind of databaseKinds) syncTests(kind);
 });

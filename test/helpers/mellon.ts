@@ -34,7 +34,11 @@ export interface MellonOptions {
 
 const MODULES = '/usr/lib/apache2/modules';
 
-/** The SP metadata, as `mellon_create_metadata` writes it: one key pair to sign and to decrypt. */
+/**
+ * The SP metadata, as `mellon_create_metadata` writes it (one key pair to sign and to decrypt), plus the
+ * line an operator adds for single logout by SOAP: mellon's `/mellon/logout` takes the IdP's SOAP
+ * LogoutRequests too, but the generated file offers only HTTP-Redirect.
+ */
 function spMetadata(entityId: string, base: string, certPem: string): string {
   const cert = certPem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '');
   const keyInfo = `<ds:KeyInfo xmlns:ds="http://www.w3.org/2000/09/xmldsig#"><ds:X509Data><ds:X509Certificate>${cert}</ds:X509Certificate></ds:X509Data></ds:KeyInfo>`;
@@ -44,6 +48,7 @@ function spMetadata(entityId: string, base: string, certPem: string): string {
     <KeyDescriptor use="signing">${keyInfo}</KeyDescriptor>
     <KeyDescriptor use="encryption">${keyInfo}</KeyDescriptor>
     <SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect" Location="${base}/mellon/logout"/>
+    <SingleLogoutService Binding="urn:oasis:names:tc:SAML:2.0:bindings:SOAP" Location="${base}/mellon/logout"/>
     <NameIDFormat>urn:oasis:names:tc:SAML:2.0:nameid-format:persistent</NameIDFormat>
     <AssertionConsumerService Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST" Location="${base}/mellon/postResponse" index="0" isDefault="true"/>
   </SPSSODescriptor>

@@ -133,6 +133,12 @@ export interface SlapdOptions {
   policy?: Record<string, string>;
   /** The service account may write passwords (a reset, docs/identity-backends.md); by default only their owner may. */
   serviceWritesPasswords?: boolean;
+  /**
+   * The service account's size limit (slapd's `limits`; a paged search's total too): low, to see a
+   * directory sync refuse a partial read; `unlimited`, to read a large directory whole (slapd's own
+   * default is 500 entries).
+   */
+  serviceSizeLimit?: number | 'unlimited';
 }
 
 /** The default password policy of `ppolicy: true`: only lockouts an administrator sets. */
@@ -173,7 +179,7 @@ rootpw ${ROOT_PASSWORD}
 directory ${dir}/data
 index objectClass eq
 index uid,cn,mail,member,sAMAccountName eq
-access to attrs=userPassword${options.serviceWritesPasswords ? ` by dn.exact="${SERVICE_DN}" write` : ''} by self write by anonymous auth by * none
+${options.serviceSizeLimit === undefined ? '' : `limits dn.exact="${SERVICE_DN}" size=${options.serviceSizeLimit}\n`}access to attrs=userPassword${options.serviceWritesPasswords ? ` by dn.exact="${SERVICE_DN}" write` : ''} by self write by anonymous auth by * none
 ${
   options.serviceWritesPasswords
     ? `# A reset clears ppolicy's must-change mark (plugins/ldap/password-writes.ts).

@@ -109,6 +109,15 @@ export type AttributeMappingInput = {
   multiValued?: InputMaybe<Scalars['Boolean']['input']>;
 };
 
+/** How a directory sync pass ended. */
+export type SyncOutcome =
+  /** Its changes were made. */
+  | 'APPLIED'
+  /** It would have deprovisioned more than `maxLeaverShare` of the backend's users: nothing was changed. */
+  | 'REFUSED'
+  /** The directory could not be read whole (nothing was changed), or a write failed midway (leavers come last). */
+  | 'FAILED';
+
 /** JWS algorithms Latchkey signs with. */
 export type SigningAlgorithm =
   | 'RS256'
@@ -144,6 +153,11 @@ export type SamlServiceProviderInput = {
   assertionConsumerServiceUrls?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Its HTTP-Redirect SingleLogoutService URL. */
   singleLogoutServiceUrl?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * Its SOAP SingleLogoutService URL (http or https, not in a network Latchkey never calls): told by a
+   * signed LogoutRequest, server to server, whenever a session it signed in through ends.
+   */
+  singleLogoutSoapUrl?: InputMaybe<Scalars['String']['input']>;
   /** PEM (or base64 DER): checks its signed requests. */
   signingCertificate?: InputMaybe<Scalars['String']['input']>;
   /** PEM (or base64 DER): assertions are encrypted to it when `encryptAssertions`. */
@@ -221,7 +235,8 @@ export type RegisterClientInput = {
    * Roles of the client itself. `introspect`: a resource server, which may introspect every client's
    * tokens at /oauth/v20/introspect (not only its own) and nothing else; this API refuses it. `admin`:
    * a service account of this API through client_credentials (it may also introspect and revoke every
-   * token). Give a resource server `introspect`, never `admin`. Any other name is refused
+   * token). `scim`: a SCIM client of /scim/v2 through client_credentials, for the first backend of
+   * plugin `scim`. Give a resource server `introspect`, never `admin`. Any other name is refused
    * (BAD_USER_INPUT naming it). Default none.
    */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -298,7 +313,7 @@ export type UpdateClientInput = {
   /** Seconds; null goes back to the server's default. */
   refreshTokenTtl?: InputMaybe<Scalars['Int']['input']>;
   postLogoutRedirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
-  /** Replaces the client's roles: `introspect` (a resource server) or `admin` (a service account); see RegisterClientInput.roles. */
+  /** Replaces the client's roles: `introspect` (a resource server), `admin` (a service account) or `scim` (a SCIM client); see RegisterClientInput.roles. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
@@ -352,6 +367,11 @@ export type UpdateUserInput = {
   /** Database-backend users only: a JSON object of strings or lists of strings (others' come from their backend). */
   attributes?: InputMaybe<Scalars['JSON']['input']>;
 };
+
+/** Who disabled a user. */
+export type DisabledBy =
+  | 'ADMIN'
+  | 'DIRECTORY';
 
 /** How a client authenticates (RFC 6749 2.3, RFC 7523, OIDC Core 9). */
 export type TokenEndpointAuthMethod =
@@ -469,7 +489,14 @@ export type AuditEventsQuery = { auditEvents: { totalCount: number, pageInfo: { 
 export type IdentityBackendsQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type IdentityBackendsQuery = { identityBackends: Array<{ id: string, plugin: string, order: number, type: string, up: boolean, state: string }> };
+export type IdentityBackendsQuery = { identityBackends: Array<{ id: string, plugin: string, order: number, type: string, up: boolean, state: string, syncInterval?: number | null, lastSync?: { at: string, lastSuccessAt?: string | null, outcome: SyncOutcome, users: number, created: number, updated: number, deprovisioned: number, reenabled: number, durationMs: number, error?: string | null } | null }> };
+
+export type SyncBackendMutationVariables = Exact<{
+  id: Scalars['String']['input'];
+}>;
+
+
+export type SyncBackendMutation = { syncBackend: { backend: string, outcome: SyncOutcome, users: number, created: number, updated: number, deprovisioned: number, reenabled: number, error?: string | null } };
 
 export type SigningKeysQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -497,12 +524,12 @@ export type ClientNameQueryVariables = Exact<{
 
 export type ClientNameQuery = { client?: { clientId: string, name: string } | null };
 
-export type SamlSpFieldsFragment = { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null };
+export type SamlSpFieldsFragment = { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null };
 
 export type SamlServiceProvidersQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SamlServiceProvidersQuery = { samlServiceProviders: Array<{ entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null }>, samlIdentityProvider: { entityId: string, metadataUrl: string, singleSignOnUrl: string, singleLogoutUrl: string, signingCertificate: string } };
+export type SamlServiceProvidersQuery = { samlServiceProviders: Array<{ entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null }>, samlIdentityProvider: { entityId: string, metadataUrl: string, singleSignOnUrl: string, singleLogoutUrl: string, signingCertificate: string } };
 
 export type RegisterSamlServiceProviderMutationVariables = Exact<{
   metadataXml?: InputMaybe<Scalars['String']['input']>;
@@ -510,7 +537,7 @@ export type RegisterSamlServiceProviderMutationVariables = Exact<{
 }>;
 
 
-export type RegisterSamlServiceProviderMutation = { registerSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
+export type RegisterSamlServiceProviderMutation = { registerSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
 
 export type UpdateSamlServiceProviderMutationVariables = Exact<{
   entityId: Scalars['String']['input'];
@@ -518,7 +545,7 @@ export type UpdateSamlServiceProviderMutationVariables = Exact<{
 }>;
 
 
-export type UpdateSamlServiceProviderMutation = { updateSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
+export type UpdateSamlServiceProviderMutation = { updateSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
 
 export type DeleteSamlServiceProviderMutationVariables = Exact<{
   entityId: Scalars['String']['input'];
@@ -532,7 +559,7 @@ export type SamlServiceProviderQueryVariables = Exact<{
 }>;
 
 
-export type SamlServiceProviderQuery = { samlServiceProvider?: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } | null };
+export type SamlServiceProviderQuery = { samlServiceProvider?: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } | null };
 
 export type AccessFieldsFragment = { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> };
 
@@ -584,6 +611,26 @@ export type PreviewAccessQueryVariables = Exact<{
 
 export type PreviewAccessQuery = { previewAccess: { allowed: boolean, reason: string, idTokenClaims?: any | null, userinfoClaims?: any | null, accessTokenClaims?: any | null, samlNameId?: string | null, samlAttributes?: Array<{ name: string, nameFormat: string, friendlyName?: string | null, values: Array<string> }> | null } };
 
+export type ScimTokensQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ScimTokensQuery = { scimTokens: Array<{ id: string, backend: string, description?: string | null, createdAt: string, lastUsedAt?: string | null }>, identityBackends: Array<{ id: string, plugin: string, type: string }> };
+
+export type CreateScimTokenMutationVariables = Exact<{
+  backend: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type CreateScimTokenMutation = { createScimToken: { token: string, scimToken: { id: string, backend: string, description?: string | null, createdAt: string, lastUsedAt?: string | null } } };
+
+export type RevokeScimTokenMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type RevokeScimTokenMutation = { revokeScimToken: boolean };
+
 
 /** An operation's text, carrying its result and variable types. */
 export type Operation<Result, Variables> = string & { readonly __types?: [Result, Variables] };
@@ -599,19 +646,23 @@ export const SetUserPasswordMutation = "mutation SetUserPassword($id:ID!$passwor
 export const RevokeTokensMutation = "mutation RevokeTokens($userId:ID$clientId:ID){revokeTokens(userId:$userId clientId:$clientId)}" as Operation<RevokeTokensMutation, RevokeTokensMutationVariables>;
 export const ResetUserMfaMutation = "mutation ResetUserMfa($id:ID!){resetUserMfa(id:$id){id}}" as Operation<ResetUserMfaMutation, ResetUserMfaMutationVariables>;
 export const AuditEventsQuery = "query AuditEvents($first:Int!$after:String$kind:String$userId:ID$clientId:ID){auditEvents(first:$first after:$after kind:$kind userId:$userId clientId:$clientId){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{id at kind userId clientId actorUserId actorClientId ip requestId details}}}}" as Operation<AuditEventsQuery, AuditEventsQueryVariables>;
-export const IdentityBackendsQuery = "query IdentityBackends{identityBackends{id plugin order type up state}}" as Operation<IdentityBackendsQuery, IdentityBackendsQueryVariables>;
+export const IdentityBackendsQuery = "query IdentityBackends{identityBackends{id plugin order type up state syncInterval lastSync{at lastSuccessAt outcome users created updated deprovisioned reenabled durationMs error}}}" as Operation<IdentityBackendsQuery, IdentityBackendsQueryVariables>;
+export const SyncBackendMutation = "mutation SyncBackend($id:String!){syncBackend(id:$id){backend outcome users created updated deprovisioned reenabled error}}" as Operation<SyncBackendMutation, SyncBackendMutationVariables>;
 export const SigningKeysQuery = "query SigningKeys{signingKeys{kid algorithm createdAt activatesAt retiredAt signing}}" as Operation<SigningKeysQuery, SigningKeysQueryVariables>;
 export const RotateSigningKeysMutation = "mutation RotateSigningKeys($algorithms:[SigningAlgorithm!]){rotateSigningKeys(algorithms:$algorithms){kid algorithm activatesAt}}" as Operation<RotateSigningKeysMutation, RotateSigningKeysMutationVariables>;
 export const UserNameQuery = "query UserName($id:ID!){user(id:$id){id username}}" as Operation<UserNameQuery, UserNameQueryVariables>;
 export const ClientNameQuery = "query ClientName($clientId:ID!){client(clientId:$clientId){clientId name}}" as Operation<ClientNameQuery, ClientNameQueryVariables>;
-export const SamlServiceProvidersQuery = "query SamlServiceProviders{samlServiceProviders{...SamlSpFields}samlIdentityProvider{entityId metadataUrl singleSignOnUrl singleLogoutUrl signingCertificate}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProvidersQuery, SamlServiceProvidersQueryVariables>;
-export const RegisterSamlServiceProviderMutation = "mutation RegisterSamlServiceProvider($metadataXml:String$input:SamlServiceProviderInput){registerSamlServiceProvider(metadataXml:$metadataXml input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<RegisterSamlServiceProviderMutation, RegisterSamlServiceProviderMutationVariables>;
-export const UpdateSamlServiceProviderMutation = "mutation UpdateSamlServiceProvider($entityId:String!$input:SamlServiceProviderInput!){updateSamlServiceProvider(entityId:$entityId input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<UpdateSamlServiceProviderMutation, UpdateSamlServiceProviderMutationVariables>;
+export const SamlServiceProvidersQuery = "query SamlServiceProviders{samlServiceProviders{...SamlSpFields}samlIdentityProvider{entityId metadataUrl singleSignOnUrl singleLogoutUrl signingCertificate}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProvidersQuery, SamlServiceProvidersQueryVariables>;
+export const RegisterSamlServiceProviderMutation = "mutation RegisterSamlServiceProvider($metadataXml:String$input:SamlServiceProviderInput){registerSamlServiceProvider(metadataXml:$metadataXml input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<RegisterSamlServiceProviderMutation, RegisterSamlServiceProviderMutationVariables>;
+export const UpdateSamlServiceProviderMutation = "mutation UpdateSamlServiceProvider($entityId:String!$input:SamlServiceProviderInput!){updateSamlServiceProvider(entityId:$entityId input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<UpdateSamlServiceProviderMutation, UpdateSamlServiceProviderMutationVariables>;
 export const DeleteSamlServiceProviderMutation = "mutation DeleteSamlServiceProvider($entityId:String!){deleteSamlServiceProvider(entityId:$entityId)}" as Operation<DeleteSamlServiceProviderMutation, DeleteSamlServiceProviderMutationVariables>;
-export const SamlServiceProviderQuery = "query SamlServiceProvider($entityId:String!){samlServiceProvider(entityId:$entityId){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProviderQuery, SamlServiceProviderQueryVariables>;
+export const SamlServiceProviderQuery = "query SamlServiceProvider($entityId:String!){samlServiceProvider(entityId:$entityId){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProviderQuery, SamlServiceProviderQueryVariables>;
 export const ClientQuery = "query Client($clientId:ID!){client(clientId:$clientId){...ClientApplicationFields}}fragment ClientApplicationFields on Client{...ClientFields launchUrl access{...AccessFields}applicationRoles{...RoleFields}claimMappings{claim source attribute value groupFilter multiValued scope targets}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<ClientQuery, ClientQueryVariables>;
 export const UpdateClientApplicationMutation = "mutation UpdateClientApplication($clientId:ID!$input:UpdateClientInput!){updateClient(clientId:$clientId input:$input){...ClientApplicationFields}}fragment ClientApplicationFields on Client{...ClientFields launchUrl access{...AccessFields}applicationRoles{...RoleFields}claimMappings{claim source attribute value groupFilter multiValued scope targets}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<UpdateClientApplicationMutation, UpdateClientApplicationMutationVariables>;
 export const GroupSearchQuery = "query GroupSearch($first:Int!$search:String){groups(first:$first search:$search){totalCount edges{node{name members}}}}" as Operation<GroupSearchQuery, GroupSearchQueryVariables>;
 export const UserSearchQuery = "query UserSearch($first:Int!$search:String){users(first:$first search:$search){totalCount edges{node{id username displayName email backend disabled}}}}" as Operation<UserSearchQuery, UserSearchQueryVariables>;
 export const BackendIdsQuery = "query BackendIds{identityBackends{id type}}" as Operation<BackendIdsQuery, BackendIdsQueryVariables>;
 export const PreviewAccessQuery = "query PreviewAccess($applicationId:ID!$userId:ID!){previewAccess(applicationId:$applicationId userId:$userId){allowed reason idTokenClaims userinfoClaims accessTokenClaims samlNameId samlAttributes{name nameFormat friendlyName values}}}" as Operation<PreviewAccessQuery, PreviewAccessQueryVariables>;
+export const ScimTokensQuery = "query ScimTokens{scimTokens{id backend description createdAt lastUsedAt}identityBackends{id plugin type}}" as Operation<ScimTokensQuery, ScimTokensQueryVariables>;
+export const CreateScimTokenMutation = "mutation CreateScimToken($backend:String!$description:String){createScimToken(backend:$backend description:$description){token scimToken{id backend description createdAt lastUsedAt}}}" as Operation<CreateScimTokenMutation, CreateScimTokenMutationVariables>;
+export const RevokeScimTokenMutation = "mutation RevokeScimToken($id:ID!){revokeScimToken(id:$id)}" as Operation<RevokeScimTokenMutation, RevokeScimTokenMutationVariables>;

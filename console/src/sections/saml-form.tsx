@@ -15,6 +15,7 @@ export const samlLabels: Record<string, string> = {
   name: 'Name',
   assertionConsumerServiceUrls: 'ACS URLs',
   singleLogoutServiceUrl: 'SLO URL',
+  singleLogoutSoapUrl: 'SOAP logout URL',
   signingCertificate: 'Signing certificate',
   encryptionCertificate: 'Encryption certificate',
   nameIdFormat: 'NameID format',
@@ -39,6 +40,7 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
   const [name, setName] = useState(s?.name ?? '');
   const [acs, setAcs] = useState((s?.assertionConsumerServiceUrls ?? []).join('\n'));
   const [slo, setSlo] = useState(s?.singleLogoutServiceUrl ?? '');
+  const [sloSoap, setSloSoap] = useState(s?.singleLogoutSoapUrl ?? '');
   const [signingCert, setSigningCert] = useState(s?.signingCertificate ?? '');
   const [encryptionCert, setEncryptionCert] = useState(s?.encryptionCertificate ?? '');
   const [format, setFormat] = useState<SamlNameIdFormat | ''>(s?.nameIdFormat ?? '');
@@ -62,6 +64,7 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
       name: optional(text(name)),
       assertionConsumerServiceUrls: optional(words(acs).length ? words(acs) : null),
       singleLogoutServiceUrl: optional(text(slo)),
+      singleLogoutSoapUrl: optional(text(sloSoap)),
       signingCertificate: optional(text(signingCert)),
       encryptionCertificate: optional(text(encryptionCert)),
       nameIdFormat: format || undefined,
@@ -134,7 +137,17 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
           onInput={setSlo}
           error={err}
           type="url"
-          hint="Its HTTP-Redirect Single Logout URL. Empty: not told of logouts."
+          hint="Its HTTP-Redirect Single Logout URL: told in the browser when another SAML application signs out."
+        />
+        <Field
+          id={id('slo-soap')}
+          name="singleLogoutSoapUrl"
+          label="SOAP logout URL"
+          value={sloSoap}
+          onInput={setSloSoap}
+          error={err}
+          type="url"
+          hint="Its SOAP Single Logout URL: told server to server whenever a session ends (sign-out elsewhere, an admin, a leaver). Empty: not told."
         />
         <Field
           id={id('signing-cert')}

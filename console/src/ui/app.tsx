@@ -8,6 +8,7 @@ import { BackendsSection } from '../sections/backends.tsx';
 import { ClientsSection } from '../sections/clients.tsx';
 import { KeysSection } from '../sections/keys.tsx';
 import { SamlSection } from '../sections/saml.tsx';
+import { ScimTokensSection } from '../sections/scim-tokens.tsx';
 import { UsersSection } from '../sections/users.tsx';
 import { follow, href, navigate, route } from './router.ts';
 
@@ -18,6 +19,7 @@ const SECTIONS: Array<{ page: string; title: string; view: ComponentType }> = [
   { page: 'audit', title: 'Audit events', view: AuditSection },
   { page: 'backends', title: 'Identity backends', view: BackendsSection },
   { page: 'keys', title: 'Signing keys', view: KeysSection },
+  { page: 'scim-tokens', title: 'SCIM tokens', view: ScimTokensSection },
 ];
 
 const SignOutButton = () => (

@@ -213,6 +213,56 @@ export type AccessPreview = {
   samlAttributes?: Maybe<Array<SamlAttributeValues>>;
 };
 
+/** How a directory sync pass ended. */
+export enum SyncOutcome {
+  /** Its changes were made. */
+  Applied = 'applied',
+  /** It would have deprovisioned more than `maxLeaverShare` of the backend's users: nothing was changed. */
+  Refused = 'refused',
+  /** The directory could not be read whole (nothing was changed), or a write failed midway (leavers come last). */
+  Failed = 'failed'
+}
+
+/** A backend's last directory sync pass, as the database keeps it. */
+export type DirectorySync = {
+  __typename?: 'DirectorySync';
+  /** ISO 8601: when the pass started. */
+  at: Scalars['String']['output'];
+  /** ISO 8601: when the last pass that applied started; null when none has. */
+  lastSuccessAt?: Maybe<Scalars['String']['output']>;
+  outcome: SyncOutcome;
+  /** The users the directory listed. */
+  users: Scalars['Int']['output'];
+  /** New local records. */
+  created: Scalars['Int']['output'];
+  /** Records whose profile (name, email, display name, groups, roles, attributes) changed. */
+  updated: Scalars['Int']['output'];
+  /** Leavers: records disabled, their sessions ended and tokens revoked. */
+  deprovisioned: Scalars['Int']['output'];
+  /** Records a directory had disabled, enabled again. */
+  reenabled: Scalars['Int']['output'];
+  durationMs: Scalars['Int']['output'];
+  /** Why the pass was refused or failed; null when it applied. */
+  error?: Maybe<Scalars['String']['output']>;
+};
+
+/** The outcome of a directory sync pass run by `syncBackend`. */
+export type SyncResult = {
+  __typename?: 'SyncResult';
+  backend: Scalars['String']['output'];
+  outcome: SyncOutcome;
+  /** ISO 8601: when the pass started. */
+  at: Scalars['String']['output'];
+  users: Scalars['Int']['output'];
+  created: Scalars['Int']['output'];
+  updated: Scalars['Int']['output'];
+  deprovisioned: Scalars['Int']['output'];
+  reenabled: Scalars['Int']['output'];
+  durationMs: Scalars['Int']['output'];
+  /** Why the pass was refused or failed; null when it applied. */
+  error?: Maybe<Scalars['String']['output']>;
+};
+
 /** JWS algorithms Latchkey signs with. */
 export enum SigningAlgorithm {
   Rs256 = 'RS256',
@@ -267,6 +317,11 @@ export type SamlServiceProviderInput = {
   assertionConsumerServiceUrls?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Its HTTP-Redirect SingleLogoutService URL. */
   singleLogoutServiceUrl?: InputMaybe<Scalars['String']['input']>;
+  /**
+   * Its SOAP SingleLogoutService URL (http or https, not in a network Latchkey never calls): told by a
+   * signed LogoutRequest, server to server, whenever a session it signed in through ends.
+   */
+  singleLogoutSoapUrl?: InputMaybe<Scalars['String']['input']>;
   /** PEM (or base64 DER): checks its signed requests. */
   signingCertificate?: InputMaybe<Scalars['String']['input']>;
   /** PEM (or base64 DER): assertions are encrypted to it when `encryptAssertions`. */
@@ -306,8 +361,10 @@ export type SamlServiceProvider = {
   name: Scalars['String']['output'];
   /** Where responses may be posted (HTTP-POST); the first when a request names none. */
   assertionConsumerServiceUrls: Array<Scalars['String']['output']>;
-  /** Its HTTP-Redirect SingleLogoutService; null: it is not told of logouts. */
+  /** Its HTTP-Redirect SingleLogoutService: told in the browser of a logout another SP started. */
   singleLogoutServiceUrl?: Maybe<Scalars['String']['output']>;
+  /** Its SOAP SingleLogoutService: told server to server of every other end of a session; null: not. */
+  singleLogoutSoapUrl?: Maybe<Scalars['String']['output']>;
   /** PEM: checks its signed requests. */
   signingCertificate?: Maybe<Scalars['String']['output']>;
   /** PEM: assertions are encrypted to it when `encryptAssertions`. */
@@ -387,6 +444,8 @@ export type Query = {
   samlServiceProvider?: Maybe<SamlServiceProvider>;
   /** The identity provider's own values, for an SP's admin page. */
   samlIdentityProvider: SamlIdentityProvider;
+  /** The SCIM clients' secret tokens (docs/scim-provisioning.md), newest first, without their secrets, which are shown only when made. */
+  scimTokens: Array<ScimToken>;
 };
 
 
@@ -454,7 +513,7 @@ export type Mutation = {
   createUser: User;
   /** Changes a user. For users of another backend only `roles` and `disabled` may change. */
   updateUser: User;
-  /** Sets the password of a user and ends their sessions and tokens: a database-backend user's hash, or, for a directory user whose backend has `passwordReset: true`, in the directory with the backend's own rights (its policy refusal is a BAD_USER_INPUT in words; an unreachable directory SERVICE_UNAVAILABLE, nothing written). Other directory users: BAD_USER_INPUT. */
+  /** Sets the password of a user and ends their sessions and tokens: a database-backend or SCIM user's hash (8 to 1024 characters), or, for a directory user whose backend has `passwordReset: true`, in the directory with the backend's own rights (its policy refusal is a BAD_USER_INPUT in words; an unreachable directory SERVICE_UNAVAILABLE, nothing written). Other directory users: BAD_USER_INPUT. */
   setUserPassword: Scalars['Boolean']['output'];
   /** Deletes a user with their sessions and tokens. False when there was no such user. */
   deleteUser: Scalars['Boolean']['output'];
@@ -464,6 +523,14 @@ export type Mutation = {
   resetUserMfa: User;
   /** Sets the groups of a database-backend user (other backends' groups come from the backend at each sign-in). Audited. */
   setUserGroups: User;
+  /**
+   * Runs a directory sync pass of backend `id` now and waits for it (docs/directory-sync.md). A pass
+   * that would deprovision more than the backend's `maxLeaverShare` is refused (`outcome: REFUSED`,
+   * nothing changed); only `latchkey sync <backend> --allow-mass-leave` applies such a pass. Refused with
+   * BAD_USER_INPUT for a backend without sync, or while a pass of it is under way elsewhere; NOT_FOUND
+   * for an unknown id.
+   */
+  syncBackend: SyncResult;
   /**
    * Starts a rotation of the signing keys (every algorithm when `algorithms` is left out). The new key is
    * published at once and signs from `activatesAt` (now + `keys.publishDelay`); the key it replaces is
@@ -476,10 +543,19 @@ export type Mutation = {
    * metadata says. Without metadata, `entityId` and `assertionConsumerServiceUrls` are required.
    */
   registerSamlServiceProvider: SamlServiceProvider;
-  /** Changes a service provider; fields left out keep their value, null clears the SLO URL and the certificates. */
+  /** Changes a service provider; fields left out keep their value, null clears the SLO URLs and the certificates. */
   updateSamlServiceProvider: SamlServiceProvider;
   /** Deletes a service provider. False when there was none. */
   deleteSamlServiceProvider: Scalars['Boolean']['output'];
+  /**
+   * Makes a secret token for a SCIM client (Microsoft Entra ID's "Secret Token", Okta's API token) whose
+   * requests to `/scim/v2` may reach `backend` only. `backend` must be a configured backend of plugin `scim`
+   * (else BAD_USER_INPUT naming the field). The secret is in the answer and nowhere else: only its SHA-256
+   * is stored.
+   */
+  createScimToken: CreatedScimToken;
+  /** Revokes a SCIM token: the next request carrying it is refused (401), on every process. False when there is no such token. */
+  revokeScimToken: Scalars['Boolean']['output'];
 };
 
 
@@ -543,6 +619,11 @@ export type MutationSetUserGroupsArgs = {
 };
 
 
+export type MutationSyncBackendArgs = {
+  id: Scalars['String']['input'];
+};
+
+
 export type MutationRotateSigningKeysArgs = {
   algorithms?: InputMaybe<Array<SigningAlgorithm>>;
 };
@@ -562,6 +643,17 @@ export type MutationUpdateSamlServiceProviderArgs = {
 
 export type MutationDeleteSamlServiceProviderArgs = {
   entityId: Scalars['String']['input'];
+};
+
+
+export type MutationCreateScimTokenArgs = {
+  backend: Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationRevokeScimTokenArgs = {
+  id: Scalars['ID']['input'];
 };
 
 /** The OAuth 2.0 grants a client may use. */
@@ -613,7 +705,8 @@ export type RegisterClientInput = {
    * Roles of the client itself. `introspect`: a resource server, which may introspect every client's
    * tokens at /oauth/v20/introspect (not only its own) and nothing else; this API refuses it. `admin`:
    * a service account of this API through client_credentials (it may also introspect and revoke every
-   * token). Give a resource server `introspect`, never `admin`. Any other name is refused
+   * token). `scim`: a SCIM client of /scim/v2 through client_credentials, for the first backend of
+   * plugin `scim`. Give a resource server `introspect`, never `admin`. Any other name is refused
    * (BAD_USER_INPUT naming it). Default none.
    */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -690,7 +783,7 @@ export type UpdateClientInput = {
   /** Seconds; null goes back to the server's default. */
   refreshTokenTtl?: InputMaybe<Scalars['Int']['input']>;
   postLogoutRedirectUris?: InputMaybe<Array<Scalars['String']['input']>>;
-  /** Replaces the client's roles: `introspect` (a resource server) or `admin` (a service account); see RegisterClientInput.roles. */
+  /** Replaces the client's roles: `introspect` (a resource server), `admin` (a service account) or `scim` (a SCIM client); see RegisterClientInput.roles. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   idTokenAlg?: InputMaybe<SigningAlgorithm>;
   accessTokenFormat?: InputMaybe<AccessTokenFormat>;
@@ -828,11 +921,19 @@ export type User = {
   /** True when the user's profile comes from another backend and only roles and disabled can change here. */
   readOnly: Scalars['Boolean']['output'];
   disabled: Scalars['Boolean']['output'];
+  /** Who disabled the user: `ADMIN`, or `DIRECTORY` when a directory sync or a SCIM client deprovisioned a leaver (undone when the directory shows them enabled again). Null while enabled. */
+  disabledBy?: Maybe<DisabledBy>;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** The user's second factors. */
   mfa: UserMfa;
 };
+
+/** Who disabled a user. */
+export enum DisabledBy {
+  Admin = 'admin',
+  Directory = 'directory'
+}
 
 /** A user's second factors (they live on the local record, whatever the backend). */
 export type UserMfa = {
@@ -860,6 +961,16 @@ export type IdentityBackend = {
   up: Scalars['Boolean']['output'];
   /** `up` or `down`; an upstream not used since the start is `unknown` (its metadata is read on first use). */
   state: Scalars['String']['output'];
+  /**
+   * The last directory sync pass of this backend (docs/directory-sync.md); null for a backend that
+   * cannot be read whole (or an upstream), and before its first pass.
+   */
+  lastSync?: Maybe<DirectorySync>;
+  /**
+   * Seconds between directory sync passes (`0`: only when asked, by `syncBackend` or `latchkey sync`);
+   * null for a backend that cannot be read whole (or an upstream).
+   */
+  syncInterval?: Maybe<Scalars['Int']['output']>;
 };
 
 /** One recorded event: a sign-in or failure, a token issue or revocation, or an admin change. */
@@ -946,6 +1057,30 @@ export enum TokenEndpointAuthMethod {
   /** A public client: no credentials. */
   None = 'none'
 }
+
+/** A SCIM client's secret token, as it is kept: without the secret. */
+export type ScimToken = {
+  __typename?: 'ScimToken';
+  id: Scalars['ID']['output'];
+  /** The `plugin: scim` backend its requests may reach, and no other. */
+  backend: Scalars['String']['output'];
+  /** The administrators' note; null when none. */
+  description?: Maybe<Scalars['String']['output']>;
+  /** The admin user (or the admin client) who made it; null when made otherwise. */
+  createdBy?: Maybe<Scalars['String']['output']>;
+  /** ISO 8601. */
+  createdAt: Scalars['String']['output'];
+  /** ISO 8601: when a request last carried it, to the minute; null when never. */
+  lastUsedAt?: Maybe<Scalars['String']['output']>;
+};
+
+/** A SCIM token just made, with its secret. */
+export type CreatedScimToken = {
+  __typename?: 'CreatedScimToken';
+  /** The secret (`lks_scim_` and 256 random bits), shown this once: paste it into the SCIM client now. */
+  token: Scalars['String']['output'];
+  scimToken: ScimToken;
+};
 
 
 
@@ -1042,6 +1177,9 @@ export type ResolversTypes = {
   GroupConnection: ResolverTypeWrapper<GroupConnection>;
   SamlAttributeValues: ResolverTypeWrapper<SamlAttributeValues>;
   AccessPreview: ResolverTypeWrapper<AccessPreview>;
+  SyncOutcome: null;
+  DirectorySync: ResolverTypeWrapper<DirectorySync>;
+  SyncResult: ResolverTypeWrapper<SyncResult>;
   SigningAlgorithm: null;
   AccessTokenFormat: null;
   SigningKey: ResolverTypeWrapper<SigningKey>;
@@ -1060,6 +1198,7 @@ export type ResolversTypes = {
   CreateUserInput: CreateUserInput;
   UpdateUserInput: UpdateUserInput;
   User: ResolverTypeWrapper<UserModel>;
+  DisabledBy: null;
   UserMfa: ResolverTypeWrapper<UserMfa>;
   IdentityBackend: ResolverTypeWrapper<IdentityBackend>;
   AuditEvent: ResolverTypeWrapper<AuditEvent>;
@@ -1071,6 +1210,8 @@ export type ResolversTypes = {
   AuditEventEdge: ResolverTypeWrapper<AuditEventEdge>;
   AuditEventConnection: ResolverTypeWrapper<AuditEventConnection>;
   TokenEndpointAuthMethod: null;
+  ScimToken: ResolverTypeWrapper<ScimToken>;
+  CreatedScimToken: ResolverTypeWrapper<CreatedScimToken>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
@@ -1093,6 +1234,8 @@ export type ResolversParentTypes = {
   GroupConnection: GroupConnection;
   SamlAttributeValues: SamlAttributeValues;
   AccessPreview: AccessPreview;
+  DirectorySync: DirectorySync;
+  SyncResult: SyncResult;
   SigningKey: SigningKey;
   SamlServiceProviderInput: SamlServiceProviderInput;
   SamlServiceProvider: ServiceProviderModel;
@@ -1116,6 +1259,8 @@ export type ResolversParentTypes = {
   UserConnection: Omit<UserConnection, 'edges'> & { edges: Array<ResolversParentTypes['UserEdge']> };
   AuditEventEdge: AuditEventEdge;
   AuditEventConnection: AuditEventConnection;
+  ScimToken: ScimToken;
+  CreatedScimToken: CreatedScimToken;
 };
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSON'], any> {
@@ -1198,6 +1343,34 @@ export type AccessPreviewResolvers<ContextType = AdminContext, ParentType extend
   samlAttributes?: Resolver<Maybe<Array<ResolversTypes['SamlAttributeValues']>>, ParentType, ContextType>;
 };
 
+export type SyncOutcomeResolvers = { APPLIED: 'applied', REFUSED: 'refused', FAILED: 'failed' };
+
+export type DirectorySyncResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['DirectorySync'] = ResolversParentTypes['DirectorySync']> = {
+  at?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastSuccessAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  outcome?: Resolver<ResolversTypes['SyncOutcome'], ParentType, ContextType>;
+  users?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  created?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  updated?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  deprovisioned?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  reenabled?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  durationMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type SyncResultResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['SyncResult'] = ResolversParentTypes['SyncResult']> = {
+  backend?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  outcome?: Resolver<ResolversTypes['SyncOutcome'], ParentType, ContextType>;
+  at?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  users?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  created?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  updated?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  deprovisioned?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  reenabled?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  durationMs?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
 export type SigningAlgorithmResolvers = { RS256: 'RS256', ES256: 'ES256' };
 
 export type AccessTokenFormatResolvers = { OPAQUE: 'opaque', JWT: 'jwt' };
@@ -1218,6 +1391,7 @@ export type SamlServiceProviderResolvers<ContextType = AdminContext, ParentType 
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   assertionConsumerServiceUrls?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
   singleLogoutServiceUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  singleLogoutSoapUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   signingCertificate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   encryptionCertificate?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   nameIdFormat?: Resolver<ResolversTypes['SamlNameIdFormat'], ParentType, ContextType>;
@@ -1258,6 +1432,7 @@ export type QueryResolvers<ContextType = AdminContext, ParentType extends Resolv
   samlServiceProviders?: Resolver<Array<ResolversTypes['SamlServiceProvider']>, ParentType, ContextType>;
   samlServiceProvider?: Resolver<Maybe<ResolversTypes['SamlServiceProvider']>, ParentType, ContextType, RequireFields<QuerySamlServiceProviderArgs, 'entityId'>>;
   samlIdentityProvider?: Resolver<ResolversTypes['SamlIdentityProvider'], ParentType, ContextType>;
+  scimTokens?: Resolver<Array<ResolversTypes['ScimToken']>, ParentType, ContextType>;
 };
 
 export type MutationResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -1272,10 +1447,13 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
   revokeTokens?: Resolver<ResolversTypes['Int'], ParentType, ContextType, Partial<MutationRevokeTokensArgs>>;
   resetUserMfa?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationResetUserMfaArgs, 'id'>>;
   setUserGroups?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationSetUserGroupsArgs, 'id' | 'groups'>>;
+  syncBackend?: Resolver<ResolversTypes['SyncResult'], ParentType, ContextType, RequireFields<MutationSyncBackendArgs, 'id'>>;
   rotateSigningKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType, Partial<MutationRotateSigningKeysArgs>>;
   registerSamlServiceProvider?: Resolver<ResolversTypes['SamlServiceProvider'], ParentType, ContextType, Partial<MutationRegisterSamlServiceProviderArgs>>;
   updateSamlServiceProvider?: Resolver<ResolversTypes['SamlServiceProvider'], ParentType, ContextType, RequireFields<MutationUpdateSamlServiceProviderArgs, 'entityId' | 'input'>>;
   deleteSamlServiceProvider?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSamlServiceProviderArgs, 'entityId'>>;
+  createScimToken?: Resolver<ResolversTypes['CreatedScimToken'], ParentType, ContextType, RequireFields<MutationCreateScimTokenArgs, 'backend'>>;
+  revokeScimToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeScimTokenArgs, 'id'>>;
 };
 
 export type GrantTypeResolvers = { AUTHORIZATION_CODE: 'authorization_code', PASSWORD: 'password', REFRESH_TOKEN: 'refresh_token', CLIENT_CREDENTIALS: 'client_credentials', DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code' };
@@ -1332,9 +1510,12 @@ export type UserResolvers<ContextType = AdminContext, ParentType extends Resolve
   backend?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   readOnly?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   disabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  disabledBy?: Resolver<Maybe<ResolversTypes['DisabledBy']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   mfa?: Resolver<ResolversTypes['UserMfa'], ParentType, ContextType>;
 };
+
+export type DisabledByResolvers = { ADMIN: 'admin', DIRECTORY: 'directory' };
 
 export type UserMfaResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['UserMfa'] = ResolversParentTypes['UserMfa']> = {
   totp?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -1349,6 +1530,8 @@ export type IdentityBackendResolvers<ContextType = AdminContext, ParentType exte
   type?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   up?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   state?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastSync?: Resolver<Maybe<ResolversTypes['DirectorySync']>, ParentType, ContextType>;
+  syncInterval?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
 };
 
 export type AuditEventResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['AuditEvent'] = ResolversParentTypes['AuditEvent']> = {
@@ -1404,6 +1587,20 @@ export type AuditEventConnectionResolvers<ContextType = AdminContext, ParentType
 
 export type TokenEndpointAuthMethodResolvers = { CLIENT_SECRET_BASIC: 'client_secret_basic', CLIENT_SECRET_POST: 'client_secret_post', CLIENT_SECRET_JWT: 'client_secret_jwt', PRIVATE_KEY_JWT: 'private_key_jwt', NONE: 'none' };
 
+export type ScimTokenResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['ScimToken'] = ResolversParentTypes['ScimToken']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  backend?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  lastUsedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type CreatedScimTokenResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['CreatedScimToken'] = ResolversParentTypes['CreatedScimToken']> = {
+  token?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  scimToken?: Resolver<ResolversTypes['ScimToken'], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = AdminContext> = {
   JSON?: GraphQLScalarType;
   AccessMode?: AccessModeResolvers;
@@ -1419,6 +1616,9 @@ export type Resolvers<ContextType = AdminContext> = {
   GroupConnection?: GroupConnectionResolvers<ContextType>;
   SamlAttributeValues?: SamlAttributeValuesResolvers<ContextType>;
   AccessPreview?: AccessPreviewResolvers<ContextType>;
+  SyncOutcome?: SyncOutcomeResolvers;
+  DirectorySync?: DirectorySyncResolvers<ContextType>;
+  SyncResult?: SyncResultResolvers<ContextType>;
   SigningAlgorithm?: SigningAlgorithmResolvers;
   AccessTokenFormat?: AccessTokenFormatResolvers;
   SigningKey?: SigningKeyResolvers<ContextType>;
@@ -1432,6 +1632,7 @@ export type Resolvers<ContextType = AdminContext> = {
   Client?: ClientResolvers<ContextType>;
   ClientRegistration?: ClientRegistrationResolvers<ContextType>;
   User?: UserResolvers<ContextType>;
+  DisabledBy?: DisabledByResolvers;
   UserMfa?: UserMfaResolvers<ContextType>;
   IdentityBackend?: IdentityBackendResolvers<ContextType>;
   AuditEvent?: AuditEventResolvers<ContextType>;
@@ -1443,5 +1644,7 @@ export type Resolvers<ContextType = AdminContext> = {
   AuditEventEdge?: AuditEventEdgeResolvers<ContextType>;
   AuditEventConnection?: AuditEventConnectionResolvers<ContextType>;
   TokenEndpointAuthMethod?: TokenEndpointAuthMethodResolvers;
+  ScimToken?: ScimTokenResolvers<ContextType>;
+  CreatedScimToken?: CreatedScimTokenResolvers<ContextType>;
 };
 

@@ -33,6 +33,11 @@ type Deps = {
   guesses: AddressGuesses;
   starts: AddressStarts;
   logger: Logger;
+  /**
+   * The SCIM user an upstream's sign-in is linked to (docs/scim-provisioning.md "How SCIM users sign
+   * in"), if any: that user signs in, as their SCIM record says, instead of an upstream record.
+   */
+  linked?: (upstreamId: string, claimed: { username: string; email?: string | null }) => Promise<User | undefined>;
 };
 
 export type UpstreamOutcome = { ok: true; user: User; amr: Amr[] } | { ok: false; fault: UpstreamFault };
@@ -104,23 +109,27 @@ export function upstreamSignIns(deps: Deps) {
           o,
         );
       }
-      const user = await deps.identity.provision(
-        upstream.id,
-        {
-          externalId: identity.subject,
-          username: upstreamUsername(upstream.id, upstream.policy, identity.username),
-          email: identity.email,
-          displayName: identity.displayName,
-          groups: identity.groups,
-          // With adminGroups configured, the upstream's groups own the admin role; without, the administrators do.
-          ...(adminGroups.length > 0 ? { roles: identity.groups.some((g) => adminGroups.includes(g)) ? ['admin'] : [] } : {}),
-          // Its extraClaims are the upstream's to keep current (docs/access-and-claims.md).
-          ...(identity.attributes ? { attributes: identity.attributes } : {}),
-        },
-        // Another user of the upstream holds the name (renamed at the upstream, or a reused one): this
-        // one gets a name from its `sub` rather than taking the name, and locking the other out.
-        { fallbackUsername: upstreamUsername(upstream.id, upstream.policy, `sub-${identity.subject}`), claimedEmail: true },
-      );
+      // A linked SCIM user is theirs as provisioned (groups, attributes, roles, disabled): nothing of the upstream is copied.
+      const linked = await deps.linked?.(upstream.id, { username: identity.username, email: identity.email });
+      const user =
+        linked ??
+        (await deps.identity.provision(
+          upstream.id,
+          {
+            externalId: identity.subject,
+            username: upstreamUsername(upstream.id, upstream.policy, identity.username),
+            email: identity.email,
+            displayName: identity.displayName,
+            groups: identity.groups,
+            // With adminGroups configured, the upstream's groups own the admin role; without, the administrators do.
+            ...(adminGroups.length > 0 ? { roles: identity.groups.some((g) => adminGroups.includes(g)) ? ['admin'] : [] } : {}),
+            // Its extraClaims are the upstream's to keep current (docs/access-and-claims.md).
+            ...(identity.attributes ? { attributes: identity.attributes } : {}),
+          },
+          // Another user of the upstream holds the name (renamed at the upstream, or a reused one): this
+          // one gets a name from its `sub` rather than taking the name, and locking the other out.
+          { fallbackUsername: upstreamUsername(upstream.id, upstream.policy, `sub-${identity.subject}`), claimedEmail: true },
+        ));
       if (user.disabled) return refused(upstream, { unavailable: false, reason: 'this account is disabled here' }, o, user.id);
       // The upstream's second factor counts as Latchkey's only when the operator trusts it to say so.
       const amr: Amr[] = trustMfa && identity.amr.includes('mfa') ? ['fed', 'mfa'] : ['fed'];
@@ -131,7 +140,7 @@ export function upstreamSignIns(deps: Deps) {
         clientId: o.clientId || null,
         ip: o.ip,
         requestId: o.requestId,
-        details: { amr, upstream: upstream.id, upstreamAmr: identity.amr },
+        details: { amr, upstream: upstream.id, upstreamAmr: identity.amr, ...(linked ? { linked: linked.backend } : {}) },
       });
       return { ok: true, user, amr };
     },

@@ -30,7 +30,8 @@ export function accountViews(ctx: AppContext) {
   ): Promise<void> {
     const html = accountPage({
       username: s.user.username,
-      ownPassword: s.user.backend === ctx.users.localBackend,
+      // A SCIM user's password is a hash here too; one without any (an upstream's only) has none to change.
+      ownPassword: ctx.users.keepsPassword(s.user) && !!s.user.passwordHash,
       directoryPassword: s.user.backend !== ctx.users.localBackend && ctx.identity.canWritePassword(s.user, 'change'),
       mfa: await ctx.mfa.status(s.user.id),
       passkeysEnabled: ctx.mfa.passkeys.enabled,

@@ -81,15 +81,16 @@ export function donePage(): string {
 }
 
 /** A link used twice, expired, cut short or made up (400), or a directory out of reach (503). */
-export function linkProblemPage(problem: 'invalid' | 'unavailable'): string {
+/** `askAgain`: "Forgot your password?" is on, so a new link can be asked for (an invitation alone cannot). */
+export function linkProblemPage(problem: 'invalid' | 'unavailable', askAgain = true): string {
   const text =
     problem === 'invalid'
-      ? 'This link cannot be used: it was used already, it has expired (links work for 15 minutes), or it is not complete. Ask for a new one.'
+      ? `This link cannot be used: it was used already, it has expired (reset links work for 15 minutes, invitations for 7 days), or it is not complete.${askAgain ? ' Ask for a new one.' : ' Ask your administrator for a new one.'}`
       : 'The directory that holds your password cannot be reached right now, so nothing was changed. Your link still works: try again in a moment.';
   return layout(
     problem === 'invalid' ? 'Link not valid' : 'Try again shortly',
     `<h1>${problem === 'invalid' ? 'This reset link is not valid' : 'Try again shortly'}</h1>
 <p class="error" role="alert" id="reset-problem">${escapeHtml(text)}</p>
-<p><a href="${FORGOT_PATH}">Ask for a new link</a></p>`,
+${askAgain ? `<p><a href="${FORGOT_PATH}">Ask for a new link</a></p>` : ''}`,
   );
 }

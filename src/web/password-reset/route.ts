@@ -50,7 +50,7 @@ export function passwordResetHandlers(ctx: AppContext): { forgot: RequestHandler
       let proof = field(form, 'factor_proof') || undefined;
       const show = async (status: number, error?: string) => {
         const link = await ctx.passwordReset.open(token, origin, proof);
-        if (!link) return void send(res, 400, linkProblemPage('invalid'));
+        if (!link) return void send(res, 400, linkProblemPage('invalid', ctx.passwordReset.enabled));
         const carried = link.proved ? proof : undefined;
         send(
           res,
@@ -77,7 +77,7 @@ export function passwordResetHandlers(ctx: AppContext): { forgot: RequestHandler
           proof = passed.proof;
           return await show(200);
         }
-        if (passed.reason === 'invalid_link') return void send(res, 400, linkProblemPage('invalid'));
+        if (passed.reason === 'invalid_link') return void send(res, 400, linkProblemPage('invalid', ctx.passwordReset.enabled));
         if (passed.reason === 'unavailable') return void send(res, 503, linkProblemPage('unavailable'));
         if (passed.retryAfter !== undefined) res.setHeader('Retry-After', String(passed.retryAfter));
         return await show(passed.status, passed.message);
@@ -87,7 +87,7 @@ export function passwordResetHandlers(ctx: AppContext): { forgot: RequestHandler
         origin,
       );
       if (outcome.ok) return void send(res, 200, donePage());
-      if (outcome.reason === 'invalid_link') return void send(res, 400, linkProblemPage('invalid'));
+      if (outcome.reason === 'invalid_link') return void send(res, 400, linkProblemPage('invalid', ctx.passwordReset.enabled));
       if (outcome.reason === 'unavailable') return void send(res, 503, linkProblemPage('unavailable'));
       if (outcome.retryAfter !== undefined) res.setHeader('Retry-After', String(outcome.retryAfter));
       await show(outcome.status, outcome.message);

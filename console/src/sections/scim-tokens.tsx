@@ -1,0 +1,192 @@
+/** SCIM tokens (docs/scim-provisioning.md "Tokens"): list, create (the secret shown once), revoke. */
+import { useEffect, useState } from 'preact/hooks';
+import { request } from '../api/graphql.ts';
+import { CreateScimTokenMutation, RevokeScimTokenMutation, ScimTokensQuery } from '../api/generated.ts';
+import { CopyButton, Dialog, ErrorNote, Field, Loading, Notice, SelectField, useAction, useLoad, when } from '../ui/kit.tsx';
+import { Table, type Column } from '../ui/table.tsx';
+
+type Token = ScimTokensQuery['scimTokens'][number];
+
+const labels = { backend: 'Backend', description: 'Description' };
+
+const columns: Array<Column<Token>> = [
+  { header: 'Description', rowHeader: true, cell: (t) => t.description ?? '—' },
+  { header: 'Backend', cell: (t) => <code>{t.backend}</code> },
+  { header: 'Created', class: 'when', cell: (t) => when(t.createdAt) },
+  { header: 'Last used', class: 'when', cell: (t) => (t.lastUsedAt ? when(t.lastUsedAt) : 'never') },
+];
+
+const nameOf = (t: Pick<Token, 'description' | 'backend'>) => t.description ?? `the token for ${t.backend}`;
+
+/** The new secret, on screen once: only its hash is stored. */
+function SecretPanel({ token, backend, onClose }: { token: string; backend: string; onClose: () => void }) {
+  useEffect(() => document.getElementById('scim-secret-title')?.focus(), [token]);
+  return (
+    <section class="panel secret" aria-labelledby="scim-secret-title">
+      <h2 id="scim-secret-title" tabIndex={-1}>
+        The new SCIM token for {backend}
+      </h2>
+      <p role="alert">
+        Copy it into the SCIM client (Entra ID's “Secret Token”, Okta's API token) now: it is shown only this once. Lost, it cannot be shown
+        again; make a new one and revoke this one.
+      </p>
+      <dl class="pairs">
+        <dt>Token</dt>
+        <dd>
+          <code id="new-scim-token">{token}</code> <CopyButton text={token} label="Copy the SCIM token" />
+        </dd>
+      </dl>
+      <button type="button" onClick={onClose}>
+        I have stored it
+      </button>
+    </section>
+  );
+}
+
+function CreateForm({
+  backends,
+  onDone,
+  onCancel,
+}: {
+  backends: string[];
+  onDone: (token: string, backend: string) => void;
+  onCancel: () => void;
+}) {
+  const [backend, setBackend] = useState(backends[0] ?? '');
+  const [description, setDescription] = useState('');
+  const create = useAction();
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    const made = await create.run(
+      async () => (await request(CreateScimTokenMutation, { backend, description: description || null })).createScimToken,
+    );
+    if (made) onDone(made.token, made.scimToken.backend);
+  }
+
+  return (
+    <form class="panel" onSubmit={submit} aria-labelledby="scim-create-title">
+      <h2 id="scim-create-title">New SCIM token</h2>
+      <SelectField
+        id="scim-backend"
+        label="Backend"
+        value={backend}
+        options={backends.map((b) => [b, b] as const)}
+        onChange={setBackend}
+        invalid={create.error?.field === 'backend'}
+      />
+      <Field
+        id="scim-description"
+        label="Description"
+        name="description"
+        value={description}
+        onInput={setDescription}
+        error={create.error}
+        hint="Which client it is for, such as “Entra ID provisioning”."
+      />
+      <ErrorNote error={create.error} labels={labels} />
+      <div class="actions">
+        <button type="submit" disabled={create.busy || !backend}>
+          {create.busy ? 'Creating…' : 'Create token'}
+        </button>
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+export function ScimTokensSection() {
+  const list = useLoad(() => request(ScimTokensQuery, {}), []);
+  const [creating, setCreating] = useState(false);
+  const [secret, setSecret] = useState<{ token: string; backend: string }>();
+  const [revoking, setRevoking] = useState<Token>();
+  const [notice, setNotice] = useState<string>();
+  const revoke = useAction();
+  const tokens = list.data?.scimTokens;
+  const backends = (list.data?.identityBackends ?? []).filter((b) => b.type === 'backend' && b.plugin === 'scim').map((b) => b.id);
+
+  async function confirmed() {
+    if (!revoking) return;
+    const done = await revoke.run(async () => (await request(RevokeScimTokenMutation, { id: revoking.id })).revokeScimToken);
+    if (done === undefined) return;
+    setNotice(`${nameOf(revoking)} is revoked: requests carrying it are refused from now on.`);
+    setRevoking(undefined);
+    list.reload();
+  }
+
+  return (
+    <section aria-busy={list.loading}>
+      <div class="toolbar">
+        <p class="lede">
+          A SCIM client (Entra ID, Okta, an HR system) calls /scim/v2 with one of these; each reaches one backend of plugin scim.
+        </p>
+        <button
+          type="button"
+          disabled={backends.length === 0}
+          aria-expanded={creating}
+          onClick={() => {
+            setCreating(true);
+            setSecret(undefined);
+          }}
+        >
+          New SCIM token
+        </button>
+      </div>
+      {list.data && backends.length === 0 ? (
+        <p class="hint">No backend of plugin scim is configured: add one (identity.backends) to make tokens for it.</p>
+      ) : null}
+      <Notice text={notice} />
+      {secret ? <SecretPanel {...secret} onClose={() => setSecret(undefined)} /> : null}
+      {creating ? (
+        <CreateForm
+          backends={backends}
+          onCancel={() => setCreating(false)}
+          onDone={(token, backend) => {
+            setCreating(false);
+            setSecret({ token, backend });
+            setNotice(`A SCIM token for ${backend} is made.`);
+            list.reload();
+          }}
+        />
+      ) : null}
+      <ErrorNote error={list.error} />
+      {list.loading && !tokens ? <Loading>Loading SCIM tokens…</Loading> : null}
+      <Table
+        label="SCIM tokens"
+        columns={columns}
+        rows={tokens}
+        rowKey={(t) => t.id}
+        empty="No SCIM tokens yet."
+        actions={(t) => (
+          <button
+            type="button"
+            class="danger"
+            aria-label={`Revoke ${nameOf(t)}`}
+            onClick={() => {
+              revoke.clear();
+              setRevoking(t);
+            }}
+          >
+            Revoke
+          </button>
+        )}
+      />
+      {revoking ? (
+        <Dialog title={`Revoke ${nameOf(revoking)}?`} onClose={() => setRevoking(undefined)}>
+          <p>The SCIM client using it is refused from its next request on. This cannot be undone; a new token can be made.</p>
+          <ErrorNote error={revoke.error} />
+          <div class="actions">
+            <button type="button" class="danger" disabled={revoke.busy} onClick={confirmed}>
+              {revoke.busy ? 'Revoking…' : 'Revoke token'}
+            </button>
+            <button type="button" class="secondary" onClick={() => setRevoking(undefined)}>
+              Cancel
+            </button>
+          </div>
+        </Dialog>
+      ) : null}
+    </section>
+  );
+}

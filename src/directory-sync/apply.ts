@@ -1,0 +1,105 @@
+/**
+ * Makes a pass's planned changes (docs/directory-sync.md "What a pass does"): renames first (so no two
+ * records ever hold one name), then new and changed records in batched transactions, then returners,
+ * leavers last, each through the user service's one way to do it (src/users/leavers.ts). A write that
+ * fails stops the pass there; what it wrote stays (the next pass finds it done), and as leavers come
+ * last, a pass that fails before them deprovisions nobody.
+ */
+import type { Origin } from '../audit/model.ts';
+import type { Leavers } from '../users/leavers.ts';
+import type { User } from '../users/model.ts';
+import type { SyncCounts } from './model.ts';
+import type { SyncPlan } from './plan.ts';
+import type { SyncQueries } from './sync-queries.ts';
+
+/** Rows per insert or update statement, and per transaction: short enough that requests never wait long behind one. */
+export const BATCH = 500;
+
+export interface ApplyDeps {
+  backend: string;
+  transaction: <T>(work: (q: SyncQueries) => Promise<T>) => Promise<T>;
+  users: Pick<Leavers, 'deprovision' | 'reenable'>;
+  /** The upstreams' ids: their accounts lose a verified email a directory user is given (docs/decisions.md "Upstream emails"). */
+  upstreams: readonly string[];
+  /** Throws when the pass must stop (this process lost the lease). */
+  check: () => void;
+  now: number;
+  origin?: Origin;
+}
+
+function* batches<T>(list: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < list.length; i += BATCH) yield list.slice(i, i + BATCH);
+}
+
+/** Deprovisionings under way at once. */
+const LEAVERS_AT_ONCE = 4;
+
+/** Lets requests queued behind a batch run before the next (SQLite shares one connection). */
+const breathe = () => new Promise((resolve) => setImmediate(resolve));
+
+const emailsOf = (users: User[]) => users.flatMap((u) => (u.email ? [u.email] : []));
+
+/** Applies `plan`, counting into `counts` as each write commits (so a pass that fails midway reports what it did). */
+export async function applyPlan(plan: SyncPlan, d: ApplyDeps, counts: Omit<SyncCounts, 'users'>): Promise<void> {
+  const renamed = new Set(plan.renames.map((r) => r.id));
+  const emailChanged = new Set(plan.emailChanged);
+  /** The profile writes of `users` and what an email change brings along, in the caller's transaction. */
+  const write = async (q: SyncQueries, users: User[]) => {
+    await q.updateProfiles(users);
+    const changed = users.filter((u) => emailChanged.has(u.id));
+    await q.discardResets(changed.map((u) => u.id));
+    await q.demoteClaimedEmails(emailsOf(changed), d.upstreams);
+    return users.length;
+  };
+
+  if (plan.renames.length > 0) {
+    d.check();
+    counts.updated += await d.transaction(async (q) => {
+      await q.rename(
+        plan.renames.map((r) => ({ id: r.id, username: r.to })),
+        d.now,
+      );
+      return write(
+        q,
+        plan.updates.filter((u) => renamed.has(u.id)),
+      );
+    });
+  }
+  for (const batch of batches(plan.creates)) {
+    d.check();
+    counts.created += await d.transaction(async (q) => {
+      const n = await q.insertUsers(batch);
+      await q.demoteClaimedEmails(emailsOf(batch), d.upstreams);
+      return n;
+    });
+    await breathe();
+  }
+  for (const batch of batches(plan.updates.filter((u) => !renamed.has(u.id)))) {
+    d.check();
+    counts.updated += await d.transaction((q) => write(q, batch));
+    await breathe();
+  }
+  for (const user of plan.returners) {
+    d.check();
+    if (await d.users.reenable(user.id, { backend: d.backend, origin: d.origin })) counts.reenabled++;
+  }
+  // A few at a time: each is a transaction of its own (the record, every session, the audit event),
+  // and PostgreSQL runs them side by side; SQLite takes them one after another anyway.
+  // The first failure stops them all, and the pass waits for those under way before it reports.
+  const queue = [...plan.leavers];
+  let failed = false;
+  const worker = async () => {
+    for (let next = queue.shift(); next && !failed; next = queue.shift()) {
+      try {
+        d.check();
+        if (await d.users.deprovision(next.user.id, { backend: d.backend, reason: next.reason, origin: d.origin })) counts.deprovisioned++;
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  const ends = await Promise.allSettled(Array.from({ length: LEAVERS_AT_ONCE }, worker));
+  const failure = ends.find((e): e is PromiseRejectedResult => e.status === 'rejected');
+  if (failure) throw failure.reason;
+}

@@ -1,0 +1,163 @@
+/**
+ * One pass's changes, worked out in memory from what the directory listed and the backend's local
+ * records (docs/directory-sync.md "What a pass does"): a pure function, so the rules are unit-tested
+ * without a directory or a database.
+ */
+import type { Identity } from '../identity/contract.ts';
+import type { User } from '../users/model.ts';
+import type { LeaveReason } from '../users/leavers.ts';
+
+export interface SyncPlan {
+  /** Identities the directory listed (each external id once). */
+  listed: number;
+  /** Enabled local records before the pass: what `maxLeaverShare` is a share of. */
+  enabled: number;
+  /** New local records, as a first sign-in would make them. */
+  creates: User[];
+  /** Records whose profile changes (returners' included), as they will be written. */
+  updates: User[];
+  /** The ids of `updates` whose email changes: their reset links die (docs/decisions.md "Reset links and the admin's remedies"). */
+  emailChanged: string[];
+  /**
+   * Records that give up their name, renamed to `to` (`name~id`) before any create or update, so no
+   * two records ever hold one name: those still listed then take their new name (in `updates`); a
+   * record the directory no longer lists keeps `name~id`, freeing its name for the entry that has it
+   * now (as src/identity/chain.ts's `freeUsername` does at a sign-in).
+   */
+  renames: Array<{ id: string; from: string; to: string }>;
+  /** Records the directory shows enabled again, which a directory had disabled. */
+  returners: User[];
+  leavers: Array<{ user: User; reason: LeaveReason }>;
+  /** Names listed for more than one entry: the later entries are left alone this pass. */
+  duplicates: string[];
+}
+
+/** A record renamed away from a name another entry took (chain.ts's `freeUsername`, or a pass): `name~id`. */
+export const isRetired = (u: User): boolean => u.username.endsWith(`~${u.id}`);
+
+const retiredName = (u: User): string => (isRetired(u) ? u.username : `${u.username}~${u.id}`);
+
+/** The profile a sign-in would give the record (src/identity/chain.ts `provision`), state aside. */
+function profile(identity: Identity, existing: User | undefined) {
+  return {
+    username: identity.username,
+    email: identity.email ?? null,
+    emailVerified: true,
+    displayName: identity.displayName ?? null,
+    groups: identity.groups ?? [],
+    // A backend that reports roles or attributes owns them; one that does not leaves them as they are.
+    roles: identity.roles ?? existing?.roles ?? [],
+    attributes: identity.attributes ?? existing?.attributes ?? {},
+  };
+}
+
+/**
+ * Groups and roles compare as sets: a listing may give them in another order than a sign-in does,
+ * and rewriting every such record at each pass would be churn, not change.
+ */
+const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
+  if (a.length !== b.length) return false;
+  const held = new Set(a);
+  return b.every((x) => held.has(x));
+};
+
+const sameProfile = (u: User, p: ReturnType<typeof profile>): boolean =>
+  u.username === p.username &&
+  u.email === p.email &&
+  u.emailVerified === p.emailVerified &&
+  u.displayName === p.displayName &&
+  sameSet(u.groups, p.groups) &&
+  sameSet(u.roles, p.roles) &&
+  JSON.stringify(u.attributes) === JSON.stringify(p.attributes);
+
+/** Why the directory no longer lets a user in. */
+const reasonOf = (identity: Identity): LeaveReason => (identity.refusal === 'account_expired' ? 'expired' : 'disabled');
+
+export function planSync(
+  backend: string,
+  listing: Iterable<Identity>,
+  locals: readonly User[],
+  o: { now: number; newId: () => string },
+): SyncPlan {
+  const byExternalId = new Map(locals.map((u) => [u.externalId, u]));
+  const byName = new Map(locals.map((u) => [u.username.toLowerCase(), u]));
+  const plan: SyncPlan = {
+    listed: 0,
+    enabled: 0,
+    creates: [],
+    updates: [],
+    emailChanged: [],
+    renames: [],
+    returners: [],
+    leavers: [],
+    duplicates: [],
+  };
+  for (const u of locals) if (!u.disabled) plan.enabled++;
+
+  // Each external id once, each name once: a directory that lists a name twice cannot say whose it is.
+  const seen = new Set<string>();
+  const wanted = new Map<string, Identity>();
+  for (const identity of listing) {
+    if (seen.has(identity.externalId)) continue;
+    seen.add(identity.externalId);
+    const key = identity.username.toLowerCase();
+    if (wanted.has(key)) plan.duplicates.push(identity.username);
+    else wanted.set(key, identity);
+  }
+  plan.listed = seen.size;
+
+  const renamed = new Set<string>();
+  /** Frees `name` for `identity`: its holder, if another entry's record, is renamed away first. */
+  const free = (name: string, identity: Identity) => {
+    const holder = byName.get(name.toLowerCase());
+    if (!holder || holder.externalId === identity.externalId || renamed.has(holder.id)) return;
+    renamed.add(holder.id);
+    // Still listed under another name: it takes that one below; else it keeps `name~id`.
+    plan.renames.push({ id: holder.id, from: holder.username, to: retiredName(holder) });
+  };
+
+  for (const identity of wanted.values()) {
+    const existing = byExternalId.get(identity.externalId);
+    const fields = profile(identity, existing);
+    if (!existing) {
+      // A disabled account that never had a record gets none: it could not sign in to have one.
+      if (identity.disabled) continue;
+      free(identity.username, identity);
+      plan.creates.push({
+        id: o.newId(),
+        backend,
+        externalId: identity.externalId,
+        passwordHash: null,
+        disabled: false,
+        disabledBy: null,
+        createdAt: o.now,
+        updatedAt: o.now,
+        ...fields,
+      });
+      continue;
+    }
+    if (!sameProfile(existing, fields)) {
+      // A new name (not only new capitals): whoever holds it gives it up, and so does this record its own.
+      if (existing.username.toLowerCase() !== fields.username.toLowerCase()) {
+        free(identity.username, identity);
+        if (!renamed.has(existing.id)) {
+          renamed.add(existing.id);
+          plan.renames.push({ id: existing.id, from: existing.username, to: retiredName(existing) });
+        }
+      }
+      plan.updates.push({ ...existing, ...fields, updatedAt: o.now });
+      if (existing.email !== fields.email) plan.emailChanged.push(existing.id);
+    }
+    // The account state: an administrator's disabling is theirs, never undone or redone here.
+    if (identity.disabled && !existing.disabled) plan.leavers.push({ user: existing, reason: reasonOf(identity) });
+    else if (!identity.disabled && existing.disabled && existing.disabledBy === 'directory') plan.returners.push(existing);
+  }
+
+  // Gone from the listing: a leaver, unless disabled already or retired (its entry left long ago).
+  // An entry listed under a name another entry holds counts as listed: left alone this pass.
+  for (const u of locals) {
+    if (seen.has(u.externalId) || u.disabled || isRetired(u)) continue;
+    plan.leavers.push({ user: u, reason: 'not_found' });
+  }
+  return plan;
+}

@@ -1,0 +1,164 @@
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/record.ts';
+import { clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { AddressRules } from '../outbound/address-rules.ts';
+import { outboundFetch } from '../outbound/fetch.ts';
+import { outboundReason } from '../outbound/outbound-error.ts';
+import type { SamlKeys } from './idp-keys.ts';
+import { soapLogoutOutcome, soapLogoutRequest } from './logout.ts';
+import type { QueuedSamlLogout, ServiceProvider } from './model.ts';
+import type { SamlLogoutQueries } from './soap-logout-queries.ts';
+import { MAX_MESSAGE_BYTES } from './xml.ts';
+
+/** Per delivery, as for back-channel logout (docs/connect-an-application.md: at most 5 s per client). */
+const TIMEOUT_MS = 5000;
+/** Requests a process takes at once. */
+const BATCH = 20;
+/** SAML bindings 3.2.2.1: the SOAPAction a SAML requester may send. */
+const SOAP_ACTION = 'http://www.oasis-open.org/committees/security';
+
+export interface SoapLogoutDeps {
+  queries: Pick<SamlLogoutQueries, 'claim' | 'remove' | 'retryAt'>;
+  findSp(id: string): Promise<ServiceProvider | undefined>;
+  keys: SamlKeys;
+  /** The IdP's entity ID: the requests' Issuer. */
+  issuer: string;
+  config: Config;
+  audit: AuditLog;
+  logger: Logger;
+  /** Addresses never called (docs/decisions.md "Outbound fetches"): an SP there fails at connect time. */
+  outbound: AddressRules;
+}
+
+/**
+ * The SAML logout-by-SOAP worker of one process (docs/saml-applications.md "Single logout by SOAP"),
+ * the sibling of the back-channel logout worker (src/login/logout-notices.ts) and run the same way:
+ * session ends queue requests in the database (session-ends.ts); this claims the due ones, signs a
+ * LogoutRequest for each and POSTs it in a SOAP envelope to the SP, off the request that ended the
+ * session, retrying on `logout.backchannelRetryDelays`. Every process runs one; the claims keep two
+ * from sending the same request, and a claim left by a process that died expires, so another sends it.
+ */
+export function soapLogouts(deps: SoapLogoutDeps) {
+  const { queries, config, logger } = deps;
+  const delays = config.logout.backchannelRetryDelays;
+  let stopped = true;
+  let running: Promise<void> | undefined;
+  let again = false;
+  let poll: NodeJS.Timeout | undefined;
+  const timers = new Set<NodeJS.Timeout>();
+  let stopping = new AbortController();
+
+  const later = (ms: number) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      run();
+    }, ms).unref();
+    timers.add(t);
+  };
+
+  /** Undefined when the SP answered Success; else the fixed reason: never what the SP said. */
+  async function post(sp: ServiceProvider, n: QueuedSamlLogout): Promise<string | undefined> {
+    const url = sp.singleLogoutSoapUrl!;
+    const { envelope, id } = soapLogoutRequest(
+      { issuer: deps.issuer, destination: url, subject: n, now: clock.now() },
+      await deps.keys.signer(),
+    );
+    try {
+      const res = await outboundFetch(url, deps.outbound, {
+        method: 'POST',
+        headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${SOAP_ACTION}"`, 'cache-control': 'no-store' },
+        body: envelope,
+        timeoutMs: TIMEOUT_MS,
+        maxBytes: MAX_MESSAGE_BYTES,
+        signal: stopping.signal,
+      });
+      const outcome = soapLogoutOutcome(res.body.toString('utf8'), id);
+      // A SOAP fault comes with a 500 (SOAP 1.1, 6.2): said as a fault; any other failing status as it is.
+      if (res.status === 200 || outcome === 'SOAP fault') return outcome;
+      return `HTTP ${res.status}`;
+    } catch (err) {
+      return outboundReason(err);
+    }
+  }
+
+  async function deliver(n: QueuedSamlLogout): Promise<void> {
+    const sp = await deps.findSp(n.spId);
+    // The SP was changed since: nobody to tell any more (a deleted SP takes its rows with it).
+    if (!sp?.singleLogoutSoapUrl) return queries.remove(n.id);
+    const error = await post(sp, n);
+    const attempts = n.attempts + 1;
+    if (stopping.signal.aborted) {
+      // Cut short by shutdown: not a try; released for this or another process.
+      return queries.retryAt(n.id, n.attempts, clock.now());
+    }
+    const event = { userId: n.userId, clientId: `saml:${sp.id}` };
+    const details = { entityId: sp.entityId, sessionIndex: n.sessionIndex, attempts };
+    if (!error) {
+      await queries.remove(n.id);
+      await deps.audit.record({ kind: 'logout.saml_soap_delivered', ...event, details });
+    } else if (attempts > delays.length) {
+      await queries.remove(n.id);
+      await deps.audit.record({ kind: 'logout.saml_soap_failed', ...event, details: { ...details, error } });
+    } else {
+      logger.info({ entityId: sp.entityId, attempts, error }, 'SAML logout by SOAP not delivered; will retry');
+      await queries.retryAt(n.id, attempts, clock.now() + delays[n.attempts]!);
+      later(delays[n.attempts]!);
+    }
+  }
+
+  async function runOnce(): Promise<void> {
+    const now = clock.now();
+    // A claim outlives the longest delivery; when a process dies holding one, another takes it after.
+    const claimed = await queries.claim(now, now + config.logout.backchannelClaimLease, BATCH);
+    await Promise.all(
+      claimed.map((n) => deliver(n).catch((err: Error) => logger.error({ err: err.message, spId: n.spId }, 'SAML logout by SOAP failed'))),
+    );
+    // A full batch: there may be more due.
+    if (claimed.length === BATCH) again = true;
+  }
+
+  function run(): void {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = runOnce()
+      .catch((err: Error) => logger.error({ err: err.message }, 'SAML logout queue not read'))
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  }
+
+  return {
+    start(): void {
+      if (!stopped) return;
+      stopped = false;
+      stopping = new AbortController();
+      poll = setInterval(run, config.logout.backchannelPollInterval).unref();
+      run();
+    },
+
+    /** Requests were queued in this process: send them now, after the current request's answer. */
+    kick(): void {
+      if (!stopped) setImmediate(run);
+    },
+
+    /** Stops claiming; deliveries under way are cut and their requests released, then it resolves. */
+    async stop(): Promise<void> {
+      stopped = true;
+      clearInterval(poll);
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      stopping.abort();
+      await running;
+    },
+  };
+}
+
+export type SoapLogoutWorker = ReturnType<typeof soapLogouts>;

@@ -1,0 +1,254 @@
+/**
+ * The SQL of the SCIM service provider (docs/scim-provisioning.md "What the endpoint supports"):
+ * the SCIM view of a backend's users (`users.scim`, the document a client wrote; null for a record
+ * SCIM no longer shows), the SCIM groups and their members. The users' own columns are written
+ * through the user queries (src/users/queries.ts); only `scim` and `groups` are written here.
+ */
+import type { Database } from '../db/database.ts';
+import { bool, json, num } from '../db/rows.ts';
+import type { ScimDocument, ScimGroup, ScimMembership, ScimUserRecord, SqlNarrowing } from './model.ts';
+
+type Row = Record<string, unknown>;
+
+const CHUNK = 500;
+const chunks = <T>(list: readonly T[]): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += CHUNK) out.push(list.slice(i, i + CHUNK));
+  return out;
+};
+
+const toUserRecord = (r: Row): ScimUserRecord => ({
+  id: String(r.id),
+  backend: String(r.backend),
+  userName: String(r.username),
+  disabled: bool(r.disabled),
+  document: json<ScimDocument>(r.scim, {}),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at),
+});
+
+const toGroup = (r: Row): ScimGroup => ({
+  id: String(r.id),
+  backend: String(r.backend),
+  displayName: String(r.display_name),
+  externalId: (r.external_id as string | null) ?? null,
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at),
+});
+
+const USER_COLUMNS = ['id', 'backend', 'username', 'disabled', 'scim', 'created_at', 'updated_at'];
+
+/** `updated_at` moves strictly forward on every write: the ETag (`meta.version`) is made from it. */
+const later = (db: Database['knex'], now: number) => db.raw('case when updated_at >= ? then updated_at + 1 else ? end', [now, now]);
+
+export const scimQueries = ({ knex: db }: Database) => {
+  const scimUsers = (backend: string) => db('users').where({ backend }).whereNotNull('scim');
+
+  function narrowUsers(q: ReturnType<typeof scimUsers>, n?: SqlNarrowing) {
+    if (!n) return q;
+    switch (n.column) {
+      case 'id':
+        return q.where('id', n.value);
+      case 'username':
+        return q.where('username_key', n.value.toLowerCase());
+      case 'externalId':
+        // A record without a SCIM externalId keeps its own id there (src/scim/users.ts).
+        return q.where('external_id', n.value).whereRaw('external_id <> id');
+      case 'displayName':
+        return q.whereRaw('lower(display_name) = ?', [n.value.toLowerCase()]);
+    }
+  }
+
+  const groupsOf = (backend: string) => db('scim_groups').where({ backend });
+
+  function narrowGroups(q: ReturnType<typeof groupsOf>, n?: SqlNarrowing) {
+    if (!n) return q;
+    switch (n.column) {
+      case 'id':
+        return q.where('id', n.value);
+      case 'displayName':
+        return q.where('display_name_key', n.value.toLowerCase());
+      case 'externalId':
+        return q.where('external_id', n.value);
+      case 'username':
+        return q.whereRaw('1 = 0');
+    }
+  }
+
+  return {
+    async findUser(backend: string, id: string): Promise<ScimUserRecord | undefined> {
+      const row = await scimUsers(backend).where({ id }).first(USER_COLUMNS);
+      return row ? toUserRecord(row) : undefined;
+    },
+
+    /** Whether a record of the backend other than `id` holds the userName (without case) or the externalId: after a failed write, was it a race? */
+    async holder(backend: string, id: string, username: string, externalId: string | null): Promise<'userName' | 'externalId' | undefined> {
+      const byName = await db('users').where({ backend, username_key: username.toLowerCase() }).whereNot({ id }).first('id');
+      if (byName) return 'userName';
+      if (externalId === null) return undefined;
+      const byExternal = await db('users').where({ backend, external_id: externalId }).whereNot({ id }).first('id');
+      return byExternal ? 'externalId' : undefined;
+    },
+
+    /** The stored document of a user; null takes the record out of SCIM's view (a DELETE). */
+    async setDocument(id: string, document: ScimDocument | null): Promise<void> {
+      await db('users')
+        .where({ id })
+        .update({ scim: document === null ? null : JSON.stringify(document) });
+    },
+
+    async countUsers(backend: string, n?: SqlNarrowing): Promise<number> {
+      const row = await narrowUsers(scimUsers(backend), n).count({ n: '*' }).first();
+      return num(row?.n);
+    },
+
+    /** The backend's SCIM users in creation order, `offset` and `limit` as given; every one without a limit. */
+    async users(backend: string, o: { narrowing?: SqlNarrowing; offset?: number; limit?: number } = {}): Promise<ScimUserRecord[]> {
+      const q = narrowUsers(scimUsers(backend), o.narrowing)
+        .select(USER_COLUMNS)
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      if (o.limit !== undefined) q.limit(o.limit);
+      if (o.offset) q.offset(o.offset);
+      return (await q).map(toUserRecord);
+    },
+
+    /** Of `ids`, those of the backend's SCIM users, with their names (a group's `members[].display`). */
+    async usersAmong(
+      backend: string,
+      ids: readonly string[],
+    ): Promise<Array<{ id: string; userName: string; displayName: string | null }>> {
+      const out: Array<{ id: string; userName: string; displayName: string | null }> = [];
+      for (const part of chunks([...new Set(ids)])) {
+        const rows: Row[] = await scimUsers(backend).whereIn('id', part).select('id', 'username', 'display_name');
+        for (const r of rows)
+          out.push({ id: String(r.id), userName: String(r.username), displayName: (r.display_name as string | null) ?? null });
+      }
+      return out;
+    },
+
+    /** The SCIM groups the users are members of (a user's `groups`); every membership of the backend without `userIds`. */
+    async membershipsOfUsers(backend: string, userIds?: readonly string[]): Promise<ScimMembership[]> {
+      const read = (part?: string[]) => {
+        const q = db('scim_group_members as m')
+          .join('scim_groups as g', 'g.id', 'm.group_id')
+          .where('g.backend', backend)
+          .select('m.group_id', 'm.user_id', 'g.display_name');
+        if (part) q.whereIn('m.user_id', part);
+        return q;
+      };
+      const rows: Row[] = userIds ? (await Promise.all(chunks(userIds).map((p) => read(p)))).flat() : await read();
+      return rows.map((r) => ({ groupId: String(r.group_id), userId: String(r.user_id), groupName: String(r.display_name) }));
+    },
+
+    /** The members of the groups (a group's `members`), with the members' names. */
+    async membersOfGroups(
+      groupIds: readonly string[],
+    ): Promise<Array<{ groupId: string; userId: string; userName: string; displayName: string | null }>> {
+      const out = [];
+      for (const part of chunks(groupIds)) {
+        const rows: Row[] = await db('scim_group_members as m')
+          .join('users as u', 'u.id', 'm.user_id')
+          .whereIn('m.group_id', part)
+          .select('m.group_id', 'm.user_id', 'u.username', 'u.display_name')
+          .orderBy([{ column: 'm.group_id' }, { column: 'u.username_key' }]);
+        for (const r of rows) {
+          out.push({
+            groupId: String(r.group_id),
+            userId: String(r.user_id),
+            userName: String(r.username),
+            displayName: (r.display_name as string | null) ?? null,
+          });
+        }
+      }
+      return out;
+    },
+
+    /** A user's `groups` column: the names of their SCIM groups, what access policies read. */
+    async setUserGroups(userId: string, groups: readonly string[], now: number): Promise<void> {
+      await db('users')
+        .where({ id: userId })
+        .update({ groups: JSON.stringify(groups), updated_at: later(db, now) });
+    },
+
+    async findGroup(backend: string, id: string): Promise<ScimGroup | undefined> {
+      const row = await groupsOf(backend).where({ id }).first();
+      return row ? toGroup(row) : undefined;
+    },
+
+    async findGroupByName(backend: string, displayName: string): Promise<ScimGroup | undefined> {
+      const row = await groupsOf(backend).where({ display_name_key: displayName.toLowerCase() }).first();
+      return row ? toGroup(row) : undefined;
+    },
+
+    async countGroups(backend: string, n?: SqlNarrowing): Promise<number> {
+      const row = await narrowGroups(groupsOf(backend), n).count({ n: '*' }).first();
+      return num(row?.n);
+    },
+
+    async groups(backend: string, o: { narrowing?: SqlNarrowing; offset?: number; limit?: number } = {}): Promise<ScimGroup[]> {
+      const q = narrowGroups(groupsOf(backend), o.narrowing)
+        .select('*')
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      if (o.limit !== undefined) q.limit(o.limit);
+      if (o.offset) q.offset(o.offset);
+      return (await q).map(toGroup);
+    },
+
+    async insertGroup(g: ScimGroup): Promise<void> {
+      await db('scim_groups').insert({
+        id: g.id,
+        backend: g.backend,
+        display_name: g.displayName,
+        display_name_key: g.displayName.toLowerCase(),
+        external_id: g.externalId,
+        created_at: g.createdAt,
+        updated_at: g.updatedAt,
+      });
+    },
+
+    async updateGroup(g: ScimGroup): Promise<void> {
+      await db('scim_groups').where({ id: g.id }).update({
+        display_name: g.displayName,
+        display_name_key: g.displayName.toLowerCase(),
+        external_id: g.externalId,
+        updated_at: g.updatedAt,
+      });
+    },
+
+    async deleteGroup(id: string): Promise<void> {
+      await db('scim_groups').where({ id }).delete();
+    },
+
+    async memberIds(groupId: string): Promise<string[]> {
+      const rows: Row[] = await db('scim_group_members').where({ group_id: groupId }).select('user_id');
+      return rows.map((r) => String(r.user_id));
+    },
+
+    async addMembers(groupId: string, userIds: readonly string[]): Promise<void> {
+      // A member another request added meanwhile is a member all the same.
+      for (const part of chunks(userIds)) {
+        await db('scim_group_members')
+          .insert(part.map((user_id) => ({ group_id: groupId, user_id })))
+          .onConflict(['group_id', 'user_id'])
+          .ignore();
+      }
+    },
+
+    async removeMembers(groupId: string, userIds: readonly string[]): Promise<void> {
+      for (const part of chunks(userIds)) await db('scim_group_members').where({ group_id: groupId }).whereIn('user_id', part).delete();
+    },
+
+    /** Takes a user out of every SCIM group (a DELETE); the groups' ids, whose lastModified moves. */
+    async leaveAllGroups(userId: string, now: number): Promise<void> {
+      const rows: Row[] = await db('scim_group_members').where({ user_id: userId }).select('group_id');
+      const ids = rows.map((r) => String(r.group_id));
+      await db('scim_group_members').where({ user_id: userId }).delete();
+      for (const part of chunks(ids))
+        await db('scim_groups')
+          .whereIn('id', part)
+          .update({ updated_at: later(db, now) });
+    },
+  };
+};
+
+export type ScimQueries = ReturnType<typeof scimQueries>;
