@@ -26,6 +26,8 @@ import { tokenHandler } from './oauth/token/route.ts';
 import { meHandler, userinfoHandler } from './oauth/userinfo/route.ts';
 import { discoveryHandler, jwksHandler } from './oidc/discovery.ts';
 import { recordRequests, routeLabel } from './metrics/http.ts';
+import { traceRequests } from './telemetry/http.ts';
+import { tracingOn } from './telemetry/trace.ts';
 import { metricsHandler } from './ops/metrics.ts';
 import { healthHandler, readyHandler } from './ops/health.ts';
 import { paths } from './paths.ts';
@@ -57,8 +59,9 @@ export function createApp(
       );
     }
   }
-  // Every request's first middleware, run by the router or, on an exact route, by exact.front.
-  const first = [recordRequests(ctx.metrics), requestId];
+  // Every request's first middleware, run by the router or, on an exact route, by exact.front. The
+  // server span (docs/tracing.md) comes first, so that everything after runs inside it; only when tracing is on.
+  const first = [...(tracingOn() ? [traceRequests()] : []), recordRequests(ctx.metrics), requestId];
   app.use(...first);
   const exact = new ExactRoutes(app, notFound);
   app.use(exact.dispatch);

@@ -31,6 +31,11 @@ import type { SamlIdp } from './saml/idp.ts';
 import type { ScimTokens } from './scim/tokens.ts';
 import type { ScimService } from './scim/service.ts';
 import type { SoapLogoutWorker } from './saml/soap-logout.ts';
+import type { EventOutbox } from './events/outbox.ts';
+import type { DeliveryWorker } from './outbound/delivery-loop.ts';
+import type { WebhookService } from './webhooks/service.ts';
+import type { SyslogSink } from './events/syslog/sink.ts';
+import type { AdminRoleService } from './admin-roles/service.ts';
 
 /**
  * What a route or resolver gets, wired once at start by the one composition root (`createContext`,
@@ -99,6 +104,16 @@ export interface AppContext {
   access: AccessService;
   /** What an application would be told about a user (docs/access-and-claims.md): the admin's preview. */
   preview: AccessPreviews;
+  /** The durable queue of audit events going out (docs/decisions.md "Events out"): the webhooks' and the syslog sink's cursors. */
+  events: EventOutbox;
+  /** Webhooks (docs/webhooks.md): registered, changed and deleted through the admin API, their deliveries listed. */
+  webhooks: WebhookService;
+  /** Webhook delivery (docs/webhooks.md "Retries and order"); started and stopped with the server. */
+  webhookDeliveries: DeliveryWorker;
+  /** The audit trail to the SIEM over syslog (docs/audit-to-siem.md), from `events`; started and stopped with the server. */
+  syslog: SyslogSink;
+  /** Admin roles (docs/admin-api.md "Roles and permissions"): built-in and custom, and what an admin API caller holds. */
+  adminRoles: AdminRoleService;
 }
 
 /** The id of the built-in database backend, where created users and the first admin live. */

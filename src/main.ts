@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config/load.ts';
 import type { Config } from './config/schema.ts';
 import { PluginLoadError } from './identity/loader.ts';
 import { createLogger, ListenError, openDeployment, startServer } from './server.ts';
+import { startTracing, stopTracing } from './telemetry/trace.ts';
 
 const workerCount = (workers: Config['workers']): number => (workers === 'auto' ? availableParallelism() : workers);
 
@@ -23,8 +24,12 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // docs/tracing.md: with the OTEL_* variables set, the SDK loads before the logger (whose lines then
+  // carry trace_id) and the app (whose requests get their spans); unset, nothing of it loads.
+  const tracing = await startTracing();
   const root = createLogger(config);
   const logger = cluster.isWorker ? root.child({ worker: cluster.worker!.id }) : root;
+  tracing.report(logger);
   if (cluster.isPrimary && process.env.REDIS_URL) {
     logger.warn('REDIS_URL is set but not used: Latchkey keeps its shared state (brute-force counters included) in the database');
   }
@@ -54,13 +59,17 @@ async function main(): Promise<void> {
     const running = await startServer(config, logger);
     const stop = (reason: string) => {
       logger.info({ reason }, 'shutting down');
-      running.close().then(
-        () => process.exit(0),
-        (err) => {
-          logger.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
+      running
+        .close()
+        // The spans of the last requests are sent before the process ends.
+        .then(stopTracing)
+        .then(
+          () => process.exit(0),
+          (err) => {
+            logger.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
     };
     // `on`, not `once`: a second signal (Ctrl-C reaches a worker and then its primary's SIGTERM) must
     // not fall back to the default of dying on the spot; close() runs once however often it is asked.

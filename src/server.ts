@@ -6,6 +6,7 @@ import type { Config } from './config/schema.ts';
 import type { AppContext } from './context.ts';
 import { connect, migrate, type Database } from './db/connect.ts';
 import { createContext } from './services.ts';
+import { traceIds, tracingOn } from './telemetry/trace.ts';
 
 export interface RunningServer {
   ctx: AppContext;
@@ -17,8 +18,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** The log; with tracing on (docs/tracing.md), each line written inside a span carries its trace_id and span_id. */
 export const createLogger = (config: Config): Logger =>
-  pino({ level: config.logLevel, base: { service: 'latchkey' }, redact: ['password', '*.password', 'client_secret'] });
+  pino({
+    level: config.logLevel,
+    base: { service: 'latchkey' },
+    redact: ['password', '*.password', 'client_secret'],
+    ...(tracingOn() ? { mixin: traceIds } : {}),
+  });
 
 /**
  * Every `keys.reloadInterval`: re-read the signing keys (another process may have rotated them) and
@@ -111,6 +118,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const stopDirectorySync = ctx.directorySync.schedule();
     ctx.logoutNotices.start();
     ctx.samlLogouts.start();
+    ctx.webhookDeliveries.start();
+    // Its cursor is made at the first start with `audit.syslog` and kept after (docs/audit-to-siem.md).
+    await ctx.syslog.start();
     const stopTokenAudit = ctx.tokenAudit.schedule();
     let closing: Promise<void> | undefined;
     const close = () =>
@@ -128,11 +138,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         // Deliveries under way are cut and released: another process (or the next start) sends them.
         await ctx.logoutNotices.stop();
         await ctx.samlLogouts.stop();
+        await ctx.webhookDeliveries.stop();
         // Reset requests answered already finish their lookup and mail before the database closes.
         await ctx.passwordReset.settled();
         ctx.passwordReset.close();
         // After the last request: the counts it added are written before the database closes.
         await stopTokenAudit();
+        // After the last event of this process: the connection is closed cleanly, so what was sent counts as delivered.
+        await ctx.syslog.stop();
         ctx.dbOutage.stop();
         await (await adminApiServer.catch(() => undefined))?.stop();
         await ctx.identity.close();

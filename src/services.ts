@@ -51,6 +51,8 @@ import { mfaService, type MfaService } from './mfa/service.ts';
 import { tokenQueries } from './tokens/queries.ts';
 import { tokenService, type TokenService } from './tokens/service.ts';
 import { userQueries } from './users/queries.ts';
+import { adminRoleQueries } from './admin-roles/roles-queries.ts';
+import { adminRoleService, type AdminRoleService } from './admin-roles/service.ts';
 import { userService, type DirectoryPasswords, type UserService } from './users/service.ts';
 import { smtpMailer } from './password-reset/mailer.ts';
 import { resetQueries } from './password-reset/reset-queries.ts';
@@ -65,6 +67,12 @@ import { scimTokens } from './scim/tokens.ts';
 import { scimQueries } from './scim/scim-queries.ts';
 import { scimService } from './scim/service.ts';
 import { samlLogoutQueries } from './saml/soap-logout-queries.ts';
+import { outboxQueries } from './events/outbox-queries.ts';
+import { eventOutbox } from './events/outbox.ts';
+import { webhookQueries } from './webhooks/webhook-queries.ts';
+import { webhookService } from './webhooks/service.ts';
+import { webhookWorker } from './webhooks/worker.ts';
+import { syslogSinkFor } from './events/syslog/sink.ts';
 import { soapLogouts, type SoapLogoutWorker } from './saml/soap-logout.ts';
 
 /** The keys derived from LATCHKEY_SECRET that the services use. */
@@ -116,6 +124,12 @@ const queriesFor = (database: Database) => ({
   scimTokens: scimTokenQueries(database),
   /** The SCIM view of users (`users.scim`), SCIM groups and their members (docs/scim-provisioning.md "What the endpoint supports"). */
   scim: scimQueries(database),
+  /** Custom admin roles (docs/admin-api.md "Roles and permissions"): made, changed and deleted with their audit events. */
+  adminRoles: adminRoleQueries(database),
+  /** The sinks' cursors over the audit trail (docs/decisions.md "Events out"): moved with what a sink records of its deliveries. */
+  events: outboxQueries(database),
+  /** Webhooks (docs/webhooks.md): registered with their place in the queue, and the record of their deliveries. */
+  webhooks: webhookQueries(database),
 });
 
 export type Queries = ReturnType<typeof queriesFor>;
@@ -133,6 +147,8 @@ export interface Services {
   mfa: MfaService;
   /** SAML service providers (docs/saml-applications.md), the sibling of `clients`. */
   samlProviders: ServiceProviders;
+  /** Admin roles and a caller's grant (docs/admin-api.md "Roles and permissions"). */
+  adminRoles: AdminRoleService;
   transaction: Transaction<Services>;
 }
 
@@ -188,6 +204,7 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
       transaction,
     }),
     samlProviders: serviceProviders(queries.saml, { transaction, outbound: deps.outbound }),
+    adminRoles: adminRoleService(queries.adminRoles, { transaction }),
     transaction,
   };
 }
@@ -336,6 +353,15 @@ export async function createContext(config: Config, database: Database, logger: 
     config,
     logger,
   });
+  const events = eventOutbox(services.queries.events);
+  // Webhooks (docs/webhooks.md): their secrets sealed like client secrets, under a key of their own.
+  const webhookKey = deriveKey(secret, 'webhook-secrets');
+  const webhooks = webhookService(services.queries.webhooks, {
+    outbox: events,
+    transaction: services.transaction,
+    secretKey: webhookKey,
+    outbound,
+  });
   return {
     config,
     logger,
@@ -393,11 +419,24 @@ export async function createContext(config: Config, database: Database, logger: 
     passkeyOptionLimit: passkeyOptionLimit(throttle, config.throttle),
     logoutNotices: notices,
     samlProviders,
+    adminRoles: services.adminRoles,
     myApps: myApps({ clients: clients.list, serviceProviders: samlProviders.list, publicUrl: config.publicUrl }),
     access: accessService({ audit, metrics }),
     // One pairwise key: the preview shows the persistent NameIDs the IdP issues.
     preview: accessPreviews({ clients, samlProviders, users, pairwiseKey: secrets.samlPairwise }),
     saml,
     samlLogouts: soap,
+    events,
+    syslog: syslogSinkFor(config, events, logger),
+    webhooks,
+    webhookDeliveries: webhookWorker({
+      outbox: events,
+      queries: services.queries.webhooks,
+      transaction: services.transaction,
+      secretKey: webhookKey,
+      config,
+      logger,
+      outbound,
+    }),
   };
 }

@@ -117,6 +117,13 @@ export const ldapConfig = z
       .array(z.string().min(1))
       .default([])
       .meta({ description: 'Groups (by name or DN, case-insensitive) whose members get the `admin` role, that is the GraphQL admin API.' }),
+    adminRoleGroups: z
+      .record(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be a role name (1 to 64 of A-Z a-z 0-9 _ . -)'), z.array(z.string().min(1)))
+      .default({})
+      .meta({
+        description:
+          "Admin roles given by groups: `{ helpdesk: [<group>, …], <role>: […] }`, each group by name or DN (case-insensitive); a built-in role (`admin`, `helpdesk`, `auditor`, `app-owner`) or a custom one ([Roles and permissions](admin-api.md#roles-and-permissions)). `adminGroups` is `{ admin: [...] }`. With either set, the directory's groups decide its users' roles at each sign-in and sync; with neither, the roles are the administrators'.",
+      }),
     directoryType: z.enum(['openldap', 'activeDirectory']).optional().meta({
       defaultText: '`activeDirectory` when `idAttr` is `objectGUID`, else `openldap`',
       description:
@@ -157,7 +164,7 @@ export const ldapConfig = z
         }),
         maxLeaverShare: z.number().min(0).max(1).default(0.1).meta({
           description:
-            "A pass that would deprovision more than this share of the backend's users (a wrong base DN, a filter typo) deprovisions nobody and says so; `latchkey sync <backend> --allow-mass-leave` applies it after a human looked.",
+            "A pass that would deprovision more than this share of the backend's users (a wrong base DN, a filter typo) deprovisions nobody and says so (one leaver alone is never refused); `latchkey sync <backend> --allow-mass-leave` applies it after a human looked.",
         }),
       })
       .strict()

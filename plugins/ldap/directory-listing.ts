@@ -2,13 +2,13 @@ import { ResultCodeError, type Entry, type SearchOptions } from 'ldapts';
 import type { Logger } from 'pino';
 import { BackendUnavailableError, type Identity } from '../../src/identity/plugin-kit.ts';
 import { externalId, strings } from './attributes.ts';
-import type { LdapConfig } from './config.ts';
+import { directoryTypeOf, type LdapConfig } from './config.ts';
 import { everyUserFilter } from './filter.ts';
 import { GroupIndex } from './group-index.ts';
 import { groupOf, memberOfGroups, type Group } from './groups.ts';
 import { binaryAttributes, toIdentity, userAttributes } from './identity.ts';
 import type { ConnectionPool, LdapSession } from './pool.ts';
-import { completeRanges } from './ranges.ts';
+import { completeRanges, firstRange } from './ranges.ts';
 
 /**
  * The continuation references Active Directory sends from a domain's root for its other naming
@@ -47,7 +47,7 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
   try {
     let groupsOf: (entry: Entry) => Group[] = memberOfGroups;
     if (config.groupSearch) {
-      const index = await readGroups(session, config);
+      const index = await readGroups(session, config, logger);
       groupsOf = (entry) => index.groupsOf(entry.dn);
     }
     phase = 'userSearch';
@@ -88,15 +88,33 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
 
 type Phase = 'userSearch' | 'groupSearch';
 
-/** Every group `groupSearch` finds, with its members (ranges completed), into an index. */
-async function readGroups(session: LdapSession, config: LdapConfig): Promise<GroupIndex> {
+/**
+ * Every group `groupSearch` finds, with its members (ranges completed), into an index. Active
+ * Directory is asked for the members by their first range (`firstRange`), so that Samba's DCs send a
+ * large group in ranges as Microsoft's do. OpenLDAP and 389 DS are asked by name: they know no `;range=`
+ * option, and a server takes an attribute with an option it does not know for an attribute it does not
+ * know (nothing would come back). A group that took more reads says so at debug level.
+ */
+async function readGroups(session: LdapSession, config: LdapConfig, logger: Logger): Promise<GroupIndex> {
   const gs = config.groupSearch!;
   const index = new GroupIndex(gs.nested);
-  const options = { scope: gs.scope, filter: gs.filter, attributes: [gs.nameAttr, gs.memberAttr] };
+  const memberAttr = directoryTypeOf(config) === 'activeDirectory' ? firstRange(gs.memberAttr) : gs.memberAttr;
+  const options = { scope: gs.scope, filter: gs.filter, attributes: [gs.nameAttr, memberAttr] };
   for await (const entries of pagesOf(session, gs.baseDN, options, config.sync.pageSize)) {
     for (const entry of entries) {
-      if (hasRanges(entry)) await completeRanges(entry, readAgain(session, entry.dn), { whole: true });
-      index.add(groupOf(entry, gs), strings(entry, gs.memberAttr));
+      let reads = 0;
+      if (hasRanges(entry)) {
+        const again = readAgain(session, entry.dn);
+        const count = (attr: string) => {
+          reads++;
+          return again(attr);
+        };
+        await completeRanges(entry, count, { whole: true });
+      }
+      const members = strings(entry, gs.memberAttr);
+      if (reads > 0)
+        logger.debug({ group: entry.dn, members: members.length, reads }, 'directory sync read the rest of a large group range by range');
+      index.add(groupOf(entry, gs), members);
     }
   }
   return index;

@@ -82,7 +82,7 @@ export class GroupIndex {
     }
   }
 
-  /** The groups of the entry `dn`, direct ones first. */
+  /** The groups of the entry `dn`: each direct one, then those that contain it. */
   groupsOf(dn: string): Group[] {
     const direct = this.listedIn.get(dnKey(dn));
     if (!direct) return [];

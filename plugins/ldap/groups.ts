@@ -65,8 +65,15 @@ export async function resolveGroups(session: LdapSession, config: LdapConfig, us
   return [...found.values()];
 }
 
-/** `admin` for members of any of `adminGroups`, given by name or by DN. */
-export function rolesFor(groups: Group[], adminGroups: string[]): string[] {
-  const wanted = new Set(adminGroups.map((g) => g.toLowerCase()));
-  return groups.some((g) => wanted.has(g.name.toLowerCase()) || wanted.has(g.dn.toLowerCase())) ? ['admin'] : [];
+/**
+ * The admin roles of a member of `groups` (docs/admin-api.md "Roles and permissions"): `admin` for
+ * members of any of `adminGroups`, and each role of `adminRoleGroups` whose groups hold them, groups
+ * given by name or by DN, without case. With neither configured, none are reported (undefined): the
+ * record's roles stay as the administrators set them (docs/identity-backends.md).
+ */
+export function rolesFor(groups: Group[], adminGroups: string[], adminRoleGroups: Record<string, string[]> = {}): string[] | undefined {
+  if (adminGroups.length === 0 && Object.keys(adminRoleGroups).length === 0) return undefined;
+  const held = new Set(groups.flatMap((g) => [g.name.toLowerCase(), g.dn.toLowerCase()]));
+  const giving = [['admin', adminGroups] as const, ...Object.entries(adminRoleGroups)];
+  return [...new Set(giving.filter(([, of]) => of.some((g) => held.has(g.toLowerCase()))).map(([role]) => role))];
 }

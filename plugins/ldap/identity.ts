@@ -45,7 +45,7 @@ export function toIdentity(config: LdapConfig, entry: Entry, groups: Group[], ty
     email: first(entry, us.emailAttr) ?? null,
     displayName: first(entry, us.nameAttr) ?? null,
     groups: groups.map((g) => g.name),
-    roles: rolesFor(groups, config.adminGroups),
+    roles: rolesFor(groups, config.adminGroups, config.adminRoleGroups),
     // Always reported: the directory owns them, so an attribute gone from the entry, or from
     // `extraAttributes`, goes from the record too (docs/access-and-claims.md).
     attributes: extraAttributes(entry, config.extraAttributes),

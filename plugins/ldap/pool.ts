@@ -2,7 +2,7 @@ import type { Duplex } from 'node:stream';
 import type { ConnectionOptions } from 'node:tls';
 import { Client, ResultCodeError, type Change, type Control, type SearchOptions, type SearchResult } from 'ldapts';
 import type { Logger } from 'pino';
-import { BackendUnavailableError } from '../../src/identity/plugin-kit.ts';
+import { BackendUnavailableError, span, tracingOn } from '../../src/identity/plugin-kit.ts';
 import type { ServerList } from './servers.ts';
 
 /** The operations a pooled connection offers; each refuses to run on a connection that dropped. */
@@ -60,6 +60,42 @@ interface Conn {
  * first sign-in after one). The plain socket is destroyed with the TLS one, so its state tells.
  */
 const isAlive = (conn: Conn): boolean => conn.client.isConnected && !conn.carrier?.destroyed;
+
+/**
+ * Each operation in a client span, a child of the request's (docs/tracing.md "What a trace shows"):
+ * the server, the operation, a search's scope and how many entries it found. Never a DN (a user's
+ * names the person, and a bind's says who signed in), a filter (it holds the name typed), an
+ * attribute value or a password. Only when tracing is on: off, the session is the plain one.
+ */
+function traced(session: LdapSession): LdapSession {
+  let server: Record<string, string | number> = { 'network.protocol.name': 'ldap' };
+  try {
+    const url = new URL(session.url);
+    server = { ...server, 'server.address': url.hostname, 'server.port': Number(url.port) || (url.protocol === 'ldaps:' ? 636 : 389) };
+  } catch {
+    // A URL the WHATWG parser does not take: the span goes without the server's name.
+  }
+  return {
+    url: session.url,
+    search: (baseDN, options) =>
+      span(
+        'LDAP search',
+        { ...server, 'ldap.search.scope': options.scope ?? 'sub' },
+        async (s) => {
+          const result = await session.search(baseDN, options);
+          s?.setAttribute('ldap.search.entries', result.searchEntries.length);
+          return result;
+        },
+        'client',
+      ),
+    bind: (dn, password, controls) => span('LDAP bind', server, () => session.bind(dn, password, controls), 'client'),
+    exop: (oid, value, controls) =>
+      span('LDAP extended', { ...server, 'ldap.exop.oid': oid }, () => session.exop(oid, value, controls), 'client'),
+    modify: (dn, changes, controls) => span('LDAP modify', server, () => session.modify(dn, changes, controls), 'client'),
+    // Directory sync's paged listing runs outside any request, where no span would have a parent.
+    searchPages: (baseDN, options, controls) => session.searchPages(baseDN, options, controls),
+  };
+}
 
 /** A connection to a fallback server is closed after this long, so that a recovered primary is used again. */
 const FAILBACK_AFTER_MS = 60_000;
@@ -208,7 +244,7 @@ export class ConnectionPool {
         conn.used = true;
       }
     };
-    conn.session = {
+    const session: LdapSession = {
       url,
       search: (baseDN, options) => run(() => client.search(baseDN, options)),
       bind: (dn, password, controls) => run(() => client.bind(dn, password, controls)),
@@ -221,6 +257,7 @@ export class ConnectionPool {
         for (let page = await run(() => pages.next()); !page.done; page = await run(() => pages.next())) yield page.value;
       },
     };
+    conn.session = tracingOn() ? traced(session) : session;
     return conn;
   }
 

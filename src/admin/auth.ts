@@ -3,21 +3,25 @@ import { GraphQLError } from 'graphql';
 import type { AppContext } from '../context.ts';
 import { ADMIN_CLIENTS, ADMIN_SCOPE } from '../clients/scopes.ts';
 import type { BearerRefusal } from '../tokens/service.ts';
+import { ADMIN_ROLE, type AdminGrant } from '../admin-roles/model.ts';
+import { forbidden } from './errors.ts';
 
-/** Who is calling the admin API: an admin user, or a client (service account) with the admin role. */
+/** Who is calling the admin API: a user with an admin role, or a client (service account) with the admin role. */
 export interface Admin {
   userId: string | null;
+  /** The user's username; null for a client. */
+  username: string | null;
   clientId: string;
   /** The SSO session the caller's token came from: a change the admin makes to themselves keeps it. */
   sessionId: string | null;
+  /** What the caller's roles give (docs/admin-api.md "Roles and permissions"). */
+  grant: AdminGrant;
 }
 
 const unauthenticated = (message: string) =>
   new GraphQLError(message, {
     extensions: { code: 'UNAUTHENTICATED', http: { status: 401, headers: new Map([['www-authenticate', 'Bearer realm="latchkey"']]) } },
   });
-
-const forbidden = (message: string) => new GraphQLError(message, { extensions: { code: 'FORBIDDEN', http: { status: 403 } } });
 
 /** Why a token is no good, in the admin API's words: each is UNAUTHENTICATED (401). */
 const refusals: Record<BearerRefusal, string> = {
@@ -31,8 +35,9 @@ const refusals: Record<BearerRefusal, string> = {
 /**
  * docs/admin-api.md / 7: no valid token is UNAUTHENTICATED (401). A user's token must come from an admin
  * client (`admin-cli`, `admin-console`, or one registered with the `admin` scope), carry the `admin`
- * scope, and belong to a user with the admin role; a client_credentials token needs a
- * client with the admin role (it acts for itself). Anything else is FORBIDDEN (403).
+ * scope, and belong to a user with an admin role (built-in or custom: what each operation needs is
+ * checked per field, permissions.ts); a client_credentials token needs a client with the admin role
+ * (it acts for itself, with that role). Anything else is FORBIDDEN (403).
  */
 export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<Admin> {
   const header = req.headers.authorization;
@@ -43,15 +48,16 @@ export async function authenticateAdmin(ctx: AppContext, req: Request): Promise<
   const { grant } = bearer;
   const { clientId, user } = grant;
   if (!user) {
-    if (!grant.client.roles.includes('admin')) throw forbidden('the admin role is required');
-    return { userId: null, clientId, sessionId: null };
+    if (!grant.client.roles.includes(ADMIN_ROLE)) throw forbidden('the admin role is required');
+    return { userId: null, username: null, clientId, sessionId: null, grant: await ctx.adminRoles.grant(null, [ADMIN_ROLE]) };
   }
-  if (!user.roles.includes('admin')) throw forbidden('the admin role is required');
+  const rights = await ctx.adminRoles.grant(user.id, user.roles);
+  if (rights.roles.length === 0) throw forbidden('an admin role is required (admin, helpdesk, auditor, app-owner or a custom one)');
   const adminClient = ADMIN_CLIENTS.has(clientId) || grant.client.scopes.includes(ADMIN_SCOPE);
   if (!adminClient || !grant.scopes.includes(ADMIN_SCOPE)) {
     throw forbidden(
       `this token was not issued for the admin API: use admin-cli or a client with the ${ADMIN_SCOPE} scope, and request that scope`,
     );
   }
-  return { userId: user.id, clientId, sessionId: grant.sessionId };
+  return { userId: user.id, username: user.username, clientId, sessionId: grant.sessionId, grant: rights };
 }

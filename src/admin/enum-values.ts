@@ -23,6 +23,7 @@ export const ENUM_VALUES = {
   AccessMode: { EVERYONE: 'everyone', ASSIGNED: 'assigned' },
   DisabledBy: { ADMIN: 'admin', DIRECTORY: 'directory' },
   SyncOutcome: { APPLIED: 'applied', REFUSED: 'refused', FAILED: 'failed' },
+  WebhookDeliveryStatus: { DELIVERED: 'delivered', FAILED: 'failed', PENDING: 'pending', GIVEN_UP: 'given_up' },
   MappingSource: {
     ATTRIBUTE: 'attribute',
     GROUPS: 'groups',

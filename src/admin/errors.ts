@@ -1,10 +1,17 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { isDatabaseUnavailable } from '../db/outage.ts';
-import { InputError, NotFoundError } from '../errors/service.ts';
+import { ForbiddenError, InputError, NotFoundError } from '../errors/service.ts';
 import { BackendUnavailableError } from '../identity/contract.ts';
 
 const UNAVAILABLE_MESSAGE = 'the database is unreachable; try again later';
+
+/**
+ * The caller may not do this (docs/admin-api.md "Roles and permissions"): HTTP 403, the message naming
+ * what is missing, and `extensions.permission` the permission when one would do.
+ */
+export const forbidden = (message: string, permission?: string) =>
+  new GraphQLError(message, { extensions: { code: 'FORBIDDEN', ...(permission ? { permission } : {}), http: { status: 403 } } });
 
 /** docs/decisions.md: the database is down. HTTP 503, in the GraphQL error shape. */
 export const serviceUnavailable = () =>
@@ -38,6 +45,14 @@ export function formatError(formatted: GraphQLFormattedError, error: unknown): G
   }
   if (original instanceof NotFoundError) {
     return { ...formatted, message: original.message, extensions: { code: 'NOT_FOUND', field: original.field } };
+  }
+  if (original instanceof ForbiddenError) {
+    // Turned into a 403 by the permission check (permissions.ts); this keeps the code should one slip past.
+    return {
+      ...formatted,
+      message: original.message,
+      extensions: { code: 'FORBIDDEN', ...(original.permission ? { permission: original.permission } : {}) },
+    };
   }
   if (isDatabaseUnavailable(original)) {
     return { message: UNAVAILABLE_MESSAGE, path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE' } };

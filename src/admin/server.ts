@@ -20,17 +20,23 @@ import { clientResolvers } from './resolvers/clients.ts';
 import { keyResolvers } from './resolvers/keys.ts';
 import { samlResolvers } from './resolvers/saml.ts';
 import { scimResolvers } from './resolvers/scim.ts';
+import { webhookResolvers } from './resolvers/webhooks.ts';
 import { userResolvers } from './resolvers/users.ts';
+import { adminRoleResolvers } from './resolvers/admin-roles.ts';
+import { guardResolvers } from './permissions.ts';
 
 const schemaDir = resolve(projectRoot, 'graphql');
 /** The SDL: every `graphql/*.graphql` file, in name order (as codegen reads them). */
-const typeDefs = readdirSync(schemaDir)
+export const typeDefs = readdirSync(schemaDir)
   .filter((f) => f.endsWith('.graphql'))
   .sort()
   .map((f) => readFileSync(resolve(schemaDir, f), 'utf8'));
 
+/** The schema as the SDL declares it, directives included: what the permission check and the cost limit read. */
+export const declaredSchema = buildASTSchema(parse(typeDefs.join('\n')));
+
 /** The cost limit: 5,000, or a fifth above what the whole schema's introspection costs (limits.ts). */
-const MAX_COST = costLimit(buildASTSchema(parse(typeDefs.join('\n'))), 5000);
+const MAX_COST = costLimit(declaredSchema, 5000);
 
 /** A body that is not JSON, or too large, answered in the GraphQL error shape. */
 const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
@@ -44,7 +50,9 @@ const bodyErrors: ErrorRequestHandler = (err, _req, res, next) => {
 export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<RequestHandler | ErrorRequestHandler>; stop(): Promise<void> }> {
   const server = new ApolloServer<AdminContext>({
     typeDefs,
-    resolvers: [
+    // Every operation behind its `@requires` check (docs/admin-api.md "Roles and permissions").
+    resolvers: guardResolvers(declaredSchema, [
+      adminRoleResolvers,
       clientResolvers,
       userResolvers,
       auditResolvers,
@@ -53,7 +61,8 @@ export async function adminApi(ctx: AppContext): Promise<{ handlers: Array<Reque
       accessResolvers,
       scimResolvers,
       directorySyncResolvers,
-    ] as never,
+      webhookResolvers,
+    ] as never) as never,
     formatError,
     validationRules: [queryLimits(10, MAX_COST)],
     // Every request must carry an admin token (the context below), so introspection is for admins only.

@@ -60,7 +60,9 @@ export type AuditKind =
   | 'directory.sync_refused'
   | 'directory.sync_failed'
   | 'logout.saml_soap_delivered'
-  | 'logout.saml_soap_failed';
+  | 'logout.saml_soap_failed'
+  /** docs/webhooks.md: events an endpoint failed for the whole retry window (details: webhookId, events, firstEventId, lastEventId, error). */
+  | 'webhook.given_up';
 
 /**
  * Where an act came from, as its audit event names it: the request's address and id. A handler

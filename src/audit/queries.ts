@@ -39,7 +39,12 @@ const insertSql = statement(
 // A summary event (a client's token issues in one minute) has no request: `request_id is null` tells it
 // from the per-request events of the same kind. `at` leads, so the lookup uses the (at, id) index.
 const findSummarySql = statement('select id, details from audit_events where at = ? and kind = ? and client_id = ? and request_id is null');
-const replaceDetailsSql = statement('update audit_events set details = ? where id = ? and details = ?');
+// A summary another process added to goes out again (docs/decisions.md "Events out"): a copy with the
+// new details takes a new place at the end of the stream, and the old row goes, both or neither.
+const copyWithDetailsSql = statement(
+  'insert into audit_events (at, kind, user_id, client_id, actor_user_id, actor_client_id, ip, request_id, details) select at, kind, user_id, client_id, actor_user_id, actor_client_id, ip, request_id, ? from audit_events where id = ? and details = ?',
+);
+const deleteIfDetailsSql = statement('delete from audit_events where id = ? and details = ?');
 
 export const auditQueries = ({ knex: db, fast }: Database) => ({
   async insert(e: AuditEvent, at: number): Promise<void> {
@@ -53,9 +58,17 @@ export const auditQueries = ({ knex: db, fast }: Database) => ({
     return row ? { id: String(row.id), details: String(row.details) } : undefined;
   },
 
-  /** Compare-and-set of an event's details: false when another process changed them first. */
+  /**
+   * Compare-and-set of an event's details: false when another process changed them first. The event
+   * is written anew (a new id, the end of the stream of events going out), so that the sinks that
+   * sent it already are sent the new count too.
+   */
   async replaceDetails(id: string, from: string, to: string): Promise<boolean> {
-    return (await fast.run(replaceDetailsSql, [to, id, from])) === 1;
+    const done = await fast.transaction([
+      { stmt: copyWithDetailsSql, params: [to, id, from], expectRows: 1 },
+      { stmt: deleteIfDetailsSql, params: [id, from], expectRows: 1 },
+    ]);
+    return done !== null;
   },
 
   /** Newest first, optionally of one kind, user or client. */

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { isDatabaseUnavailable, type DatabaseOutage } from '../db/outage.ts';
 import type { AuditQueries } from './queries.ts';
 import type { AuditEvent } from './model.ts';
+import type { AdminGrant } from '../admin-roles/model.ts';
 import { clock } from '../clock.ts';
 
 /** Who made an admin change: a user through an admin token, a service account, the CLI or the server itself. */
@@ -15,6 +16,14 @@ export interface Actor {
   requestId?: string | null;
   /** The SSO session the change was made from, if any: a change to one's own credentials keeps it. */
   sessionId?: string | null;
+  /**
+   * An admin API caller's rights (docs/admin-api.md "Roles and permissions"): the services judge a role
+   * or right given by it (no escalation). Absent for the CLI and the server itself, which hold every one.
+   */
+  grant?: AdminGrant;
+  /** The permission the act was allowed by, and the role that gave it: every admin change records both. */
+  permission?: string | null;
+  role?: string | null;
 }
 
 /** The operator at the shell (`npm run latchkey`). */
@@ -51,7 +60,12 @@ export const auditLog = (queries: AuditQueries, logger: Logger, outage: Database
       actorClientId: actor.clientId,
       ip: actor.ip,
       requestId: actor.requestId,
-      details: { action, via: actor.via, ...details },
+      details: {
+        action,
+        via: actor.via,
+        ...(actor.permission ? { permission: actor.permission, role: actor.role ?? null } : {}),
+        ...details,
+      },
     });
   },
 

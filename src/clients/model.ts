@@ -70,6 +70,8 @@ export interface Client {
   claimMappings: ClaimMapping[];
   /** OIDC third-party initiated login: where "My applications" starts a sign-in to it; null: not listed there. */
   initiateLoginUri: string | null;
+  /** User ids of its owners, who may read and change it with the `app-owner` role (docs/admin-api.md "Roles and permissions"). */
+  owners: string[];
   createdAt: number;
   updatedAt: number;
 }

@@ -5,6 +5,7 @@ import { likePattern, paginate, type Page, type PageRequest } from '../db/pagina
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { IdTokenAlg, AccessTokenFormat, AuthMethod, Client } from './model.ts';
 import { EVERYONE, type AccessPolicy, type AppRole, type ClaimMapping } from '../access/model.ts';
+import { ownerPattern } from '../admin-roles/model.ts';
 
 type Row = Record<string, unknown>;
 
@@ -40,6 +41,7 @@ function toClient(r: Row): Client {
     appRoles: json<AppRole[]>(r.app_roles, []),
     claimMappings: json<ClaimMapping[]>(r.claim_mappings, []),
     initiateLoginUri: (r.initiate_login_uri as string | null | undefined) ?? null,
+    owners: json<string[]>(r.owners, []),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -78,6 +80,7 @@ function toRow(c: Client): Row {
     app_roles: c.appRoles.length > 0 ? JSON.stringify(c.appRoles) : null,
     claim_mappings: c.claimMappings.length > 0 ? JSON.stringify(c.claimMappings) : null,
     initiate_login_uri: c.initiateLoginUri,
+    owners: c.owners.length > 0 ? JSON.stringify(c.owners) : null,
     created_at: c.createdAt,
     updated_at: c.updatedAt,
   };
@@ -132,9 +135,13 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
   async list(): Promise<Client[]> {
     return (await db('clients').orderBy('client_id')).map(toClient);
   },
-  /** A page of clients in registration order, optionally those whose name or id contains `search`. */
-  page(req: PageRequest & { search?: string | null }): Promise<Page<Client>> {
+  /**
+   * A page of clients in registration order, optionally those whose name or id contains `search`,
+   * and only those `owner` owns (the `app-owner` role's view).
+   */
+  page(req: PageRequest & { search?: string | null; owner?: string }): Promise<Page<Client>> {
     const q = db('clients').select('*');
+    if (req.owner !== undefined) q.whereRaw("owners like ? escape '\\'", [ownerPattern(req.owner)]);
     if (req.search) {
       const like = likePattern(req.search);
       q.where((w) => w.whereRaw("lower(name) like ? escape '\\'", [like]).orWhereRaw("lower(client_id) like ? escape '\\'", [like]));

@@ -40,9 +40,11 @@ export const clientScopes = (scope: string | undefined, client: Pick<Client, 'gr
   requestedScopes(scope && withoutIgnoredScopes(scope.split(' '), client).join(' '), scopesAllowed(client), client.scopes);
 
 /**
- * What a user may be granted of `scopes`: the admin scope only for a user with the admin role. It
+ * What a user may be granted of `scopes`: the admin scope only for a user with a role. A user's
+ * roles are admin roles (docs/admin-api.md "Roles and permissions": built-in or custom, which only
+ * the database knows), so any role will do here; the admin API then checks what the roles give. It
  * is dropped rather than refused, since the admin clients ask for it by default and any user may
  * sign in to them.
  */
 export const grantableScopes = (scopes: string[], user: Pick<User, 'roles'>): string[] =>
-  user.roles.includes('admin') ? scopes : scopes.filter((s) => s !== ADMIN_SCOPE);
+  user.roles.length > 0 ? scopes : scopes.filter((s) => s !== ADMIN_SCOPE);

@@ -24,6 +24,8 @@ import {
   checkClaimMappings,
   checkLaunchUrl,
 } from '../access/validate.ts';
+import { checkOwners } from '../admin-roles/owners.ts';
+import { checkClientRights } from '../admin-roles/rules.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -62,6 +64,8 @@ export interface RegisterClientInput {
   claimMappings?: readonly ClaimMappingInput[] | null;
   /** OIDC third-party initiated login: where "My applications" starts a sign-in to it. */
   initiateLoginUri?: string | null;
+  /** User ids of its owners (docs/admin-api.md "Roles and permissions"); null: none. @default none */
+  owners?: readonly string[] | null;
 }
 
 /** The access and release fields of an input, checked and given their defaults; undefined where the input leaves a field out. */
@@ -134,6 +138,7 @@ function validate(input: RegisterClientInput, outbound: AddressRules): void {
     throw new InputError('clientId', 'must be 1 to 128 of A-Z a-z 0-9 . _ ~ -');
   }
   checkRoles(input.roles ?? []);
+  checkOwners('owners', input.owners);
   checkAuthMethod(input);
   // After the URLs' form is checked: none of Latchkey's calls may go to a refused address (docs/decisions.md).
   for (const field of ['jwksUri', 'backchannelLogoutUri'] as const) {
@@ -243,9 +248,12 @@ export const clientService = (
       appRoles: own.appRoles ?? [],
       claimMappings: own.claimMappings ?? [],
       initiateLoginUri: own.initiateLoginUri ?? null,
+      owners: checkOwners('owners', input.owners),
       createdAt: now,
       updatedAt: now,
     };
+    // An admin API caller gives a client no right it lacks (docs/admin-api.md "Roles and permissions").
+    if (actor.grant) checkClientRights(actor.grant, undefined, client);
     await deps.transaction(async (tx) => {
       if (await tx.queries.clients.find(client.clientId)) throw new InputError('clientId', `${client.clientId} is taken`);
       await tx.queries.clients.insert(client, webOriginsOf(client));
@@ -266,7 +274,8 @@ export const clientService = (
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
       const next: Client = { ...client, updatedAt: clock.now() };
       // Checked and defaulted here; a null clears them (everyone, no roles, no mappings, no launch URL).
-      const { access, appRoles, claimMappings, initiateLoginUri, ...rest } = patch;
+      const { access, appRoles, claimMappings, initiateLoginUri, owners, ...rest } = patch;
+      if (owners !== undefined) next.owners = checkOwners('owners', owners);
       const own = applicationFields({ access, appRoles, claimMappings, initiateLoginUri });
       for (const [key, value] of Object.entries(own)) if (value !== undefined) (next as unknown as Record<string, unknown>)[key] = value;
       for (const [key, value] of Object.entries(rest)) {
@@ -277,6 +286,7 @@ export const clientService = (
       // As registration chooses it: Basic or post for a confidential client, none for a public one.
       if (patch.tokenEndpointAuthMethod === null && !next.confidential) next.tokenEndpointAuthMethod = 'none';
       validate(next, deps.outbound);
+      if (actor.grant) checkClientRights(actor.grant, client, next);
       // Only client_secret_jwt keeps the secret itself; switching to it needs a rotation to have one.
       if (next.tokenEndpointAuthMethod !== 'client_secret_jwt') next.secretEnc = null;
       await tx.queries.clients.update(next, webOriginsOf(next));
@@ -354,6 +364,7 @@ export const clientService = (
       appRoles: [],
       claimMappings: [],
       initiateLoginUri: null,
+      owners: [],
       createdAt: now,
       updatedAt: now,
       ...fields,

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseNetwork } from '../outbound/address-rules.ts';
 
@@ -38,6 +39,44 @@ const upstreamEntry = z
     }),
   })
   .loose();
+
+/** RFC 5424's facility numbers, by the names syslog daemons give them. */
+export const SYSLOG_FACILITIES = {
+  kern: 0,
+  user: 1,
+  mail: 2,
+  daemon: 3,
+  auth: 4,
+  syslog: 5,
+  lpr: 6,
+  news: 7,
+  uucp: 8,
+  cron: 9,
+  authpriv: 10,
+  ftp: 11,
+  ntp: 12,
+  security: 13,
+  console: 14,
+  local0: 16,
+  local1: 17,
+  local2: 18,
+  local3: 19,
+  local4: 20,
+  local5: 21,
+  local6: 22,
+  local7: 23,
+} as const;
+export type SyslogFacility = keyof typeof SYSLOG_FACILITIES;
+
+/** PEM given inline or as a file path, read once at start (a TLS CA, certificate or key). */
+const pemOrFile = z.string().transform((value, ctx) => {
+  if (value.includes('-----BEGIN')) return value;
+  if (!existsSync(value)) {
+    ctx.addIssue({ code: 'custom', message: `file ${value} does not exist` });
+    return z.NEVER;
+  }
+  return readFileSync(value, 'utf8');
+});
 
 /** A count of at least one (failures, mails, requests). */
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -203,6 +242,66 @@ export const configSchema = z
           description:
             'Keep one `token.issued` event per `client_credentials` token instead of one per client and minute with the count ([Audit volume](#audit-volume)). Other events are always kept one by one.',
         }),
+        syslog: z
+          .strictObject({
+            url: z
+              .string()
+              .regex(/^(tcp|tls):\/\/(\[[0-9a-f:.]+\]|[^/:[\]\s]+)(:\d{1,5})?\/?$/i, 'must be tcp://host[:port] or tls://host[:port]')
+              .meta({
+                description:
+                  "The SIEM's syslog receiver: `tcp://host[:port]` (port 514 when left out) or `tls://host[:port]` (RFC 5425, port 6514 when left out).",
+              }),
+            format: z.enum(['rfc5424', 'cef']).default('rfc5424').meta({
+              description:
+                "`rfc5424`: the event's fields as structured data; `cef`: an ArcSight CEF line ([Send the audit log to a SIEM](audit-to-siem.md)).",
+            }),
+            facility: z
+              .union([
+                z.enum(Object.keys(SYSLOG_FACILITIES) as [SyslogFacility, ...SyslogFacility[]]),
+                z.coerce.number().int().min(0).max(23),
+              ])
+              .default('authpriv')
+              .meta({
+                typeText: 'facility name or integer 0–23',
+                description: 'The syslog facility of every message: a name such as `authpriv`, `auth` or `local0`…`local7`, or its number.',
+              }),
+            enterpriseId: z.coerce.number().int().min(1).default(32473).meta({
+              description:
+                "The private enterprise number in the structured data's id (`latchkey@<n>`); the default is the one RFC 5612 sets aside for examples.",
+            }),
+            confirmAfter: seconds(5).meta({
+              description:
+                'An event sent counts as delivered once its connection has stayed open this long; a connection lost sooner sends it again ([Delivery](audit-to-siem.md#delivery)).',
+            }),
+            tls: z
+              .strictObject({
+                ca: pemOrFile.optional().meta({
+                  defaultText: 'system CAs',
+                  description:
+                    "With `tls://`: the CA bundle that signed the receiver's certificate: PEM text or a file path, read once at start.",
+                }),
+                cert: pemOrFile.optional().meta({
+                  description:
+                    'A client certificate (PEM text or a file path), for a receiver that asks for one (mutual TLS, as RFC 5425 advises).',
+                }),
+                key: pemOrFile
+                  .optional()
+                  .meta({ description: "The client certificate's private key: a file path keeps it out of the config." }),
+                rejectUnauthorized: flag.default(true).meta({
+                  description: '`false` sends to a receiver whose certificate is not checked: only for a lab, never across a network.',
+                }),
+              })
+              .prefault({}),
+          })
+          .superRefine((s, issues) => {
+            if (!s.tls.cert !== !s.tls.key)
+              issues.addIssue({ code: 'custom', path: ['tls', s.tls.cert ? 'key' : 'cert'], message: 'tls.cert and tls.key go together' });
+          })
+          .optional()
+          .meta({
+            description:
+              'Sends every audit event to a SIEM over syslog, from the same durable queue as webhooks; unset, nothing is sent ([Send the audit log to a SIEM](audit-to-siem.md)).',
+          }),
       })
       .prefault({}),
     metrics: z
@@ -242,6 +341,35 @@ export const configSchema = z
             description:
               'Networks (CIDRs such as `10.20.0.0/16` or `fd00::/8`, or single addresses) Latchkey never calls: client `jwksUri` and `backchannelLogoutUri`, upstream providers. Refused at registration for an address in the URL, and at connect time for a host name resolving into one. Link-local and unspecified addresses are always refused; private and loopback ones are allowed unless listed here ([Security](security.md), "Outbound calls").',
           }),
+      })
+      .prefault({}),
+    webhooks: z
+      .strictObject({
+        retryDelays: z
+          .array(z.coerce.number().int().min(0))
+          .min(1)
+          .max(30)
+          .default([5000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000, 28_800_000])
+          .meta({
+            unit: 'milliseconds',
+            description:
+              'The waits before each new try of an event an endpoint failed; the last one repeats until `retryWindow` ends ([Webhooks](webhooks.md), "Retries and order").',
+          }),
+        retryWindow: seconds(86_400).meta({
+          description:
+            'How long after it was recorded an event is tried; then it is given up (`webhook.given_up`) and the endpoint gets the next one.',
+        }),
+        pollInterval: z.coerce
+          .number()
+          .int()
+          .min(10)
+          .default(1000)
+          .meta({ unit: 'milliseconds', description: 'How often each process looks for events to send to the webhooks.' }),
+        claimLease: z.coerce.number().int().min(15_000, 'must be at least 15000 (a delivery may take 10 s)').default(60_000).meta({
+          unit: 'milliseconds',
+          description:
+            'How long a process holds an endpoint it is sending to; one held by a process that died goes to another once this runs out. Longer than a delivery (10 s), so that no live delivery is taken over.',
+        }),
       })
       .prefault({}),
     identity: z

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
+import { span } from '../telemetry/trace.ts';
 
 // OWASP's argon2id floor (19 MiB, t=2, p=1): about 16 ms a hash on the reference machine.
 // algorithm 2 is Argon2id (the package's const enum cannot be imported under verbatimModuleSyntax).
@@ -27,7 +28,12 @@ async function limited<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export const hashPassword = (password: string): Promise<string> => limited(() => hash(password, options));
+/** The spans' attributes (docs/tracing.md): the algorithm, never the password or the hash. */
+const ARGON2 = { 'latchkey.password.algorithm': 'argon2id' } as const;
+
+// A span from the wait for a slot to the end of the computation: a queue of sign-ins shows as waiting here.
+export const hashPassword = (password: string): Promise<string> =>
+  span('password hash', ARGON2, () => limited(() => hash(password, options)));
 
 /** A hash of nothing anyone knows: verified against for unknown users so both answers take as long. */
 let decoy: Promise<string> | undefined;
@@ -36,11 +42,11 @@ export async function verifyPassword(storedHash: string | null, password: string
   if (!storedHash) {
     decoy ??= hashPassword(`decoy:${Math.random()}`);
     const decoyHash = await decoy;
-    await limited(() => verify(decoyHash, password)).catch(() => false);
+    await span('password verify', ARGON2, () => limited(() => verify(decoyHash, password))).catch(() => false);
     return false;
   }
   try {
-    return await limited(() => verify(storedHash, password));
+    return await span('password verify', ARGON2, () => limited(() => verify(storedHash, password)));
   } catch {
     return false;
   }

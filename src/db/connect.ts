@@ -8,6 +8,7 @@ import { openedDatabase, type Database } from './database.ts';
 import { pgFast } from './fast-postgres.ts';
 import { sqliteFast, type SqliteConnection } from './fast-sqlite.ts';
 import { TransactionGate } from './transaction-gate.ts';
+import { withSpans } from './traced.ts';
 
 export type { Database } from './database.ts';
 
@@ -48,7 +49,7 @@ function openSqlite(file: string, logger?: Logger): Database {
   client.destroyRawConnection = async () => conn.close();
   // knex transactions hold the gate; the fast statements wait for it.
   const gate = new TransactionGate();
-  return openedDatabase(db, sqliteFast(conn, gate), gate);
+  return openedDatabase(db, withSpans(db, sqliteFast(conn, gate), 'sqlite'), gate);
 }
 
 /** Opens the database named by a `postgres://…` or `sqlite:PATH` URL. */
@@ -60,7 +61,7 @@ export function connect(databaseUrl: string, logger?: Logger): Database {
     pool: { min: 0, max: 10 },
     log: knexLog(logger),
   });
-  return openedDatabase(db, pgFast(db));
+  return openedDatabase(db, withSpans(db, pgFast(db), 'postgresql'));
 }
 
 /** Applies every pending migration (src/db/migrations.ts lists them); the same files serve SQLite and PostgreSQL. */

@@ -26,6 +26,8 @@ import * as m20 from '../../migrations/20261128000000_saml_acs_indexes.ts';
 import * as m21 from '../../migrations/20261128010000_user_email_verified.ts';
 import * as m22 from '../../migrations/20261129000000_access_and_claims.ts';
 import * as m23 from '../../migrations/20261130000000_directory_sync_and_scim.ts';
+import * as m24 from '../../migrations/20261201000000_admin_roles.ts';
+import * as webhooksAndOutbox from '../../migrations/20261201010000_webhooks_and_outbox.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -57,6 +59,8 @@ const migrations: Record<string, Knex.Migration> = {
   '20261128010000_user_email_verified.ts': m21,
   '20261129000000_access_and_claims.ts': m22,
   '20261130000000_directory_sync_and_scim.ts': m23,
+  '20261201000000_admin_roles.ts': m24,
+  '20261201010000_webhooks_and_outbox.ts': webhooksAndOutbox,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -20,3 +20,17 @@ export class NotFoundError extends Error {
     super(message);
   }
 }
+
+/**
+ * An act the caller's admin roles do not allow (docs/admin-api.md "Roles and permissions"): GraphQL
+ * FORBIDDEN (403), its message naming the permission or role that is missing.
+ */
+export class ForbiddenError extends Error {
+  constructor(
+    message: string,
+    /** The permission missing, when one permission would do. */
+    readonly permission?: string,
+  ) {
+    super(message);
+  }
+}

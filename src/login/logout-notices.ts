@@ -5,6 +5,7 @@ import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
+import { deliveryLoop, retryDelay, type DeliveryWorker } from '../outbound/delivery-loop.ts';
 import { outboundFetch } from '../outbound/fetch.ts';
 import { outboundReason } from '../outbound/outbound-error.ts';
 import type { BackchannelQueries } from './backchannel-queries.ts';
@@ -36,26 +37,12 @@ export interface LogoutNoticeDeps {
  * process runs one; the claims keep two from sending the same notice, and a claim left by a process
  * that died expires, so another delivers it.
  */
-export function logoutNotices(deps: LogoutNoticeDeps) {
+export function logoutNotices(deps: LogoutNoticeDeps): LogoutNoticeWorker {
   const { queries, config, logger } = deps;
   const delays = config.logout.backchannelRetryDelays;
-  let stopped = true;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let poll: NodeJS.Timeout | undefined;
-  const timers = new Set<NodeJS.Timeout>();
-  let stopping = new AbortController();
-
-  const later = (ms: number) => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      run();
-    }, ms).unref();
-    timers.add(t);
-  };
 
   /** Undefined when delivered; else the fixed reason (src/outbound/): never what the receiver said. */
-  async function post(uri: string, logoutToken: string): Promise<string | undefined> {
+  async function post(uri: string, logoutToken: string, signal: AbortSignal): Promise<string | undefined> {
     try {
       const res = await outboundFetch(uri, deps.outbound, {
         method: 'POST',
@@ -64,7 +51,7 @@ export function logoutNotices(deps: LogoutNoticeDeps) {
         timeoutMs: TIMEOUT_MS,
         maxBytes: 0,
         statusOnly: true,
-        signal: stopping.signal,
+        signal,
       });
       return res.status >= 200 && res.status < 300 ? undefined : `HTTP ${res.status}`;
     } catch (err) {
@@ -72,10 +59,10 @@ export function logoutNotices(deps: LogoutNoticeDeps) {
     }
   }
 
-  async function deliver(n: QueuedLogout): Promise<void> {
+  async function deliver(n: QueuedLogout, signal: AbortSignal): Promise<number | undefined> {
     const client = await deps.findClient(n.clientId);
     // The client was changed since: nobody to tell any more.
-    if (!client?.backchannelLogoutUri) return queries.remove(n.id);
+    if (!client?.backchannelLogoutUri) return void (await queries.remove(n.id));
     const iat = Math.floor(clock.now() / 1000);
     const token = await deps.keys.sign(
       {
@@ -91,80 +78,39 @@ export function logoutNotices(deps: LogoutNoticeDeps) {
       client.idTokenAlg,
       'logout+jwt',
     );
-    const error = await post(client.backchannelLogoutUri, token);
+    const error = await post(client.backchannelLogoutUri, token, signal);
     const attempts = n.attempts + 1;
-    if (stopping.signal.aborted) {
+    if (signal.aborted) {
       // Cut short by shutdown: not a try; released for this or another process.
-      return queries.retryAt(n.id, n.attempts, clock.now());
+      return void (await queries.retryAt(n.id, n.attempts, clock.now()));
     }
     const event = { userId: n.userId, clientId: n.clientId };
+    const wait = retryDelay(delays, attempts);
     if (!error) {
       await queries.remove(n.id);
       await deps.audit.record({ kind: 'logout.backchannel_delivered', ...event, details: { sid: n.sid, attempts } });
-    } else if (attempts > delays.length) {
+    } else if (wait === undefined) {
       await queries.remove(n.id);
       await deps.audit.record({ kind: 'logout.backchannel_failed', ...event, details: { sid: n.sid, attempts, error } });
     } else {
       logger.info({ clientId: n.clientId, attempts, error }, 'back-channel logout not delivered; will retry');
-      await queries.retryAt(n.id, attempts, clock.now() + delays[n.attempts]!);
-      later(delays[n.attempts]!);
+      await queries.retryAt(n.id, attempts, clock.now() + wait);
+      return wait;
     }
+    return undefined;
   }
 
-  async function runOnce(): Promise<void> {
-    const now = clock.now();
+  return deliveryLoop({
+    what: 'back-channel logout',
+    pollInterval: config.logout.backchannelPollInterval,
     // A claim outlives the longest delivery; when a process dies holding one, another takes it after.
-    const claimed = await queries.claim(now, now + config.logout.backchannelClaimLease, BATCH);
-    await Promise.all(
-      claimed.map((n) =>
-        deliver(n).catch((err: Error) => logger.error({ err: err.message, clientId: n.clientId }, 'back-channel logout failed')),
-      ),
-    );
-    // A full batch: there may be more due.
-    if (claimed.length === BATCH) again = true;
-  }
-
-  function run(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = runOnce()
-      .catch((err: Error) => logger.error({ err: err.message }, 'back-channel logout queue not read'))
-      .finally(() => {
-        running = undefined;
-        if (again) {
-          again = false;
-          run();
-        }
-      });
-  }
-
-  return {
-    start(): void {
-      if (!stopped) return;
-      stopped = false;
-      stopping = new AbortController();
-      poll = setInterval(run, config.logout.backchannelPollInterval).unref();
-      run();
-    },
-
-    /** Notices were queued in this process: deliver them now, after the current request's answer. */
-    kick(): void {
-      if (!stopped) setImmediate(run);
-    },
-
-    /** Stops claiming; deliveries under way are cut and their notices released, then it resolves. */
-    async stop(): Promise<void> {
-      stopped = true;
-      clearInterval(poll);
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      stopping.abort();
-      await running;
-    },
-  };
+    claim: (now, limit) => queries.claim(now, now + config.logout.backchannelClaimLease, limit),
+    deliver,
+    describe: (n) => ({ clientId: n.clientId }),
+    logger,
+    batch: BATCH,
+  });
 }
 
-export type LogoutNoticeWorker = ReturnType<typeof logoutNotices>;
+/** Started and stopped with the server; `kick` when notices were queued (and committed) in this process. */
+export type LogoutNoticeWorker = DeliveryWorker;

@@ -5,6 +5,7 @@ import { forClient } from '../errors/oauth.ts';
 import { allowClientOrigin } from '../http/cors.ts';
 import { readParams, type Params } from '../http/params.ts';
 import { authenticateClient } from './token/client-auth.ts';
+import { noteOnRequest } from '../telemetry/trace.ts';
 
 /** What an endpoint a client calls with its credentials gets: the request's parameters and the authenticated client. */
 export interface ClientCall {
@@ -44,6 +45,8 @@ export function clientEndpoint(
       const params = readParams(req);
       const client = await authenticateClient(ctx, req, params, (found) => {
         named = found;
+        // The request's span names the client (docs/tracing.md); a no-op when tracing is off.
+        noteOnRequest('latchkey.client_id', found.clientId);
         if (options.cors) allowClientOrigin(req, res, found);
       });
       await handle(req, res, { params, client });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { activeTracer, outboundSpan, tracingOn, type Span } from '../telemetry/trace.ts';
 import type { AddressRules } from './address-rules.ts';
 import { guardedLookup } from './guarded-lookup.ts';
 import { OutboundError } from './outbound-error.ts';
@@ -49,6 +50,42 @@ function connectFailure(err: NodeJS.ErrnoException): OutboundError {
  * with an `OutboundError` whose reason is fixed words, whatever the server said.
  */
 export function outboundFetch(target: string | URL, rules: AddressRules, req: OutboundRequest): Promise<OutboundAnswer> {
+  return tracingOn() ? tracedFetch(target, rules, req) : send(target, rules, req);
+}
+
+/**
+ * The call in an HTTP client span (docs/tracing.md), with `traceparent` sent along: a child of the
+ * request that made it, or a trace of its own for a background worker's delivery (a logout notice,
+ * a webhook). The URL without its query (which may carry a code or a token) and without any user
+ * or password; the headers and bodies never.
+ */
+function tracedFetch(target: string | URL, rules: AddressRules, req: OutboundRequest): Promise<OutboundAnswer> {
+  const method = req.method ?? 'GET';
+  let attributes: Record<string, string | number> = { 'http.request.method': method };
+  try {
+    const url = new URL(target);
+    attributes = {
+      ...attributes,
+      'url.full': `${url.protocol}//${url.host}${url.pathname}`,
+      'server.address': bareHost(url),
+      'server.port': Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+    };
+  } catch {
+    // Refused by send() in its own words; the span says only the method.
+  }
+  const tracer = activeTracer();
+  return outboundSpan(method, attributes, (span: Span | undefined) => {
+    const headers: Record<string, string> = { ...req.headers };
+    tracer.inject(headers);
+    return send(target, rules, { ...req, headers }).then((answer) => {
+      span?.setAttribute('http.response.status_code', answer.status);
+      if (span && answer.status >= 400) tracer.fail(span, { code: String(answer.status) });
+      return answer;
+    });
+  });
+}
+
+function send(target: string | URL, rules: AddressRules, req: OutboundRequest): Promise<OutboundAnswer> {
   let url: URL;
   try {
     url = new URL(target);

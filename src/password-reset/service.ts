@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { AuditLog } from '../audit/record.ts';
+import type { Actor, AuditLog } from '../audit/record.ts';
+import { InputError, NotFoundError } from '../errors/service.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import { seal, unseal } from '../crypto/sealed.ts';
@@ -109,10 +110,11 @@ export function passwordResetService(deps: PasswordResetDeps) {
 
   const linkOfToken = (token: string) => `${config.publicUrl}/password/reset?token=${token}`;
 
-  /** Sends a link's mail; a mail server's refusal is one log line and an audit event, never thrown. */
-  async function send(user: User, message: Mail, origin: Origin, details?: Record<string, unknown>): Promise<void> {
+  /** Sends a link's mail; a mail server's refusal is one log line and an audit event, never thrown: false then. */
+  async function send(user: User, message: Mail, origin: Origin, details?: Record<string, unknown>): Promise<boolean> {
     try {
       await deps.mailer!.send(message);
+      return true;
     } catch (err) {
       // One line, without the link or the mail server's credentials.
       logger.error(
@@ -126,16 +128,18 @@ export function passwordResetService(deps: PasswordResetDeps) {
         requestId: origin.requestId,
         ...(details ? { details } : {}),
       });
+      return false;
     }
   }
 
-  const mail = (user: User, token: string, origin: ResetOrigin) =>
+  /** The reset mail: asked for by someone at the login page, or sent by an administrator (`byAdmin`). */
+  const mail = (user: User, token: string, origin: Origin, byAdmin = false) =>
     send(
       user,
       {
         to: user.email!,
         subject: 'Reset your password',
-        text: `Someone, hopefully you, asked to reset the password of the account "${user.username}" at ${new URL(config.publicUrl).host}.
+        text: `${byAdmin ? 'An administrator sent you this link to reset' : 'Someone, hopefully you, asked to reset'} the password of the account "${user.username}" at ${new URL(config.publicUrl).host}.
 
 To choose a new password, open this link within 15 minutes. It works once:
 ${linkOfToken(token)}
@@ -144,6 +148,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.
 `,
       },
       origin,
+      byAdmin ? { byAdmin: true } : undefined,
     );
 
   /**
@@ -385,6 +390,35 @@ If you did not ask for this, ignore this mail: your password stays as it is.
         details: { backend: user.backend },
       });
       return { ok: true, user };
+    },
+
+    /**
+     * An administrator mails `userId` a reset link (GraphQL `sendPasswordReset`, the helpdesk's): the
+     * link and the mail of "Forgot your password?", sent now, with no throttle (the act is audited
+     * with its actor). Refused in words when resets by mail are off, or the user cannot get a link
+     * (no email, disabled, a password Latchkey cannot set). False when the mail server did not take it.
+     */
+    async sendTo(userId: string, actor: Actor): Promise<boolean> {
+      if (!config.passwordReset.enabled || !deps.mailer) {
+        throw new InputError('userId', 'password resets by mail are off here: they need passwordReset.enabled with smtp.url and smtp.from');
+      }
+      const user = await deps.users.find(userId);
+      if (!user) throw new NotFoundError('userId', `no user ${userId}`);
+      if (!user.email) throw new InputError('userId', `user ${user.username} has no email address to send a reset link to`);
+      if (user.disabled) throw new InputError('userId', `user ${user.username} is disabled: enable them first`);
+      const { username, backend } = user;
+      if (!resettable(user)) {
+        throw new InputError(
+          'userId',
+          `the password of user ${username} cannot be set here: backend "${backend}" does not allow password resets`,
+        );
+      }
+      const origin = { ip: actor.ip ?? undefined, requestId: actor.requestId ?? undefined };
+      const token = randomToken(32);
+      const now = clock.now();
+      await queries.insert(hashToken(token), user.id, now, now + RESET_TTL_MS);
+      await audit.change('user.send_password_reset', actor, { userId: user.id });
+      return mail(user, token, origin, true);
     },
 
     /** Whether some backend invites its users: the reset page then serves invitations even with resets off. */

@@ -19,6 +19,7 @@ export const PURGED_TABLES = [
   'upstream_sign_ins',
   'saml_request_ids',
   'saml_session_participants',
+  'webhook_deliveries',
 ] as const;
 
 export type PurgedTable = (typeof PURGED_TABLES)[number];

@@ -30,6 +30,7 @@ const keyOf: Record<PurgedTable, string> = {
   saml_request_ids: 'id_hash',
   // Its key is (session_id, sp_id): deleteBatch checks expiry again, so a live row of the same session stays.
   saml_session_participants: 'session_id',
+  webhook_deliveries: 'id',
 };
 
 /**
@@ -47,7 +48,12 @@ function dead(db: Knex, table: PurgedTable, c: Cutoffs) {
       .andWhere('inflight_until', '<=', c.now)
       .andWhere((w) => w.where('key', 'not like', 'm:%').orWhere('window_start', '<', c.codeWindowStart));
   }
-  if (table === 'audit_events') return q.where('at', '<', c.auditBefore!);
+  if (table === 'audit_events') {
+    // Never an event a sink (a webhook, syslog) has still to send: it is past every sink's cursor (docs/decisions.md "Events out").
+    const past =
+      db.client.config.client === 'pg' ? '(audit_events.txid, audit_events.id) > (s.txid, s.event_id)' : 'audit_events.id > s.event_id';
+    return q.where('at', '<', c.auditBefore!).whereNotExists(db('event_sinks as s').select(db.raw('1')).whereRaw(past));
+  }
   return q.where('expires_at', '<', c.now);
 }
 

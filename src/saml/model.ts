@@ -51,6 +51,8 @@ export interface ServiceProvider {
   nameIdAttribute: string | null;
   /** The name of the roles attribute; null: `roles`. */
   rolesAttribute: string | null;
+  /** User ids of its owners, who may read and change it with the `app-owner` role (docs/admin-api.md "Roles and permissions"). */
+  owners: string[];
   createdAt: number;
   updatedAt: number;
 }

@@ -2,6 +2,7 @@ import type { Database } from '../db/database.ts';
 import { bool, json, num } from '../db/rows.ts';
 import type { NameIdFormat, ServiceProvider, Participant } from './model.ts';
 import { EVERYONE, type AccessPolicy, type AppRole, type AttributeMapping } from '../access/model.ts';
+import { ownerPattern } from '../admin-roles/model.ts';
 
 type Row = Record<string, unknown>;
 
@@ -27,6 +28,7 @@ const toSp = (r: Row): ServiceProvider => ({
   attributeMappings: r.attribute_mappings == null ? null : json<AttributeMapping[]>(r.attribute_mappings, []),
   nameIdAttribute: (r.name_id_attribute as string | null | undefined) ?? null,
   rolesAttribute: (r.roles_attribute as string | null | undefined) ?? null,
+  owners: json<string[]>(r.owners, []),
   createdAt: num(r.created_at),
   updatedAt: num(r.updated_at),
 });
@@ -53,6 +55,7 @@ const toRow = (sp: ServiceProvider): Row => ({
   attribute_mappings: sp.attributeMappings === null ? null : JSON.stringify(sp.attributeMappings),
   name_id_attribute: sp.nameIdAttribute,
   roles_attribute: sp.rolesAttribute,
+  owners: sp.owners.length > 0 ? JSON.stringify(sp.owners) : null,
   created_at: sp.createdAt,
   updated_at: sp.updatedAt,
 });
@@ -68,8 +71,11 @@ export const samlQueries = ({ knex: db }: Database) => ({
     return row ? toSp(row) : undefined;
   },
 
-  async list(): Promise<ServiceProvider[]> {
-    return (await db('saml_service_providers').orderBy('entity_id')).map(toSp);
+  /** Every SP by entity ID, or only those `owner` owns (the `app-owner` role's view). */
+  async list(owner?: string): Promise<ServiceProvider[]> {
+    const q = db('saml_service_providers').orderBy('entity_id');
+    if (owner !== undefined) q.whereRaw("owners like ? escape '\\'", [ownerPattern(owner)]);
+    return (await q).map(toSp);
   },
 
   async insert(sp: ServiceProvider): Promise<void> {

@@ -21,6 +21,7 @@ import {
   checkRoles,
   checkRolesAttribute,
 } from '../access/validate.ts';
+import { checkOwners } from '../admin-roles/owners.ts';
 
 /** The attributes Latchkey can release (docs/saml-applications.md); all of them by default. */
 export const SAML_ATTRIBUTES = ['uid', 'mail', 'displayName', 'groups'] as const;
@@ -51,6 +52,8 @@ export interface ServiceProviderInput {
   attributeMappings?: readonly AttributeMappingInput[] | null;
   nameIdAttribute?: string | null;
   rolesAttribute?: string | null;
+  /** User ids of its owners (docs/admin-api.md "Roles and permissions"); null: none. */
+  owners?: readonly string[] | null;
 }
 
 /** The plain fields that null clears (the rest keep their value on null); the access and release fields clear in applicationFields. */
@@ -130,10 +133,11 @@ function validate(sp: ServiceProvider, outbound: AddressRules): ServiceProvider 
 }
 
 function apply(sp: ServiceProvider, input: ServiceProviderInput): ServiceProvider {
-  const { access, appRoles, attributeMappings, nameIdAttribute, rolesAttribute, ...plain } = input;
+  const { access, appRoles, attributeMappings, nameIdAttribute, rolesAttribute, owners, ...plain } = input;
   const next = {
     ...sp,
     ...applicationFields({ access, appRoles, attributeMappings, nameIdAttribute, rolesAttribute }),
+    ...(owners === undefined ? {} : { owners: checkOwners('owners', owners) }),
   } as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(plain)) {
     if (value === undefined || (value === null && !CLEARABLE.has(key))) continue;
@@ -192,6 +196,7 @@ export const serviceProviders = (queries: SamlQueries, deps: { transaction: Tran
       attributeMappings: null,
       nameIdAttribute: null,
       rolesAttribute: null,
+      owners: [],
       createdAt: now,
       updatedAt: now,
       ...fromMetadata,

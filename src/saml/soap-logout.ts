@@ -3,6 +3,7 @@ import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
+import { deliveryLoop, retryDelay, type DeliveryWorker } from '../outbound/delivery-loop.ts';
 import { outboundFetch } from '../outbound/fetch.ts';
 import { outboundReason } from '../outbound/outbound-error.ts';
 import type { SamlKeys } from './idp-keys.ts';
@@ -39,26 +40,12 @@ export interface SoapLogoutDeps {
  * session, retrying on `logout.backchannelRetryDelays`. Every process runs one; the claims keep two
  * from sending the same request, and a claim left by a process that died expires, so another sends it.
  */
-export function soapLogouts(deps: SoapLogoutDeps) {
+export function soapLogouts(deps: SoapLogoutDeps): SoapLogoutWorker {
   const { queries, config, logger } = deps;
   const delays = config.logout.backchannelRetryDelays;
-  let stopped = true;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let poll: NodeJS.Timeout | undefined;
-  const timers = new Set<NodeJS.Timeout>();
-  let stopping = new AbortController();
-
-  const later = (ms: number) => {
-    const t = setTimeout(() => {
-      timers.delete(t);
-      run();
-    }, ms).unref();
-    timers.add(t);
-  };
 
   /** Undefined when the SP answered Success; else the fixed reason: never what the SP said. */
-  async function post(sp: ServiceProvider, n: QueuedSamlLogout): Promise<string | undefined> {
+  async function post(sp: ServiceProvider, n: QueuedSamlLogout, signal: AbortSignal): Promise<string | undefined> {
     const url = sp.singleLogoutSoapUrl!;
     const { envelope, id } = soapLogoutRequest(
       { issuer: deps.issuer, destination: url, subject: n, now: clock.now() },
@@ -71,7 +58,7 @@ export function soapLogouts(deps: SoapLogoutDeps) {
         body: envelope,
         timeoutMs: TIMEOUT_MS,
         maxBytes: MAX_MESSAGE_BYTES,
-        signal: stopping.signal,
+        signal,
       });
       const outcome = soapLogoutOutcome(res.body.toString('utf8'), id);
       // A SOAP fault comes with a 500 (SOAP 1.1, 6.2): said as a fault; any other failing status as it is.
@@ -82,83 +69,44 @@ export function soapLogouts(deps: SoapLogoutDeps) {
     }
   }
 
-  async function deliver(n: QueuedSamlLogout): Promise<void> {
+  async function deliver(n: QueuedSamlLogout, signal: AbortSignal): Promise<number | undefined> {
     const sp = await deps.findSp(n.spId);
     // The SP was changed since: nobody to tell any more (a deleted SP takes its rows with it).
-    if (!sp?.singleLogoutSoapUrl) return queries.remove(n.id);
-    const error = await post(sp, n);
+    if (!sp?.singleLogoutSoapUrl) return void (await queries.remove(n.id));
+    const error = await post(sp, n, signal);
     const attempts = n.attempts + 1;
-    if (stopping.signal.aborted) {
+    if (signal.aborted) {
       // Cut short by shutdown: not a try; released for this or another process.
-      return queries.retryAt(n.id, n.attempts, clock.now());
+      return void (await queries.retryAt(n.id, n.attempts, clock.now()));
     }
     const event = { userId: n.userId, clientId: `saml:${sp.id}` };
     const details = { entityId: sp.entityId, sessionIndex: n.sessionIndex, attempts };
+    const wait = retryDelay(delays, attempts);
     if (!error) {
       await queries.remove(n.id);
       await deps.audit.record({ kind: 'logout.saml_soap_delivered', ...event, details });
-    } else if (attempts > delays.length) {
+    } else if (wait === undefined) {
       await queries.remove(n.id);
       await deps.audit.record({ kind: 'logout.saml_soap_failed', ...event, details: { ...details, error } });
     } else {
       logger.info({ entityId: sp.entityId, attempts, error }, 'SAML logout by SOAP not delivered; will retry');
-      await queries.retryAt(n.id, attempts, clock.now() + delays[n.attempts]!);
-      later(delays[n.attempts]!);
+      await queries.retryAt(n.id, attempts, clock.now() + wait);
+      return wait;
     }
+    return undefined;
   }
 
-  async function runOnce(): Promise<void> {
-    const now = clock.now();
+  return deliveryLoop({
+    what: 'SAML logout by SOAP',
+    pollInterval: config.logout.backchannelPollInterval,
     // A claim outlives the longest delivery; when a process dies holding one, another takes it after.
-    const claimed = await queries.claim(now, now + config.logout.backchannelClaimLease, BATCH);
-    await Promise.all(
-      claimed.map((n) => deliver(n).catch((err: Error) => logger.error({ err: err.message, spId: n.spId }, 'SAML logout by SOAP failed'))),
-    );
-    // A full batch: there may be more due.
-    if (claimed.length === BATCH) again = true;
-  }
-
-  function run(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    running = runOnce()
-      .catch((err: Error) => logger.error({ err: err.message }, 'SAML logout queue not read'))
-      .finally(() => {
-        running = undefined;
-        if (again) {
-          again = false;
-          run();
-        }
-      });
-  }
-
-  return {
-    start(): void {
-      if (!stopped) return;
-      stopped = false;
-      stopping = new AbortController();
-      poll = setInterval(run, config.logout.backchannelPollInterval).unref();
-      run();
-    },
-
-    /** Requests were queued in this process: send them now, after the current request's answer. */
-    kick(): void {
-      if (!stopped) setImmediate(run);
-    },
-
-    /** Stops claiming; deliveries under way are cut and their requests released, then it resolves. */
-    async stop(): Promise<void> {
-      stopped = true;
-      clearInterval(poll);
-      for (const t of timers) clearTimeout(t);
-      timers.clear();
-      stopping.abort();
-      await running;
-    },
-  };
+    claim: (now, limit) => queries.claim(now, now + config.logout.backchannelClaimLease, limit),
+    deliver,
+    describe: (n) => ({ spId: n.spId }),
+    logger,
+    batch: BATCH,
+  });
 }
 
-export type SoapLogoutWorker = ReturnType<typeof soapLogouts>;
+/** Started and stopped with the server; `kick` when requests were queued (and committed) in this process. */
+export type SoapLogoutWorker = DeliveryWorker;

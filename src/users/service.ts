@@ -14,6 +14,7 @@ import { directoryPasswordChanges, type DirectoryPasswords } from './directory-p
 import { clock } from '../clock.ts';
 import { knownGroups } from '../access/groups.ts';
 import { leavers } from './leavers.ts';
+import { checkRolesChange } from '../admin-roles/rules.ts';
 
 export interface CreateUserInput {
   username: string;
@@ -233,6 +234,8 @@ export const userService = (
         createdAt: now,
         updatedAt: now,
       };
+      // Nobody gives a role they could not hold (docs/admin-api.md "Roles and permissions").
+      if (actor.grant) checkRolesChange(actor.grant, [], user.roles);
       return transaction(async (tx) => {
         if (await tx.queries.users.findByUsername(localBackend, username)) throw new InputError('username', `${username} is taken`);
         await tx.queries.users.insert(user);
@@ -262,6 +265,7 @@ export const userService = (
         if (input.email !== undefined) next.email = checkEmail(input.email) ?? null;
         if (input.displayName !== undefined) next.displayName = checkDisplayName(input.displayName);
         if (input.roles != null) next.roles = checkRoles(input.roles);
+        if (actor.grant) checkRolesChange(actor.grant, user.roles, next.roles);
         // An administrator's disabling is theirs: a directory sync never undoes it (docs/directory-sync.md).
         if (input.disabled != null) [next.disabled, next.disabledBy] = input.disabled ? [true, 'admin'] : [false, null];
         if (input.attributes !== undefined) next.attributes = input.attributes === null ? {} : checkAttributes(input.attributes);

@@ -195,6 +195,9 @@ describe.each(databaseKinds)('groups and attributes in the admin API on %s', (ki
     expect((await changes(id)).at(-1)).toEqual({
       action: 'user.set_groups',
       via: 'graphql',
+      // The permission the admin used and the role that gave it (docs/admin-api.md "Roles and permissions").
+      permission: 'users:write',
+      role: 'admin',
       added: ['team-grey'],
       removed: ['team-green'],
     });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { Attribute, Change } from 'ldapts';
+import { Attribute, Change, type Entry } from 'ldapts';
 import pino from 'pino';
 import plugin from '../../plugins/ldap/index.ts';
 import type { Identity } from '../../src/identity/plugin-kit.ts';
@@ -43,6 +43,10 @@ const setUac = (dn: string, value: string) =>
   dc().asAdmin((c) =>
     c.modify(dn, new Change({ operation: 'replace', modification: new Attribute({ type: 'userAccountControl', values: [value] }) })),
   );
+
+/** How many values each attribute of an entry came with, under the name the directory gave it. */
+const valueCounts = ({ dn: _, ...attrs }: Entry) =>
+  Object.fromEntries(Object.entries(attrs).map(([name, v]) => [name, Array.isArray(v) ? v.length : 1]));
 
 type Listed = { username: string; groups: string[]; disabled: boolean; disabledBy: string | null };
 
@@ -90,11 +94,20 @@ export function syncTests(kind: DatabaseKind): void {
       expect(await user(server, token, 'alice')).toMatchObject({ disabled: false, disabledBy: null });
     });
 
-    test(`a group of ${BULK_USERS.toLocaleString('en-US')} users arrives whole (AD sends 1,500 values of member at a time)`, async () => {
-      // The backend's own listing: every member has the group.
+    test(`a group of ${BULK_USERS.toLocaleString('en-US')} users arrives whole, read range by range (AD sends 1,500 values of member at a time)`, async () => {
+      // What the DC does: asked for member by name, Samba sends all 1,600 at once (a Microsoft DC would
+      // not); asked for its first range, it sends 1,500 and names them so, as a Microsoft DC does.
+      const group = `CN=${BULK_GROUP},${BULK}`;
+      const read = (attr: string) =>
+        dc().asAdmin(async (c) => (await c.search(group, { scope: 'base', attributes: [attr] })).searchEntries[0]!);
+      expect(valueCounts(await read('member'))).toEqual({ member: BULK_USERS });
+      expect(valueCounts(await read('member;range=0-1499'))).toEqual({ 'member;range=0-1499': 1500 });
+
+      // The backend's own listing: every member has the group, though the group came in two reads.
+      const logged: Array<Record<string, unknown>> = [];
       const backend = await plugin.create(plugin.configSchema.parse(bulkConfig()), {
         id: 'corp',
-        logger: pino({ level: 'silent' }),
+        logger: pino({ level: 'debug' }, { write: (line: string) => logged.push(JSON.parse(line)) }),
         db: undefined as never,
         localUsers: undefined as never,
       });
@@ -106,6 +119,10 @@ export function syncTests(kind: DatabaseKind): void {
       }
       expect(listed).toHaveLength(BULK_USERS);
       expect(listed.filter((u) => u.groups?.includes(BULK_GROUP))).toHaveLength(BULK_USERS);
+      // `member;range=0-1499` in the group search, then one more read (`member;range=1500-*`) for the last 100.
+      const ranged = logged.filter((l) => l.msg === 'directory sync read the rest of a large group range by range');
+      expect(ranged).toEqual([expect.objectContaining({ members: BULK_USERS, reads: 1 })]);
+      expect((ranged[0]!.group as string).toLowerCase()).toBe(group.toLowerCase());
 
       // And through a pass: a record for each, with the group.
       const server = await servers.start(bulkConfig());

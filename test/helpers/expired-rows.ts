@@ -16,7 +16,8 @@ export type RowCounts = Record<
   | 'password_reset_tokens'
   | 'upstream_sign_ins'
   | 'saml_request_ids'
-  | 'saml_session_participants',
+  | 'saml_session_participants'
+  | 'webhook_deliveries',
   number
 >;
 
@@ -47,6 +48,7 @@ export async function seedDeadRows(
     upstream_sign_ins: 0.005,
     saml_request_ids: 0.005,
     saml_session_participants: 0.005,
+    webhook_deliveries: 0.005,
   };
   const counts = {} as RowCounts;
   const chunk = o.chunk ?? 500;
@@ -107,9 +109,30 @@ export async function seedDeadRows(
     upstream_sign_ins: () => ({ id: hex().slice(0, 43), upstream_id: 'corp', data: 'x', expires_at: at }),
     saml_request_ids: () => ({ id_hash: hex(), expires_at: at }),
     saml_session_participants: () => ({ session_id: hex(), sp_id: spId, name_id: hex(), name_id_format: 'persistent', expires_at: at }),
+    webhook_deliveries: () => ({
+      webhook_id: webhookId,
+      event_id: ++eventId,
+      kind: 'login.failure',
+      attempt: 1,
+      status: 'delivered',
+      http_status: 200,
+      at: at - 30 * 24 * 3600_000,
+      expires_at: at,
+    }),
   };
-  // The participants name a service provider: one, made for them.
+  // The participants name a service provider: one, made for them; the deliveries a webhook.
   const spId = randomUUID();
+  const webhookId = randomUUID();
+  let eventId = 0;
+  await sql('webhooks').insert({
+    id: webhookId,
+    url: 'https://hooks.example/seeded',
+    events: '["*"]',
+    description: '',
+    secret_enc: 'sealed',
+    created_at: at,
+    updated_at: at,
+  });
   await sql('saml_service_providers').insert({
     id: spId,
     entity_id: `https://sp.example/${spId}`,
@@ -149,6 +172,7 @@ export async function countRows(sql: Knex): Promise<RowCounts> {
     'upstream_sign_ins',
     'saml_request_ids',
     'saml_session_participants',
+    'webhook_deliveries',
   ] as const) {
     const [row] = await sql(table).count({ n: '*' });
     counts[table] = Number(row!.n);

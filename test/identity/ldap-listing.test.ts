@@ -151,7 +151,11 @@ describe('the LDAP backend lists the whole directory', () => {
 
   test('a server that is down when the listing starts is passed over for the next of `url`', async () => {
     const b = await backend(slapd, { url: ['ldap://127.0.0.1:1', slapd.url] });
-    expect((await listAll(b)).map((u) => u.username).sort()).toEqual(Object.values(people).map((p) => p.uid).sort());
+    expect((await listAll(b)).map((u) => u.username).sort()).toEqual(
+      Object.values(people)
+        .map((p) => p.uid)
+        .sort(),
+    );
   });
 
   test('a directory that hangs mid-listing throws after one page timeout, not a short list', async () => {

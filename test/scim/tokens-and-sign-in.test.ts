@@ -210,11 +210,28 @@ describe.each(databaseKinds)('SCIM tokens and how SCIM users sign in on %s', (ki
     const admin = (await server.ctx.users.findByUsername('local', 'admin'))!;
     expect(await changes('scim_token.create')).toEqual(
       expect.arrayContaining([
-        { action: 'scim_token.create', via: 'graphql', scimTokenId: scimToken.id, backend: 'hr', actorUserId: admin.id },
+        // The permission the admin used and the role that gave it (docs/admin-api.md "Roles and permissions").
+        {
+          action: 'scim_token.create',
+          via: 'graphql',
+          permission: 'keys:manage',
+          role: 'admin',
+          scimTokenId: scimToken.id,
+          backend: 'hr',
+          actorUserId: admin.id,
+        },
       ]),
     );
     expect(await changes('scim_token.revoke')).toEqual([
-      { action: 'scim_token.revoke', via: 'graphql', scimTokenId: scimToken.id, backend: 'hr', actorUserId: admin.id },
+      {
+        action: 'scim_token.revoke',
+        via: 'graphql',
+        permission: 'keys:manage',
+        role: 'admin',
+        scimTokenId: scimToken.id,
+        backend: 'hr',
+        actorUserId: admin.id,
+      },
     ]);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from '@jest/globals';
 import { AndFilter, EqualityFilter, ExtensibleFilter, FilterParser, type Entry } from 'ldapts';
 import { adBindRefusal, firstRdnValue, guidToString, isDisabled, isExpired } from '../../plugins/ldap/attributes.ts';
 import { escapeFilterValue, fillFilter, IN_CHAIN, memberFilter, memberInChainFilter } from '../../plugins/ldap/filter.ts';
-import { completeRanges } from '../../plugins/ldap/ranges.ts';
+import { completeRanges, firstRange } from '../../plugins/ldap/ranges.ts';
 import { DOWN_FOR_MS, ServerList } from '../../plugins/ldap/servers.ts';
 
 describe('RFC 4515 filter escaping', () => {
@@ -92,6 +92,35 @@ describe('ranged attribute retrieval (member;range=)', () => {
   test('an entry without ranges is left alone', async () => {
     const entry = { dn: 'cn=small', member: ['a', 'b'] };
     expect(await completeRanges({ ...entry }, async () => undefined)).toEqual(entry);
+  });
+
+  test('ranges that stop short: a sign-in takes the part; `whole` (directory sync) throws rather than pass a part for the whole', async () => {
+    const firstPart = (): Entry => ({ dn: 'cn=big', 'member;range=0-1499': Array.from({ length: 1500 }, (_, i) => `cn=m${i}`) });
+    // The entry gone before the next range (no answer), or answering without the attribute.
+    const gone = async () => undefined;
+    const withoutIt = async (): Promise<Entry> => ({ dn: 'cn=big' });
+    // A middle range, then nothing: the end is never `*`.
+    const oneMoreThenGone = async (attr: string): Promise<Entry | undefined> =>
+      attr === 'member;range=1500-*' ? { dn: 'cn=big', 'member;range=1500-2999': ['cn=m1500'] } : undefined;
+
+    expect((await completeRanges(firstPart(), gone)).member).toHaveLength(1500);
+    for (const read of [gone, withoutIt])
+      await expect(completeRanges(firstPart(), read, { whole: true })).rejects.toThrow(
+        'the values of member of cn=big ended at 1500, before their last range',
+      );
+    await expect(completeRanges(firstPart(), oneMoreThenGone, { whole: true })).rejects.toThrow('ended at 1501, before their last range');
+  });
+
+  test('`whole` with every range there: the same values as without it; a first range that is also the last needs no read', async () => {
+    const entry: Entry = { dn: 'cn=small', 'member;range=0-*': ['a', 'b'] };
+    expect(await completeRanges(entry, async () => Promise.reject(new Error('no read expected')), { whole: true })).toEqual({
+      dn: 'cn=small',
+      member: ['a', 'b'],
+    });
+  });
+
+  test("Active Directory's members are asked for by their first range of 1,500", () => {
+    expect(firstRange('member')).toBe('member;range=0-1499');
   });
 });
 

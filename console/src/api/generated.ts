@@ -186,6 +186,8 @@ export type SamlServiceProviderInput = {
   nameIdAttribute?: InputMaybe<Scalars['String']['input']>;
   /** The name of the roles attribute. @default "roles" */
   rolesAttribute?: InputMaybe<Scalars['String']['input']>;
+  /** User ids of its owners, who may read and change it with the `app-owner` role; null: none. Only with `apps:write`, never by an owner. */
+  owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
 /** The OAuth 2.0 grants a client may use. */
@@ -288,6 +290,8 @@ export type RegisterClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
+  /** User ids of its owners, who may read and change it with the `app-owner` role. Default none. */
+  owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
 /**
@@ -339,6 +343,8 @@ export type UpdateClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces its owners (user ids); null: none. Only with `apps:write`, never by an owner. */
+  owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
 export type CreateUserInput = {
@@ -348,6 +354,7 @@ export type CreateUserInput = {
   password: Scalars['String']['input'];
   email?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
+  /** Admin roles (docs/admin-api.md "Roles and permissions"): only roles whose permissions the caller holds, `admin` only by an admin. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Its groups (names as access policies and roles name them). */
   groups?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -362,7 +369,9 @@ export type UpdateUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   /** Database-backend users only. */
   displayName?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces the admin roles: only roles whose permissions the caller holds may be given or taken, `admin` only by an admin. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** True disables the user (their sessions end and tokens stop at once). Given alone, `users:enable` is enough. */
   disabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** Database-backend users only: a JSON object of strings or lists of strings (others' come from their backend). */
   attributes?: InputMaybe<Scalars['JSON']['input']>;
@@ -386,7 +395,18 @@ export type TokenEndpointAuthMethod =
   /** A public client: no credentials. */
   | 'NONE';
 
-export type ClientFieldsFragment = { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string };
+/** What became of a delivery attempt. */
+export type WebhookDeliveryStatus =
+  /** The endpoint answered 2xx. */
+  | 'DELIVERED'
+  /** It did not: the event is tried again (the next try is a PENDING one). */
+  | 'FAILED'
+  /** The next try, not yet made: `at` is when it is due. */
+  | 'PENDING'
+  /** The last try in the retry window failed, or the endpoint had failed all through the event's window: the event is given up (audited as `webhook.given_up`). */
+  | 'GIVEN_UP';
+
+export type ClientFieldsFragment = { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string };
 
 export type UserFieldsFragment = { id: string, username: string, email?: string | null, displayName?: string | null, roles: Array<string>, groups: Array<string>, backend: string, readOnly: boolean, disabled: boolean, createdAt: string, mfa: { totp: boolean, passkeys: number, recoveryCodesLeft: number } };
 
@@ -397,14 +417,14 @@ export type ClientsQueryVariables = Exact<{
 }>;
 
 
-export type ClientsQuery = { clients: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor?: string | null }, edges: Array<{ cursor: string, node: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string } }> } };
+export type ClientsQuery = { clients: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor?: string | null }, edges: Array<{ cursor: string, node: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string } }> } };
 
 export type RegisterClientMutationVariables = Exact<{
   input: RegisterClientInput;
 }>;
 
 
-export type RegisterClientMutation = { registerClient: { clientSecret?: string | null, client: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string } } };
+export type RegisterClientMutation = { registerClient: { clientSecret?: string | null, client: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string } } };
 
 export type UpdateClientMutationVariables = Exact<{
   clientId: Scalars['ID']['input'];
@@ -412,14 +432,14 @@ export type UpdateClientMutationVariables = Exact<{
 }>;
 
 
-export type UpdateClientMutation = { updateClient: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string } };
+export type UpdateClientMutation = { updateClient: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string } };
 
 export type RotateClientSecretMutationVariables = Exact<{
   clientId: Scalars['ID']['input'];
 }>;
 
 
-export type RotateClientSecretMutation = { rotateClientSecret: { clientSecret?: string | null, client: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string } } };
+export type RotateClientSecretMutation = { rotateClientSecret: { clientSecret?: string | null, client: { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string } } };
 
 export type DeleteClientMutationVariables = Exact<{
   clientId: Scalars['ID']['input'];
@@ -475,6 +495,13 @@ export type ResetUserMfaMutationVariables = Exact<{
 
 export type ResetUserMfaMutation = { resetUserMfa: { id: string } };
 
+export type SendPasswordResetMutationVariables = Exact<{
+  userId: Scalars['ID']['input'];
+}>;
+
+
+export type SendPasswordResetMutation = { sendPasswordReset: boolean };
+
 export type AuditEventsQueryVariables = Exact<{
   first: Scalars['Int']['input'];
   after?: InputMaybe<Scalars['String']['input']>;
@@ -484,7 +511,7 @@ export type AuditEventsQueryVariables = Exact<{
 }>;
 
 
-export type AuditEventsQuery = { auditEvents: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor?: string | null }, edges: Array<{ cursor: string, node: { id: string, at: string, kind: string, userId?: string | null, clientId?: string | null, actorUserId?: string | null, actorClientId?: string | null, ip?: string | null, requestId?: string | null, details?: string | null } }> } };
+export type AuditEventsQuery = { auditEvents: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor?: string | null }, edges: Array<{ cursor: string, node: { id: string, at: string, kind: string, userId?: string | null, clientId?: string | null, actorUserId?: string | null, actorClientId?: string | null, ip?: string | null, requestId?: string | null, details?: string | null, permission?: string | null, role?: string | null } }> } };
 
 export type IdentityBackendsQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -524,12 +551,12 @@ export type ClientNameQueryVariables = Exact<{
 
 export type ClientNameQuery = { client?: { clientId: string, name: string } | null };
 
-export type SamlSpFieldsFragment = { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null };
+export type SamlSpFieldsFragment = { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, owners: Array<string>, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null };
 
 export type SamlServiceProvidersQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SamlServiceProvidersQuery = { samlServiceProviders: Array<{ entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null }>, samlIdentityProvider: { entityId: string, metadataUrl: string, singleSignOnUrl: string, singleLogoutUrl: string, signingCertificate: string } };
+export type SamlServiceProvidersQuery = { samlServiceProviders: Array<{ entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, owners: Array<string>, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null }>, samlIdentityProvider: { entityId: string, metadataUrl: string, singleSignOnUrl: string, singleLogoutUrl: string, signingCertificate: string } };
 
 export type RegisterSamlServiceProviderMutationVariables = Exact<{
   metadataXml?: InputMaybe<Scalars['String']['input']>;
@@ -537,7 +564,7 @@ export type RegisterSamlServiceProviderMutationVariables = Exact<{
 }>;
 
 
-export type RegisterSamlServiceProviderMutation = { registerSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
+export type RegisterSamlServiceProviderMutation = { registerSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, owners: Array<string>, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
 
 export type UpdateSamlServiceProviderMutationVariables = Exact<{
   entityId: Scalars['String']['input'];
@@ -545,7 +572,7 @@ export type UpdateSamlServiceProviderMutationVariables = Exact<{
 }>;
 
 
-export type UpdateSamlServiceProviderMutation = { updateSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
+export type UpdateSamlServiceProviderMutation = { updateSamlServiceProvider: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, owners: Array<string>, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } };
 
 export type DeleteSamlServiceProviderMutationVariables = Exact<{
   entityId: Scalars['String']['input'];
@@ -559,20 +586,20 @@ export type SamlServiceProviderQueryVariables = Exact<{
 }>;
 
 
-export type SamlServiceProviderQuery = { samlServiceProvider?: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } | null };
+export type SamlServiceProviderQuery = { samlServiceProvider?: { entityId: string, name: string, assertionConsumerServiceUrls: Array<string>, singleLogoutServiceUrl?: string | null, singleLogoutSoapUrl?: string | null, signingCertificate?: string | null, encryptionCertificate?: string | null, nameIdFormat: SamlNameIdFormat, attributes: Array<string>, signAssertions: boolean, signResponses: boolean, encryptAssertions: boolean, wantAuthnRequestsSigned: boolean, allowIdpInitiated: boolean, createdAt: string, updatedAt: string, nameIdAttribute?: string | null, rolesAttribute: string, launchUrl?: string | null, owners: Array<string>, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, roles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, attributeMappings?: Array<{ name: string, nameFormat: AttributeNameFormat, friendlyName?: string | null, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean }> | null } | null };
 
 export type AccessFieldsFragment = { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> };
 
 export type RoleFieldsFragment = { name: string, groups: Array<string>, users: Array<string> };
 
-export type ClientApplicationFieldsFragment = { launchUrl?: string | null, clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, applicationRoles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, claimMappings: Array<{ claim: string, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean, scope?: string | null, targets: Array<ClaimTarget> }> };
+export type ClientApplicationFieldsFragment = { launchUrl?: string | null, clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, applicationRoles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, claimMappings: Array<{ claim: string, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean, scope?: string | null, targets: Array<ClaimTarget> }> };
 
 export type ClientQueryVariables = Exact<{
   clientId: Scalars['ID']['input'];
 }>;
 
 
-export type ClientQuery = { client?: { launchUrl?: string | null, clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, applicationRoles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, claimMappings: Array<{ claim: string, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean, scope?: string | null, targets: Array<ClaimTarget> }> } | null };
+export type ClientQuery = { client?: { launchUrl?: string | null, clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, applicationRoles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, claimMappings: Array<{ claim: string, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean, scope?: string | null, targets: Array<ClaimTarget> }> } | null };
 
 export type UpdateClientApplicationMutationVariables = Exact<{
   clientId: Scalars['ID']['input'];
@@ -580,7 +607,7 @@ export type UpdateClientApplicationMutationVariables = Exact<{
 }>;
 
 
-export type UpdateClientApplicationMutation = { updateClient: { launchUrl?: string | null, clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, createdAt: string, updatedAt: string, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, applicationRoles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, claimMappings: Array<{ claim: string, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean, scope?: string | null, targets: Array<ClaimTarget> }> } };
+export type UpdateClientApplicationMutation = { updateClient: { launchUrl?: string | null, clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string, access: { mode: AccessMode, groups: Array<string>, users: Array<string>, backends: Array<string> }, applicationRoles: Array<{ name: string, groups: Array<string>, users: Array<string> }>, claimMappings: Array<{ claim: string, source: MappingSource, attribute?: string | null, value?: string | null, groupFilter?: string | null, multiValued: boolean, scope?: string | null, targets: Array<ClaimTarget> }> } };
 
 export type GroupSearchQueryVariables = Exact<{
   first: Scalars['Int']['input'];
@@ -631,13 +658,82 @@ export type RevokeScimTokenMutationVariables = Exact<{
 
 export type RevokeScimTokenMutation = { revokeScimToken: boolean };
 
+export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type ViewerQuery = { viewer: { userId?: string | null, username?: string | null, roles: Array<string>, permissions: Array<string> } };
+
+export type AdminRoleFieldsFragment = { name: string, description: string, permissions: Array<string>, builtIn: boolean, createdAt?: string | null, updatedAt?: string | null };
+
+export type AdminRolesQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type AdminRolesQuery = { adminRoles: Array<{ name: string, description: string, permissions: Array<string>, builtIn: boolean, createdAt?: string | null, updatedAt?: string | null }> };
+
+export type CreateAdminRoleMutationVariables = Exact<{
+  name: Scalars['String']['input'];
+  permissions: Array<Scalars['String']['input']> | Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type CreateAdminRoleMutation = { createAdminRole: { name: string, description: string, permissions: Array<string>, builtIn: boolean, createdAt?: string | null, updatedAt?: string | null } };
+
+export type UpdateAdminRoleMutationVariables = Exact<{
+  name: Scalars['String']['input'];
+  permissions?: InputMaybe<Array<Scalars['String']['input']> | Scalars['String']['input']>;
+  description?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type UpdateAdminRoleMutation = { updateAdminRole: { name: string, description: string, permissions: Array<string>, builtIn: boolean, createdAt?: string | null, updatedAt?: string | null } };
+
+export type DeleteAdminRoleMutationVariables = Exact<{
+  name: Scalars['String']['input'];
+}>;
+
+
+export type DeleteAdminRoleMutation = { deleteAdminRole: boolean };
+
+export type WebhookFieldsFragment = { id: string, url: string, events: Array<string>, description?: string | null, createdBy?: string | null, createdAt: string, failingSince?: string | null };
+
+export type WebhooksQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type WebhooksQuery = { webhooks: Array<{ id: string, url: string, events: Array<string>, description?: string | null, createdBy?: string | null, createdAt: string, failingSince?: string | null }> };
+
+export type RegisterWebhookMutationVariables = Exact<{
+  url: Scalars['String']['input'];
+  events: Array<Scalars['String']['input']> | Scalars['String']['input'];
+  description?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type RegisterWebhookMutation = { registerWebhook: { secret: string, webhook: { id: string, url: string, events: Array<string>, description?: string | null, createdBy?: string | null, createdAt: string, failingSince?: string | null } } };
+
+export type DeleteWebhookMutationVariables = Exact<{
+  id: Scalars['ID']['input'];
+}>;
+
+
+export type DeleteWebhookMutation = { deleteWebhook: boolean };
+
+export type WebhookDeliveriesQueryVariables = Exact<{
+  webhookId: Scalars['ID']['input'];
+  first: Scalars['Int']['input'];
+  after?: InputMaybe<Scalars['String']['input']>;
+}>;
+
+
+export type WebhookDeliveriesQuery = { webhookDeliveries: { totalCount: number, pageInfo: { hasNextPage: boolean, endCursor?: string | null }, edges: Array<{ cursor: string, node: { id: string, eventId: string, kind: string, attempt: number, status: WebhookDeliveryStatus, httpStatus?: number | null, at: string, error?: string | null } }> } };
+
 
 /** An operation's text, carrying its result and variable types. */
 export type Operation<Result, Variables> = string & { readonly __types?: [Result, Variables] };
-export const ClientsQuery = "query Clients($first:Int!$after:String$search:String){clients(first:$first after:$after search:$search){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{...ClientFields}}}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}" as Operation<ClientsQuery, ClientsQueryVariables>;
-export const RegisterClientMutation = "mutation RegisterClient($input:RegisterClientInput!){registerClient(input:$input){clientSecret client{...ClientFields}}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}" as Operation<RegisterClientMutation, RegisterClientMutationVariables>;
-export const UpdateClientMutation = "mutation UpdateClient($clientId:ID!$input:UpdateClientInput!){updateClient(clientId:$clientId input:$input){...ClientFields}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}" as Operation<UpdateClientMutation, UpdateClientMutationVariables>;
-export const RotateClientSecretMutation = "mutation RotateClientSecret($clientId:ID!){rotateClientSecret(clientId:$clientId){clientSecret client{...ClientFields}}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}" as Operation<RotateClientSecretMutation, RotateClientSecretMutationVariables>;
+export const ClientsQuery = "query Clients($first:Int!$after:String$search:String){clients(first:$first after:$after search:$search){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{...ClientFields}}}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri owners createdAt updatedAt}" as Operation<ClientsQuery, ClientsQueryVariables>;
+export const RegisterClientMutation = "mutation RegisterClient($input:RegisterClientInput!){registerClient(input:$input){clientSecret client{...ClientFields}}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri owners createdAt updatedAt}" as Operation<RegisterClientMutation, RegisterClientMutationVariables>;
+export const UpdateClientMutation = "mutation UpdateClient($clientId:ID!$input:UpdateClientInput!){updateClient(clientId:$clientId input:$input){...ClientFields}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri owners createdAt updatedAt}" as Operation<UpdateClientMutation, UpdateClientMutationVariables>;
+export const RotateClientSecretMutation = "mutation RotateClientSecret($clientId:ID!){rotateClientSecret(clientId:$clientId){clientSecret client{...ClientFields}}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri owners createdAt updatedAt}" as Operation<RotateClientSecretMutation, RotateClientSecretMutationVariables>;
 export const DeleteClientMutation = "mutation DeleteClient($clientId:ID!){deleteClient(clientId:$clientId)}" as Operation<DeleteClientMutation, DeleteClientMutationVariables>;
 export const UsersQuery = "query Users($first:Int!$after:String$search:String){users(first:$first after:$after search:$search){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{...UserFields}}}}fragment UserFields on User{id username email displayName roles groups backend readOnly disabled createdAt mfa{totp passkeys recoveryCodesLeft}}" as Operation<UsersQuery, UsersQueryVariables>;
 export const CreateUserMutation = "mutation CreateUser($input:CreateUserInput!){createUser(input:$input){...UserFields}}fragment UserFields on User{id username email displayName roles groups backend readOnly disabled createdAt mfa{totp passkeys recoveryCodesLeft}}" as Operation<CreateUserMutation, CreateUserMutationVariables>;
@@ -645,20 +741,21 @@ export const UpdateUserMutation = "mutation UpdateUser($id:ID!$input:UpdateUserI
 export const SetUserPasswordMutation = "mutation SetUserPassword($id:ID!$password:String!){setUserPassword(id:$id password:$password)}" as Operation<SetUserPasswordMutation, SetUserPasswordMutationVariables>;
 export const RevokeTokensMutation = "mutation RevokeTokens($userId:ID$clientId:ID){revokeTokens(userId:$userId clientId:$clientId)}" as Operation<RevokeTokensMutation, RevokeTokensMutationVariables>;
 export const ResetUserMfaMutation = "mutation ResetUserMfa($id:ID!){resetUserMfa(id:$id){id}}" as Operation<ResetUserMfaMutation, ResetUserMfaMutationVariables>;
-export const AuditEventsQuery = "query AuditEvents($first:Int!$after:String$kind:String$userId:ID$clientId:ID){auditEvents(first:$first after:$after kind:$kind userId:$userId clientId:$clientId){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{id at kind userId clientId actorUserId actorClientId ip requestId details}}}}" as Operation<AuditEventsQuery, AuditEventsQueryVariables>;
+export const SendPasswordResetMutation = "mutation SendPasswordReset($userId:ID!){sendPasswordReset(userId:$userId)}" as Operation<SendPasswordResetMutation, SendPasswordResetMutationVariables>;
+export const AuditEventsQuery = "query AuditEvents($first:Int!$after:String$kind:String$userId:ID$clientId:ID){auditEvents(first:$first after:$after kind:$kind userId:$userId clientId:$clientId){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{id at kind userId clientId actorUserId actorClientId ip requestId details permission role}}}}" as Operation<AuditEventsQuery, AuditEventsQueryVariables>;
 export const IdentityBackendsQuery = "query IdentityBackends{identityBackends{id plugin order type up state syncInterval lastSync{at lastSuccessAt outcome users created updated deprovisioned reenabled durationMs error}}}" as Operation<IdentityBackendsQuery, IdentityBackendsQueryVariables>;
 export const SyncBackendMutation = "mutation SyncBackend($id:String!){syncBackend(id:$id){backend outcome users created updated deprovisioned reenabled error}}" as Operation<SyncBackendMutation, SyncBackendMutationVariables>;
 export const SigningKeysQuery = "query SigningKeys{signingKeys{kid algorithm createdAt activatesAt retiredAt signing}}" as Operation<SigningKeysQuery, SigningKeysQueryVariables>;
 export const RotateSigningKeysMutation = "mutation RotateSigningKeys($algorithms:[SigningAlgorithm!]){rotateSigningKeys(algorithms:$algorithms){kid algorithm activatesAt}}" as Operation<RotateSigningKeysMutation, RotateSigningKeysMutationVariables>;
 export const UserNameQuery = "query UserName($id:ID!){user(id:$id){id username}}" as Operation<UserNameQuery, UserNameQueryVariables>;
 export const ClientNameQuery = "query ClientName($clientId:ID!){client(clientId:$clientId){clientId name}}" as Operation<ClientNameQuery, ClientNameQueryVariables>;
-export const SamlServiceProvidersQuery = "query SamlServiceProviders{samlServiceProviders{...SamlSpFields}samlIdentityProvider{entityId metadataUrl singleSignOnUrl singleLogoutUrl signingCertificate}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProvidersQuery, SamlServiceProvidersQueryVariables>;
-export const RegisterSamlServiceProviderMutation = "mutation RegisterSamlServiceProvider($metadataXml:String$input:SamlServiceProviderInput){registerSamlServiceProvider(metadataXml:$metadataXml input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<RegisterSamlServiceProviderMutation, RegisterSamlServiceProviderMutationVariables>;
-export const UpdateSamlServiceProviderMutation = "mutation UpdateSamlServiceProvider($entityId:String!$input:SamlServiceProviderInput!){updateSamlServiceProvider(entityId:$entityId input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<UpdateSamlServiceProviderMutation, UpdateSamlServiceProviderMutationVariables>;
+export const SamlServiceProvidersQuery = "query SamlServiceProviders{samlServiceProviders{...SamlSpFields}samlIdentityProvider{entityId metadataUrl singleSignOnUrl singleLogoutUrl signingCertificate}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl owners attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProvidersQuery, SamlServiceProvidersQueryVariables>;
+export const RegisterSamlServiceProviderMutation = "mutation RegisterSamlServiceProvider($metadataXml:String$input:SamlServiceProviderInput){registerSamlServiceProvider(metadataXml:$metadataXml input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl owners attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<RegisterSamlServiceProviderMutation, RegisterSamlServiceProviderMutationVariables>;
+export const UpdateSamlServiceProviderMutation = "mutation UpdateSamlServiceProvider($entityId:String!$input:SamlServiceProviderInput!){updateSamlServiceProvider(entityId:$entityId input:$input){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl owners attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<UpdateSamlServiceProviderMutation, UpdateSamlServiceProviderMutationVariables>;
 export const DeleteSamlServiceProviderMutation = "mutation DeleteSamlServiceProvider($entityId:String!){deleteSamlServiceProvider(entityId:$entityId)}" as Operation<DeleteSamlServiceProviderMutation, DeleteSamlServiceProviderMutationVariables>;
-export const SamlServiceProviderQuery = "query SamlServiceProvider($entityId:String!){samlServiceProvider(entityId:$entityId){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProviderQuery, SamlServiceProviderQueryVariables>;
-export const ClientQuery = "query Client($clientId:ID!){client(clientId:$clientId){...ClientApplicationFields}}fragment ClientApplicationFields on Client{...ClientFields launchUrl access{...AccessFields}applicationRoles{...RoleFields}claimMappings{claim source attribute value groupFilter multiValued scope targets}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<ClientQuery, ClientQueryVariables>;
-export const UpdateClientApplicationMutation = "mutation UpdateClientApplication($clientId:ID!$input:UpdateClientInput!){updateClient(clientId:$clientId input:$input){...ClientApplicationFields}}fragment ClientApplicationFields on Client{...ClientFields launchUrl access{...AccessFields}applicationRoles{...RoleFields}claimMappings{claim source attribute value groupFilter multiValued scope targets}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri createdAt updatedAt}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<UpdateClientApplicationMutation, UpdateClientApplicationMutationVariables>;
+export const SamlServiceProviderQuery = "query SamlServiceProvider($entityId:String!){samlServiceProvider(entityId:$entityId){...SamlSpFields}}fragment SamlSpFields on SamlServiceProvider{entityId name assertionConsumerServiceUrls singleLogoutServiceUrl singleLogoutSoapUrl signingCertificate encryptionCertificate nameIdFormat attributes signAssertions signResponses encryptAssertions wantAuthnRequestsSigned allowIdpInitiated createdAt updatedAt access{...AccessFields}roles{...RoleFields}nameIdAttribute rolesAttribute launchUrl owners attributeMappings{name nameFormat friendlyName source attribute value groupFilter multiValued}}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<SamlServiceProviderQuery, SamlServiceProviderQueryVariables>;
+export const ClientQuery = "query Client($clientId:ID!){client(clientId:$clientId){...ClientApplicationFields}}fragment ClientApplicationFields on Client{...ClientFields launchUrl access{...AccessFields}applicationRoles{...RoleFields}claimMappings{claim source attribute value groupFilter multiValued scope targets}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri owners createdAt updatedAt}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<ClientQuery, ClientQueryVariables>;
+export const UpdateClientApplicationMutation = "mutation UpdateClientApplication($clientId:ID!$input:UpdateClientInput!){updateClient(clientId:$clientId input:$input){...ClientApplicationFields}}fragment ClientApplicationFields on Client{...ClientFields launchUrl access{...AccessFields}applicationRoles{...RoleFields}claimMappings{claim source attribute value groupFilter multiValued scope targets}}fragment ClientFields on Client{clientId name redirectUris postLogoutRedirectUris grantTypes scopes roles confidential requireConsent ssoEnabled oauthEnabled accessTokenTtl refreshTokenTtl idTokenAlg accessTokenFormat webOrigins allowPlainPkce errorCodes defaultAudience tokenEndpointAuthMethod jwks jwksUri backchannelLogoutUri initiateLoginUri owners createdAt updatedAt}fragment AccessFields on AccessPolicy{mode groups users backends}fragment RoleFields on ApplicationRole{name groups users}" as Operation<UpdateClientApplicationMutation, UpdateClientApplicationMutationVariables>;
 export const GroupSearchQuery = "query GroupSearch($first:Int!$search:String){groups(first:$first search:$search){totalCount edges{node{name members}}}}" as Operation<GroupSearchQuery, GroupSearchQueryVariables>;
 export const UserSearchQuery = "query UserSearch($first:Int!$search:String){users(first:$first search:$search){totalCount edges{node{id username displayName email backend disabled}}}}" as Operation<UserSearchQuery, UserSearchQueryVariables>;
 export const BackendIdsQuery = "query BackendIds{identityBackends{id type}}" as Operation<BackendIdsQuery, BackendIdsQueryVariables>;
@@ -666,3 +763,12 @@ export const PreviewAccessQuery = "query PreviewAccess($applicationId:ID!$userId
 export const ScimTokensQuery = "query ScimTokens{scimTokens{id backend description createdAt lastUsedAt}identityBackends{id plugin type}}" as Operation<ScimTokensQuery, ScimTokensQueryVariables>;
 export const CreateScimTokenMutation = "mutation CreateScimToken($backend:String!$description:String){createScimToken(backend:$backend description:$description){token scimToken{id backend description createdAt lastUsedAt}}}" as Operation<CreateScimTokenMutation, CreateScimTokenMutationVariables>;
 export const RevokeScimTokenMutation = "mutation RevokeScimToken($id:ID!){revokeScimToken(id:$id)}" as Operation<RevokeScimTokenMutation, RevokeScimTokenMutationVariables>;
+export const ViewerQuery = "query Viewer{viewer{userId username roles permissions}}" as Operation<ViewerQuery, ViewerQueryVariables>;
+export const AdminRolesQuery = "query AdminRoles{adminRoles{...AdminRoleFields}}fragment AdminRoleFields on AdminRole{name description permissions builtIn createdAt updatedAt}" as Operation<AdminRolesQuery, AdminRolesQueryVariables>;
+export const CreateAdminRoleMutation = "mutation CreateAdminRole($name:String!$permissions:[String!]!$description:String){createAdminRole(name:$name permissions:$permissions description:$description){...AdminRoleFields}}fragment AdminRoleFields on AdminRole{name description permissions builtIn createdAt updatedAt}" as Operation<CreateAdminRoleMutation, CreateAdminRoleMutationVariables>;
+export const UpdateAdminRoleMutation = "mutation UpdateAdminRole($name:String!$permissions:[String!]$description:String){updateAdminRole(name:$name permissions:$permissions description:$description){...AdminRoleFields}}fragment AdminRoleFields on AdminRole{name description permissions builtIn createdAt updatedAt}" as Operation<UpdateAdminRoleMutation, UpdateAdminRoleMutationVariables>;
+export const DeleteAdminRoleMutation = "mutation DeleteAdminRole($name:String!){deleteAdminRole(name:$name)}" as Operation<DeleteAdminRoleMutation, DeleteAdminRoleMutationVariables>;
+export const WebhooksQuery = "query Webhooks{webhooks{...WebhookFields}}fragment WebhookFields on Webhook{id url events description createdBy createdAt failingSince}" as Operation<WebhooksQuery, WebhooksQueryVariables>;
+export const RegisterWebhookMutation = "mutation RegisterWebhook($url:String!$events:[String!]!$description:String){registerWebhook(url:$url events:$events description:$description){secret webhook{...WebhookFields}}}fragment WebhookFields on Webhook{id url events description createdBy createdAt failingSince}" as Operation<RegisterWebhookMutation, RegisterWebhookMutationVariables>;
+export const DeleteWebhookMutation = "mutation DeleteWebhook($id:ID!){deleteWebhook(id:$id)}" as Operation<DeleteWebhookMutation, DeleteWebhookMutationVariables>;
+export const WebhookDeliveriesQuery = "query WebhookDeliveries($webhookId:ID!$first:Int!$after:String){webhookDeliveries(webhookId:$webhookId first:$first after:$after){totalCount pageInfo{hasNextPage endCursor}edges{cursor node{id eventId kind attempt status httpStatus at error}}}}" as Operation<WebhookDeliveriesQuery, WebhookDeliveriesQueryVariables>;

@@ -16,15 +16,19 @@ export class ApiError extends Error {
   }
 }
 
-/** Set when the API answers FORBIDDEN: the console then shows the refusal and nothing else. */
-export const forbidden = store(false);
+/**
+ * Counts the API's FORBIDDEN answers: the admin's permissions may have changed under the console (a
+ * role taken away), so the frame reads them again (auth/permissions.ts) and shows what is left.
+ */
+export const forbidden = store(0);
 
 interface Answer<R> {
   data?: R | null;
   errors?: Array<{ message: string; extensions?: { code?: string; field?: string } }>;
 }
 
-export async function request<R, V>(operation: Operation<R, V>, variables: V): Promise<R> {
+/** `quiet`: a FORBIDDEN answer is only this request's error (the read of the permissions itself). */
+export async function request<R, V>(operation: Operation<R, V>, variables: V, options: { quiet?: boolean } = {}): Promise<R> {
   for (let attempt = 0; ; attempt++) {
     const token = await accessToken();
     let res: Response;
@@ -47,7 +51,7 @@ export async function request<R, V>(operation: Operation<R, V>, variables: V): P
       await renew();
       continue;
     }
-    if (code === 'FORBIDDEN') forbidden.set(true);
+    if (code === 'FORBIDDEN' && !options.quiet) forbidden.set(forbidden.get() + 1);
     throw new ApiError(code, error?.message ?? `the server answered ${res.status}`, error?.extensions?.field);
   }
 }

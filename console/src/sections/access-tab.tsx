@@ -21,6 +21,12 @@ import { Preview } from './preview.tsx';
 interface TabProps {
   app: Application;
   onSaved: (app: Application) => void;
+  /** The signed-in admin may read the application but not change it (an auditor): the fields are disabled, no save button. */
+  readOnly: boolean;
+  /** May change only what an owner may (apps:owned without apps:write): the fields an owner may not give are disabled and not sent. */
+  ownerOnly: boolean;
+  /** Whether the preview may be asked for (it reads users and applications). */
+  preview?: PreviewState;
 }
 
 /** A tab's save: the change, the notice after it, and the focus on the field an error names. */
@@ -46,9 +52,23 @@ function TabForm(p: {
   save: ReturnType<typeof useSave>;
   saveLabel: string;
   onSubmit: () => void;
+  readOnly: boolean;
   children: ComponentChildren;
 }) {
   const { busy, error, notice } = p.save;
+  if (p.readOnly) {
+    return (
+      <form id={`${p.name}-form`} class="panel" aria-labelledby={`${p.name}-title`} onSubmit={(e) => e.preventDefault()}>
+        <h3 id={`${p.name}-title`}>{p.title}</h3>
+        <p class="hint">Read only: changing it needs apps:write, or being one of its owners with apps:owned.</p>
+        {/* A disabled fieldset disables every control in it, the pickers' and the rows' buttons included. */}
+        <fieldset disabled class="read-only">
+          <legend class="visually-hidden">{p.title}</legend>
+          {p.children}
+        </fieldset>
+      </form>
+    );
+  }
   return (
     <form
       id={`${p.name}-form`}
@@ -74,8 +94,9 @@ function TabForm(p: {
   );
 }
 
-/** A tab's preview of what the application would be told about a user. */
-function TabPreview({ app, preview, id, toldOpen }: { app: Application; preview: PreviewState; id: string; toldOpen: boolean }) {
+/** A tab's preview of what the application would be told about a user; none for an admin who may not read users. */
+function TabPreview({ app, preview, id, toldOpen }: { app: Application; preview?: PreviewState; id: string; toldOpen: boolean }) {
+  if (!preview) return null;
   return (
     <Preview
       id={id}
@@ -147,7 +168,7 @@ function RowList<R extends { key: number }>(p: {
   );
 }
 
-export function AccessTab(p: TabProps & { preview: PreviewState }) {
+export function AccessTab(p: TabProps) {
   const stored = accessOf(p.app);
   const [mode, setMode] = useState<AccessMode>(stored.mode);
   const [groups, setGroups] = useState(stored.groups);
@@ -166,6 +187,7 @@ export function AccessTab(p: TabProps & { preview: PreviewState }) {
         name="access"
         title={`Who may use ${p.app.name}`}
         save={s}
+        readOnly={p.readOnly}
         saveLabel="Save access"
         onSubmit={() => {
           const policy = mode === 'EVERYONE' ? { mode, groups: [], users: [], backends: [] } : { mode, groups, users, backends };
@@ -251,6 +273,7 @@ export function RolesTab(p: TabProps) {
       name="roles"
       title={`Roles of ${p.app.name}`}
       save={s}
+      readOnly={p.readOnly}
       saveLabel="Save roles"
       onSubmit={() =>
         void s.save(

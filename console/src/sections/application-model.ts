@@ -26,6 +26,8 @@ export const ofClient = (client: ClientApplicationFieldsFragment): Application =
 });
 export const ofSp = (sp: SamlSpFieldsFragment): Application => ({ kind: 'saml', id: sp.entityId, name: sp.name, sp });
 
+/** The user ids of its owners, who may change it with apps:owned. */
+export const ownersOf = (app: Application) => (app.kind === 'client' ? app.client.owners : app.sp.owners);
 export const accessOf = (app: Application) => (app.kind === 'client' ? app.client.access : app.sp.access);
 export const rolesOf = (app: Application) => (app.kind === 'client' ? app.client.applicationRoles : app.sp.roles);
 /** The API's name of the roles: a client's own `roles` are another thing (docs/decisions.md). */

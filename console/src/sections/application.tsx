@@ -7,10 +7,11 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { ClientQuery, SamlServiceProviderQuery } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { ErrorNote, Loading, useLoad } from '../ui/kit.tsx';
 import type { Option } from '../ui/pickers.tsx';
 import { follow, href, navigate } from '../ui/router.ts';
-import { type Application, ofClient, ofSp } from './application-model.ts';
+import { type Application, ofClient, ofSp, ownersOf } from './application-model.ts';
 import { AccessTab, RolesTab } from './access-tab.tsx';
 import { AttributesTab, ClaimsTab } from './mappings-tab.tsx';
 
@@ -89,6 +90,7 @@ export function ApplicationPage({ kind, id, tab }: { kind: 'client' | 'saml'; id
   const [saved, setSaved] = useState<Application>();
   const [version, setVersion] = useState(0);
   const [previewUser, setPreviewUser] = useState<Option>();
+  const can = useCan();
   const app = saved ?? loaded.data ?? undefined;
   const tabs: Tab[] = [
     { key: 'access', title: 'Access' },
@@ -127,7 +129,10 @@ export function ApplicationPage({ kind, id, tab }: { kind: 'client' | 'saml'; id
     setSaved(next);
     setVersion((v) => v + 1);
   };
-  const preview = { user: previewUser, onUser: setPreviewUser, version };
+  // The preview reads the application and the user: an owner without users:read goes without it.
+  const preview = can('apps:read') && can('users:read') ? { user: previewUser, onUser: setPreviewUser, version } : undefined;
+  const readOnly = !can.changeApp(ownersOf(app));
+  const props = { app, onSaved, preview, readOnly, ownerOnly: !readOnly && !can.manageApps };
   const launchUrl = app.kind === 'client' ? app.client.launchUrl : app.sp.launchUrl;
   return (
     <section aria-labelledby="app-title" class="application">
@@ -155,14 +160,10 @@ export function ApplicationPage({ kind, id, tab }: { kind: 'client' | 'saml'; id
         current={current}
         onSelect={(key) => navigate(href(page, { app: id, tab: key }), true)}
       >
-        {current === 'access' ? <AccessTab key={`access-${app.id}`} app={app} onSaved={onSaved} preview={preview} /> : null}
-        {current === 'roles' ? <RolesTab key={`roles-${app.id}`} app={app} onSaved={onSaved} /> : null}
-        {current === 'claims' && app.kind === 'client' ? (
-          <ClaimsTab key={`claims-${app.id}`} app={app} onSaved={onSaved} preview={preview} />
-        ) : null}
-        {current === 'attributes' && app.kind === 'saml' ? (
-          <AttributesTab key={`attributes-${app.id}`} app={app} onSaved={onSaved} preview={preview} />
-        ) : null}
+        {current === 'access' ? <AccessTab key={`access-${app.id}`} {...props} /> : null}
+        {current === 'roles' ? <RolesTab key={`roles-${app.id}`} {...props} /> : null}
+        {current === 'claims' && app.kind === 'client' ? <ClaimsTab key={`claims-${app.id}`} {...props} app={app} /> : null}
+        {current === 'attributes' && app.kind === 'saml' ? <AttributesTab key={`attributes-${app.id}`} {...props} app={app} /> : null}
       </Tabs>
     </section>
   );

@@ -55,6 +55,12 @@ const columns: Array<Column<AuditRow>> = [
     cell: (e) => (
       <>
         {e.actorUserId ? <Named kind="user" id={e.actorUserId} /> : e.actorClientId ? <Named kind="client" id={e.actorClientId} /> : '—'}
+        {e.role ? (
+          <span class="hint">
+            {' '}
+            as {e.role} ({e.permission})
+          </span>
+        ) : null}
         {e.ip ? <span class="hint"> from {e.ip}</span> : null}
       </>
     ),

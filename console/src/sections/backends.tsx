@@ -1,10 +1,12 @@
 /**
  * The identity backends in the order they are tried, then the upstream providers (docs/upstream-identity-providers.md),
- * whether each answers now, and for a directory that is synced (docs/directory-sync.md) its last pass and a pass now.
+ * whether each answers now, and for a directory that is synced (docs/directory-sync.md) its last pass and a pass now
+ * (for an admin who may create, change and disable users, as a pass does).
  */
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { IdentityBackendsQuery, SyncBackendMutation } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { ErrorNote, Loading, Notice, useAction, useLoad, when } from '../ui/kit.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 
@@ -54,6 +56,8 @@ export function BackendsSection() {
   const sync = useAction();
   const [syncing, setSyncing] = useState<string>();
   const [notice, setNotice] = useState<string>();
+  const can = useCan();
+  const maySync = can('users:write') && can('users:enable');
   const backends = list.data?.identityBackends;
 
   async function syncNow(b: Backend) {
@@ -92,7 +96,7 @@ export function BackendsSection() {
         rowKey={(b) => `${b.type}:${b.id}`}
         empty="No identity backends."
         actions={(b) =>
-          b.syncInterval == null ? null : (
+          b.syncInterval == null || !maySync ? null : (
             <button
               type="button"
               class="secondary"

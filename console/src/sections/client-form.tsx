@@ -1,4 +1,7 @@
-/** Registering a client, or changing one: every field of RegisterClientInput / UpdateClientInput. */
+/**
+ * Registering a client, or changing one: every field of RegisterClientInput / UpdateClientInput for a
+ * holder of apps:write; for one of its owners (apps:owned), the fields an owner may change.
+ */
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import {
@@ -11,7 +14,9 @@ import {
   type SigningAlgorithm,
   type TokenEndpointAuthMethod,
 } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { Checkbox, ErrorNote, Field, FormActions, useAction, words } from '../ui/kit.tsx';
+import { UsersPicker } from '../ui/pickers.tsx';
 
 export const clientLabels: Record<string, string> = {
   name: 'Name',
@@ -33,6 +38,7 @@ export const clientLabels: Record<string, string> = {
   jwksUri: 'JWKS URI',
   backchannelLogoutUri: 'Back-channel logout URI',
   initiateLoginUri: 'Login initiation URL',
+  owners: 'Owners',
 };
 
 /** The fields under "Advanced": an error in one of them opens the section. */
@@ -67,12 +73,76 @@ const GRANTS: Array<[GrantType, string]> = [
 const ttl = (text: string): number | null => (text.trim() === '' ? null : Number(text.trim()));
 const text = (value: string): string | null => (value.trim() === '' ? null : value.trim());
 
-export function ClientForm(p: {
+interface FormProps {
   client?: ClientFieldsFragment;
   onDone: (result: { client: ClientFieldsFragment; secret?: string | null }) => void;
   onCancel: () => void;
-}) {
+}
+
+const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * An owner's edit (the app-owner role): the redirect URIs only, sent alone, since the API lets an
+ * owner give nothing else here (its access, roles and claims are on the client's own page).
+ */
+function OwnerForm({ client: c, onDone, onCancel }: FormProps & { client: ClientFieldsFragment }) {
+  const [redirectUris, setRedirectUris] = useState(c.redirectUris.join('\n'));
+  const [logoutUris, setLogoutUris] = useState((c.postLogoutRedirectUris ?? []).join('\n'));
+  const save = useAction();
+  const err = save.error;
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    const input = { redirectUris: words(redirectUris), postLogoutRedirectUris: words(logoutUris) };
+    const client = await save.run(async () => (await request(UpdateClientMutation, { clientId: c.clientId, input })).updateClient);
+    if (client) onDone({ client });
+    else setTimeout(() => (document.querySelector('#client-form [aria-invalid="true"]') as HTMLElement | null)?.focus());
+  }
+
+  return (
+    <form id="client-form" class="panel" onSubmit={submit} aria-labelledby="client-form-title" aria-busy={save.busy} noValidate>
+      <h2 id="client-form-title" tabIndex={-1}>
+        Edit {c.name}
+      </h2>
+      <p class="hint">
+        As one of its owners you change its redirect URIs here, and its access, roles and claims on its Access & claims page.
+      </p>
+      <div class="grid">
+        <Field
+          id="client-redirect-uris"
+          name="redirectUris"
+          label="Redirect URIs"
+          value={redirectUris}
+          onInput={setRedirectUris}
+          error={err}
+          multiline
+          hint="One per line; https, or http for localhost only."
+        />
+        <Field
+          id="client-logout-uris"
+          name="postLogoutRedirectUris"
+          label="Post-logout redirect URIs"
+          value={logoutUris}
+          onInput={setLogoutUris}
+          error={err}
+          multiline
+          hint="Where sign-out may send the browser back to. One per line."
+        />
+      </div>
+      <ErrorNote error={err} labels={clientLabels} />
+      <FormActions busy={save.busy} editing label="Save changes" onCancel={onCancel} />
+    </form>
+  );
+}
+
+export function ClientForm(p: FormProps & { ownerOnly?: boolean }) {
+  return p.ownerOnly && p.client ? <OwnerForm {...p} client={p.client} /> : <FullForm {...p} />;
+}
+
+function FullForm(p: FormProps) {
   const c = p.client;
+  const can = useCan();
+  const [owners, setOwners] = useState<string[]>(c?.owners ?? []);
   const [name, setName] = useState(c?.name ?? '');
   const [confidential, setConfidential] = useState(c?.confidential ?? true);
   const [redirectUris, setRedirectUris] = useState((c?.redirectUris ?? []).join('\n'));
@@ -143,6 +213,8 @@ export function ClientForm(p: {
       ...(changed('jwksUri', jwksUri) ? { jwksUri: text(jwksUri) } : {}),
       ...(changed('backchannel', backchannel) ? { backchannelLogoutUri: text(backchannel) } : {}),
       ...(changed('launch', launch) ? { initiateLoginUri: text(launch) } : {}),
+      // Only when changed: naming owners is apps:write's, and an unchanged list is no change.
+      ...(sameList(owners, c?.owners ?? []) ? {} : { owners }),
     };
     const result = await save.run(async () => {
       if (c)
@@ -240,6 +312,17 @@ export function ClientForm(p: {
           error={err}
           hint="The client's own roles; admin makes a client-credentials service account of the admin API."
         />
+        {can('users:read') ? (
+          <UsersPicker
+            id="client-owners"
+            name="owners"
+            label="Owners"
+            hint="Users who, with the app-owner role, change its redirect URIs, secret, access, roles and claims (nothing else), and see it alone."
+            value={owners}
+            onChange={setOwners}
+            error={err}
+          />
+        ) : null}
         <fieldset class="field">
           <legend>Options</legend>
           <Checkbox id="client-consent" label="Ask each user's consent" checked={requireConsent} onChange={setRequireConsent} />

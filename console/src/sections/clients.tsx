@@ -1,7 +1,12 @@
-/** Clients: list, search, pages; register (the secret shown once), edit, rotate the secret, delete. */
+/**
+ * Clients: list, search, pages; register (the secret shown once), edit, rotate the secret, delete.
+ * Registering and deleting take apps:write; an application owner (apps:owned) edits and rotates only the
+ * clients whose owners name them, and the list holds only those (docs/admin-console.md "What each role sees").
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { ClientsQuery, DeleteClientMutation, RotateClientSecretMutation, type ClientFieldsFragment } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { CopyButton, Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, Notice } from '../ui/kit.tsx';
 import { follow, href, route } from '../ui/router.ts';
 import { Table, type Column } from '../ui/table.tsx';
@@ -70,6 +75,7 @@ function ClientsList() {
   const [confirm, setConfirm] = useState<Confirm>();
   const [notice, setNotice] = useState<string>();
   const action = useAction();
+  const can = useCan();
 
   useEffect(() => {
     if (form) document.getElementById('client-form-title')?.focus();
@@ -100,16 +106,18 @@ function ClientsList() {
     <>
       <div class="toolbar">
         <SearchBox id="client-search" label="Search clients by name or ID" value={search} onSearch={setSearch} />
-        <button
-          type="button"
-          onClick={() => {
-            setForm({});
-            setSecret(undefined);
-          }}
-          aria-expanded={!!form && !form.client}
-        >
-          Register a client
-        </button>
+        {can.manageApps ? (
+          <button
+            type="button"
+            onClick={() => {
+              setForm({});
+              setSecret(undefined);
+            }}
+            aria-expanded={!!form && !form.client}
+          >
+            Register a client
+          </button>
+        ) : null}
       </div>
       <Notice text={notice} />
       {secret ? <SecretPanel {...secret} onClose={() => setSecret(undefined)} /> : null}
@@ -117,6 +125,7 @@ function ClientsList() {
         <ClientForm
           key={form.client?.clientId ?? 'new'}
           client={form.client}
+          ownerOnly={!can.manageApps}
           onCancel={() => setForm(undefined)}
           onDone={({ client, secret: s }) => {
             setForm(undefined);
@@ -140,18 +149,20 @@ function ClientsList() {
           empty={search ? `No client matches “${search}”.` : 'No clients yet.'}
           actions={(c) => (
             <>
-              <button
-                type="button"
-                class="secondary"
-                aria-label={`Edit ${c.name}`}
-                onClick={() => {
-                  setForm({ client: c });
-                  setSecret(undefined);
-                }}
-              >
-                Edit
-              </button>
-              {c.confidential ? (
+              {can.changeApp(c.owners) ? (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Edit ${c.name}`}
+                  onClick={() => {
+                    setForm({ client: c });
+                    setSecret(undefined);
+                  }}
+                >
+                  Edit
+                </button>
+              ) : null}
+              {c.confidential && can.changeApp(c.owners) ? (
                 <button
                   type="button"
                   class="secondary"
@@ -164,7 +175,7 @@ function ClientsList() {
                   Rotate secret
                 </button>
               ) : null}
-              {BUILT_IN.has(c.clientId) ? null : (
+              {BUILT_IN.has(c.clientId) || !can.manageApps ? null : (
                 <button
                   type="button"
                   class="danger"
@@ -180,9 +191,11 @@ function ClientsList() {
               <a href={href('clients', { app: c.clientId })} onClick={follow} aria-label={`Access and claims of ${c.name}`}>
                 Access & claims
               </a>
-              <a href={href('audit', { clientId: c.clientId })} onClick={follow} aria-label={`Audit events of ${c.name}`}>
-                Audit
-              </a>
+              {can('audit:read') ? (
+                <a href={href('audit', { clientId: c.clientId })} onClick={follow} aria-label={`Audit events of ${c.name}`}>
+                  Audit
+                </a>
+              ) : null}
             </>
           )}
         />

@@ -1,7 +1,8 @@
-/** The signing keys of the JWKS, and a rotation (the new key is published at once and signs later). */
+/** The signing keys of the JWKS (backends:read), and a rotation (keys:manage: the new key is published at once and signs later). */
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { RotateSigningKeysMutation, SigningKeysQuery, type SigningAlgorithm } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { Checkbox, Dialog, ErrorNote, Loading, useAction, useLoad, when, Notice } from '../ui/kit.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 
@@ -29,6 +30,7 @@ export function KeysSection() {
   const [algorithms, setAlgorithms] = useState<SigningAlgorithm[]>(ALGORITHMS);
   const [notice, setNotice] = useState<string>();
   const rotate = useAction();
+  const can = useCan();
   const keys = list.data?.signingKeys;
 
   async function confirmed(e: Event) {
@@ -44,15 +46,17 @@ export function KeysSection() {
     <section aria-busy={list.loading}>
       <div class="toolbar">
         <p class="lede">A new key is published at once and signs only after the publish delay, so every verifier has it first.</p>
-        <button
-          type="button"
-          onClick={() => {
-            rotate.clear();
-            setAsking(true);
-          }}
-        >
-          Rotate keys
-        </button>
+        {can('keys:manage') ? (
+          <button
+            type="button"
+            onClick={() => {
+              rotate.clear();
+              setAsking(true);
+            }}
+          >
+            Rotate keys
+          </button>
+        ) : null}
       </div>
       <Notice text={notice} />
       <ErrorNote error={list.error} />

@@ -8,7 +8,7 @@ import type { ApiError } from '../api/graphql.ts';
 import type { AttributeNameFormat, ClaimTarget, MappingSource, SamlNameIdFormat } from '../api/generated.ts';
 import { Checkbox, Field, SelectField } from '../ui/kit.tsx';
 import { newKey, RowList, type TabProps, TabForm, TabPreview, useRows, useSave } from './access-tab.tsx';
-import type { Application, PreviewState } from './application-model.ts';
+import type { Application } from './application-model.ts';
 
 const SOURCES: Array<[MappingSource, string]> = [
   ['ATTRIBUTE', 'A user attribute'],
@@ -191,9 +191,7 @@ function SourceFields<R extends SourceRow>({
   );
 }
 
-type PreviewProps = { preview: PreviewState };
-
-export function ClaimsTab(p: TabProps & PreviewProps & { app: Extract<Application, { kind: 'client' }> }) {
+export function ClaimsTab(p: TabProps & { app: Extract<Application, { kind: 'client' }> }) {
   const { rows, change, remove, add } = useRows<ClaimRow>(() =>
     p.app.client.claimMappings.map((m) => ({ ...sourceRow(m), claim: m.claim, scope: m.scope ?? '', targets: m.targets })),
   );
@@ -206,6 +204,7 @@ export function ClaimsTab(p: TabProps & PreviewProps & { app: Extract<Applicatio
         name="claims"
         title={`Claims ${p.app.name} receives`}
         save={s}
+        readOnly={p.readOnly}
         saveLabel="Save claims"
         onSubmit={() => {
           const claimMappings = rows.map((r) => ({
@@ -272,7 +271,7 @@ export function ClaimsTab(p: TabProps & PreviewProps & { app: Extract<Applicatio
   );
 }
 
-export function AttributesTab(p: TabProps & PreviewProps & { app: Extract<Application, { kind: 'saml' }> }) {
+export function AttributesTab(p: TabProps & { app: Extract<Application, { kind: 'saml' }> }) {
   const sp = p.app.sp;
   const [format, setFormat] = useState<SamlNameIdFormat>(sp.nameIdFormat === 'EMAIL' ? 'EMAIL_ADDRESS' : sp.nameIdFormat);
   const [nameIdAttribute, setNameIdAttribute] = useState(sp.nameIdAttribute ?? '');
@@ -295,6 +294,7 @@ export function AttributesTab(p: TabProps & PreviewProps & { app: Extract<Applic
         name="attributes"
         title={`What ${p.app.name} is told`}
         save={s}
+        readOnly={p.readOnly}
         saveLabel="Save attributes"
         onSubmit={() => {
           const attributeMappings = mapped
@@ -305,18 +305,20 @@ export function AttributesTab(p: TabProps & PreviewProps & { app: Extract<Applic
                 ...sourceInput(r),
               }))
             : null;
-          void s.save(
-            {
-              nameIdFormat: format,
-              nameIdAttribute: format === 'UNSPECIFIED' ? orNull(nameIdAttribute.trim()) : null,
-              rolesAttribute: orNull(rolesAttribute.trim()),
-              attributeMappings,
-            },
-            `The attributes of ${p.app.name} are saved.`,
-          );
+          // An owner gives the attributes alone: the NameID and the roles attribute are apps:write's.
+          const nameId = p.ownerOnly
+            ? {}
+            : {
+                nameIdFormat: format,
+                nameIdAttribute: format === 'UNSPECIFIED' ? orNull(nameIdAttribute.trim()) : null,
+                rolesAttribute: orNull(rolesAttribute.trim()),
+              };
+          void s.save({ ...nameId, attributeMappings }, `The attributes of ${p.app.name} are saved.`);
         }}
       >
-        <div class="grid">
+        {p.ownerOnly ? <p class="hint">The NameID and the roles attribute’s name are for an admin with apps:write to change.</p> : null}
+        <fieldset class="grid" disabled={p.ownerOnly}>
+          <legend class="visually-hidden">NameID and roles attribute</legend>
           <SelectField id="attr-name-id-format" label="NameID format" value={format} options={NAME_ID_FORMATS} onChange={setFormat} />
           {format === 'UNSPECIFIED' ? (
             <Field
@@ -338,7 +340,7 @@ export function AttributesTab(p: TabProps & PreviewProps & { app: Extract<Applic
             error={err}
             hint="The attribute carrying the user’s roles of this application (the Roles tab), when it has roles. Empty: roles."
           />
-        </div>
+        </fieldset>
         <fieldset class="field attribute-set">
           <legend>Attributes</legend>
           <div class="check">

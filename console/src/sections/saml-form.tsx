@@ -1,4 +1,7 @@
-/** Registering a SAML service provider (from its metadata, explicit fields over it), or changing one. */
+/**
+ * Registering a SAML service provider (from its metadata, explicit fields over it), or changing one;
+ * for one of its owners (apps:owned), the fields an owner may change.
+ */
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import {
@@ -7,7 +10,9 @@ import {
   type SamlNameIdFormat,
   type SamlSpFieldsFragment,
 } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { Checkbox, ErrorNote, Field, FormActions, Options, useAction, words } from '../ui/kit.tsx';
+import { UsersPicker } from '../ui/pickers.tsx';
 
 export const samlLabels: Record<string, string> = {
   metadataXml: 'SP metadata',
@@ -21,6 +26,7 @@ export const samlLabels: Record<string, string> = {
   nameIdFormat: 'NameID format',
   attributes: 'Attributes',
   signAssertions: 'Signing',
+  owners: 'Owners',
 };
 
 const ATTRIBUTES = ['uid', 'mail', 'displayName', 'groups'];
@@ -33,8 +39,88 @@ const FORMATS: Array<[SamlNameIdFormat, string]> = [
 
 const text = (value: string): string | null => (value.trim() === '' ? null : value.trim());
 
-export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFieldsFragment) => void; onCancel: () => void }) {
+interface FormProps {
+  sp?: SamlSpFieldsFragment;
+  onDone: (sp: SamlSpFieldsFragment) => void;
+  onCancel: () => void;
+}
+
+/** The attributes released, as checkboxes. */
+function AttributeChoice({ value, onChange }: { value: string[]; onChange: (next: (x: string[]) => string[]) => void }) {
+  return (
+    <fieldset class="field">
+      <legend>Attributes released</legend>
+      {ATTRIBUTES.map((a) => (
+        <Checkbox
+          key={a}
+          id={`saml-attr-${a}`}
+          label={a}
+          checked={value.includes(a)}
+          onChange={(on) => onChange((x) => (on ? [...x, a] : x.filter((y) => y !== a)))}
+        />
+      ))}
+    </fieldset>
+  );
+}
+
+/**
+ * An owner's edit (the app-owner role): the endpoints and the attributes released, sent alone, since
+ * the API lets an owner give nothing else here (access, roles and attribute mappings are on its page).
+ */
+function OwnerForm({ sp: s, onDone, onCancel }: FormProps & { sp: SamlSpFieldsFragment }) {
+  const [acs, setAcs] = useState(s.assertionConsumerServiceUrls.join('\n'));
+  const [slo, setSlo] = useState(s.singleLogoutServiceUrl ?? '');
+  const [attributes, setAttributes] = useState<string[]>(s.attributes);
+  const save = useAction();
+  const err = save.error;
+
+  async function submit(e: Event) {
+    e.preventDefault();
+    const input = { assertionConsumerServiceUrls: words(acs), singleLogoutServiceUrl: text(slo), attributes };
+    const result = await save.run(
+      async () => (await request(UpdateSamlServiceProviderMutation, { entityId: s.entityId, input })).updateSamlServiceProvider,
+    );
+    if (result) onDone(result);
+    else setTimeout(() => (document.querySelector('#saml-form [aria-invalid="true"]') as HTMLElement | null)?.focus());
+  }
+
+  return (
+    <form id="saml-form" class="panel" onSubmit={submit} aria-labelledby="saml-form-title" aria-busy={save.busy} noValidate>
+      <h2 id="saml-form-title" tabIndex={-1}>
+        Edit {s.name}
+      </h2>
+      <p class="hint">
+        As one of its owners you change its endpoints and the attributes it is given here, and its access, roles and attribute mappings on
+        its Access & attributes page.
+      </p>
+      <div class="grid">
+        <Field
+          id="saml-acs"
+          name="assertionConsumerServiceUrls"
+          label="ACS URLs"
+          value={acs}
+          onInput={setAcs}
+          error={err}
+          multiline
+          hint="HTTP-POST Assertion Consumer Service URLs, one per line; the first is the default."
+        />
+        <Field id="saml-slo" name="singleLogoutServiceUrl" label="SLO URL" value={slo} onInput={setSlo} error={err} type="url" />
+        <AttributeChoice value={attributes} onChange={setAttributes} />
+      </div>
+      <ErrorNote error={err} labels={samlLabels} />
+      <FormActions busy={save.busy} editing label="Save changes" onCancel={onCancel} />
+    </form>
+  );
+}
+
+export function SamlForm(p: FormProps & { ownerOnly?: boolean }) {
+  return p.ownerOnly && p.sp ? <OwnerForm {...p} sp={p.sp} /> : <FullForm {...p} />;
+}
+
+function FullForm(p: FormProps) {
   const s = p.sp;
+  const can = useCan();
+  const [owners, setOwners] = useState<string[]>(s?.owners ?? []);
   const [metadataXml, setMetadataXml] = useState('');
   const [entityId, setEntityId] = useState(s?.entityId ?? '');
   const [name, setName] = useState(s?.name ?? '');
@@ -73,6 +159,8 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
       signResponses,
       ...(fromMetadata ? {} : { encryptAssertions, wantAuthnRequestsSigned: wantSigned }),
       allowIdpInitiated,
+      // Only when changed: naming owners is apps:write's, and an unchanged list is no change.
+      ...(owners.join(' ') === (s?.owners ?? []).join(' ') ? {} : { owners }),
     };
     const result = await save.run(async () =>
       s
@@ -176,18 +264,7 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
             <Options options={FORMATS} />
           </select>
         </div>
-        <fieldset class="field">
-          <legend>Attributes released</legend>
-          {ATTRIBUTES.map((a) => (
-            <Checkbox
-              key={a}
-              id={id(`attr-${a}`)}
-              label={a}
-              checked={attributes.includes(a)}
-              onChange={(on) => setAttributes((x) => (on ? [...x, a] : x.filter((y) => y !== a)))}
-            />
-          ))}
-        </fieldset>
+        <AttributeChoice value={attributes} onChange={setAttributes} />
         <fieldset class="field">
           <legend>Options</legend>
           <Checkbox id={id('sign-assertions')} label="Sign assertions" checked={signAssertions} onChange={setSignAssertions} />
@@ -215,6 +292,17 @@ export function SamlForm(p: { sp?: SamlSpFieldsFragment; onDone: (sp: SamlSpFiel
             onChange={setAllowIdpInitiated}
           />
         </fieldset>
+        {can('users:read') ? (
+          <UsersPicker
+            id="saml-owners"
+            name="owners"
+            label="Owners"
+            hint="Users who, with the app-owner role, change its endpoints, attributes, access and roles (nothing else), and see it alone."
+            value={owners}
+            onChange={setOwners}
+            error={err}
+          />
+        ) : null}
       </div>
       <ErrorNote error={err} labels={samlLabels} />
       <FormActions busy={save.busy} editing={Boolean(s)} label="Register application" onCancel={p.onCancel} />

@@ -1,7 +1,12 @@
-/** SAML applications (docs/saml-applications.md): the IdP's values to enter at an SP, the registered SPs, register, edit, delete. */
+/**
+ * SAML applications (docs/saml-applications.md): the IdP's values to enter at an SP, the registered SPs,
+ * register, edit, delete. Registering and deleting take apps:write; an owner (apps:owned) sees and edits
+ * only the SPs whose owners name them (docs/admin-console.md "What each role sees").
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { DeleteSamlServiceProviderMutation, SamlServiceProvidersQuery, type SamlSpFieldsFragment } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { CopyButton, Dialog, ErrorNote, Loading, Notice, useAction, useLoad } from '../ui/kit.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 import { follow, href, route } from '../ui/router.ts';
@@ -47,6 +52,7 @@ function SamlList() {
   const [deleting, setDeleting] = useState<SamlSpFieldsFragment>();
   const [notice, setNotice] = useState<string>();
   const action = useAction();
+  const can = useCan();
   const idp = list.data?.samlIdentityProvider;
 
   useEffect(() => {
@@ -70,9 +76,11 @@ function SamlList() {
     <>
       <div class="toolbar">
         <p class="lede">Applications that sign in by SAML 2.0, through the same login page and SSO session.</p>
-        <button type="button" onClick={() => setForm({})} aria-expanded={!!form && !form.sp}>
-          Register a SAML application
-        </button>
+        {can.manageApps ? (
+          <button type="button" onClick={() => setForm({})} aria-expanded={!!form && !form.sp}>
+            Register a SAML application
+          </button>
+        ) : null}
       </div>
       {idp ? (
         <section class="panel" aria-labelledby="saml-idp-title">
@@ -106,6 +114,7 @@ function SamlList() {
         <SamlForm
           key={form.sp?.entityId ?? 'new'}
           sp={form.sp}
+          ownerOnly={!can.manageApps}
           onCancel={() => setForm(undefined)}
           onDone={(sp) => {
             setForm(undefined);
@@ -128,23 +137,27 @@ function SamlList() {
           empty="No SAML applications yet."
           actions={(s) => (
             <>
-              <button type="button" class="secondary" aria-label={`Edit ${s.name}`} onClick={() => setForm({ sp: s })}>
-                Edit
-              </button>
+              {can.changeApp(s.owners) ? (
+                <button type="button" class="secondary" aria-label={`Edit ${s.name}`} onClick={() => setForm({ sp: s })}>
+                  Edit
+                </button>
+              ) : null}
               <a href={href('saml', { app: s.entityId })} onClick={follow} aria-label={`Access and attributes of ${s.name}`}>
                 Access & attributes
               </a>
-              <button
-                type="button"
-                class="danger"
-                aria-label={`Delete ${s.name}`}
-                onClick={() => {
-                  action.clear();
-                  setDeleting(s);
-                }}
-              >
-                Delete
-              </button>
+              {can.manageApps ? (
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Delete ${s.name}`}
+                  onClick={() => {
+                    action.clear();
+                    setDeleting(s);
+                  }}
+                >
+                  Delete
+                </button>
+              ) : null}
             </>
           )}
         />

@@ -1,7 +1,8 @@
-/** SCIM tokens (docs/scim-provisioning.md "Tokens"): list, create (the secret shown once), revoke. */
+/** SCIM tokens (docs/scim-provisioning.md "Tokens"): list (backends:read); create (the secret shown once) and revoke (keys:manage). */
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { CreateScimTokenMutation, RevokeScimTokenMutation, ScimTokensQuery } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { CopyButton, Dialog, ErrorNote, Field, Loading, Notice, SelectField, useAction, useLoad, when } from '../ui/kit.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 
@@ -104,6 +105,8 @@ export function ScimTokensSection() {
   const [revoking, setRevoking] = useState<Token>();
   const [notice, setNotice] = useState<string>();
   const revoke = useAction();
+  const can = useCan();
+  const manage = can('keys:manage');
   const tokens = list.data?.scimTokens;
   const backends = (list.data?.identityBackends ?? []).filter((b) => b.type === 'backend' && b.plugin === 'scim').map((b) => b.id);
 
@@ -122,19 +125,21 @@ export function ScimTokensSection() {
         <p class="lede">
           A SCIM client (Entra ID, Okta, an HR system) calls /scim/v2 with one of these; each reaches one backend of plugin scim.
         </p>
-        <button
-          type="button"
-          disabled={backends.length === 0}
-          aria-expanded={creating}
-          onClick={() => {
-            setCreating(true);
-            setSecret(undefined);
-          }}
-        >
-          New SCIM token
-        </button>
+        {manage ? (
+          <button
+            type="button"
+            disabled={backends.length === 0}
+            aria-expanded={creating}
+            onClick={() => {
+              setCreating(true);
+              setSecret(undefined);
+            }}
+          >
+            New SCIM token
+          </button>
+        ) : null}
       </div>
-      {list.data && backends.length === 0 ? (
+      {manage && list.data && backends.length === 0 ? (
         <p class="hint">No backend of plugin scim is configured: add one (identity.backends) to make tokens for it.</p>
       ) : null}
       <Notice text={notice} />
@@ -159,19 +164,23 @@ export function ScimTokensSection() {
         rows={tokens}
         rowKey={(t) => t.id}
         empty="No SCIM tokens yet."
-        actions={(t) => (
-          <button
-            type="button"
-            class="danger"
-            aria-label={`Revoke ${nameOf(t)}`}
-            onClick={() => {
-              revoke.clear();
-              setRevoking(t);
-            }}
-          >
-            Revoke
-          </button>
-        )}
+        actions={
+          manage
+            ? (t) => (
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Revoke ${nameOf(t)}`}
+                  onClick={() => {
+                    revoke.clear();
+                    setRevoking(t);
+                  }}
+                >
+                  Revoke
+                </button>
+              )
+            : undefined
+        }
       />
       {revoking ? (
         <Dialog title={`Revoke ${nameOf(revoking)}?`} onClose={() => setRevoking(undefined)}>

@@ -1,15 +1,21 @@
-/** Users: list, search, pages; create; edit (roles, and the profile of database users); disable and enable; set a password; reset second factors; revoke tokens. */
+/**
+ * Users: list, search, pages; create; edit (roles, and the profile of database users); disable and
+ * enable; set a password or send a reset mail; reset second factors; revoke tokens. Each button only
+ * for a holder of its permission (docs/admin-console.md "What each role sees").
+ */
 import { useEffect, useState } from 'preact/hooks';
-import { request } from '../api/graphql.ts';
+import { ApiError, request } from '../api/graphql.ts';
 import {
   CreateUserMutation,
   ResetUserMfaMutation,
   RevokeTokensMutation,
+  SendPasswordResetMutation,
   SetUserPasswordMutation,
   UpdateUserMutation,
   UsersQuery,
   type UserFieldsFragment,
 } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { account } from '../auth/session.ts';
 import {
   Dialog,
@@ -54,18 +60,19 @@ function UserForm({
   const [roles, setRoles] = useState((user?.roles ?? []).join(' '));
   const save = useAction();
   const readOnly = user?.readOnly ?? false;
+  // Admin roles are roles:manage's to give (the API refuses the field to anyone else).
+  const giveRoles = useCan()('roles:manage');
   useEffect(() => document.getElementById('user-form-title')?.focus(), []);
 
   async function submit(e: Event) {
     e.preventDefault();
     const done = await save.run(async () => {
+      const given = giveRoles ? { roles: words(roles) } : {};
       if (!user) {
-        const input = { username, password, email: email || null, displayName: displayName || null, roles: words(roles) };
+        const input = { username, password, email: email || null, displayName: displayName || null, ...given };
         return (await request(CreateUserMutation, { input })).createUser;
       }
-      const input = readOnly
-        ? { roles: words(roles) }
-        : { username, email: email || null, displayName: displayName || null, roles: words(roles) };
+      const input = readOnly ? given : { username, email: email || null, displayName: displayName || null, ...given };
       return (await request(UpdateUserMutation, { id: user.id, input })).updateUser;
     });
     if (done) onDone(done);
@@ -122,15 +129,17 @@ function UserForm({
           error={save.error}
           disabled={readOnly}
         />
-        <Field
-          id="user-roles"
-          name="roles"
-          label="Roles"
-          value={roles}
-          onInput={setRoles}
-          error={save.error}
-          hint="Separated by spaces; admin opens this console and the admin API."
-        />
+        {giveRoles ? (
+          <Field
+            id="user-roles"
+            name="roles"
+            label="Roles"
+            value={roles}
+            onInput={setRoles}
+            error={save.error}
+            hint="Separated by spaces. Admin roles (admin, helpdesk, auditor, app-owner, or one made under Admin roles) open this console and the admin API; only those whose permissions you hold can be given or taken."
+          />
+        ) : null}
       </div>
       <ErrorNote error={save.error} labels={labels} />
       <FormActions busy={save.busy} editing={Boolean(user)} label="Create user" onCancel={onCancel} />
@@ -138,16 +147,17 @@ function UserForm({
   );
 }
 
-type Ask = { kind: 'password' | 'revoke' | 'mfa'; user: UserFieldsFragment };
+type Ask = { kind: 'password' | 'reset' | 'revoke' | 'mfa'; user: UserFieldsFragment };
 
 const hasFactor = (u: UserFieldsFragment) => u.mfa.totp || u.mfa.passkeys > 0;
 const askTitle = (a: Ask) =>
-  a.kind === 'password'
-    ? `Set the password of ${a.user.username}`
-    : a.kind === 'mfa'
-      ? `Reset the second factors of ${a.user.username}?`
-      : `Revoke the tokens of ${a.user.username}?`;
-const askButton = { password: 'Set password', revoke: 'Revoke tokens', mfa: 'Reset second factors' } as const;
+  ({
+    password: `Set the password of ${a.user.username}`,
+    reset: `Send ${a.user.username} a password reset?`,
+    mfa: `Reset the second factors of ${a.user.username}?`,
+    revoke: `Revoke the tokens of ${a.user.username}?`,
+  })[a.kind];
+const askButton = { password: 'Set password', reset: 'Send reset mail', revoke: 'Revoke tokens', mfa: 'Reset second factors' } as const;
 
 /** The signed-in user's own row is marked "you". */
 const columns = (myId: string | undefined): Array<Column<UserFieldsFragment>> => [
@@ -179,6 +189,13 @@ export function UsersSection() {
   const action = useAction();
   const rowAction = useAction();
   const me = account.use();
+  const can = useCan();
+  // Acting on oneself is always allowed; on another, not when their roles reach beyond one's own.
+  const mayAct = (u: UserFieldsFragment) => u.id === me?.userId || can.actOn(u);
+  const askAbout = (kind: Ask['kind'], user: UserFieldsFragment) => {
+    action.clear();
+    setAsk({ kind, user });
+  };
 
   async function toggle(u: UserFieldsFragment) {
     const done = await rowAction.run(() => request(UpdateUserMutation, { id: u.id, input: { disabled: !u.disabled } }));
@@ -196,6 +213,11 @@ export function UsersSection() {
       if (kind === 'password') {
         await request(SetUserPasswordMutation, { id: user.id, password });
         setNotice(`${user.username} has a new password; their tokens are revoked.`);
+      } else if (kind === 'reset') {
+        const sent = (await request(SendPasswordResetMutation, { userId: user.id })).sendPasswordReset;
+        // False: the mail server did not take it (the server logged and audited that).
+        if (!sent) throw new ApiError('MAIL', 'the mail server did not take the mail; try again in a while');
+        setNotice(`A password reset is on its way to ${user.username}.`);
       } else if (kind === 'mfa') {
         await request(ResetUserMfaMutation, { id: user.id });
         setNotice(`${user.username} has no second factor now: they sign in with their password and can enrol again.`);
@@ -214,9 +236,11 @@ export function UsersSection() {
     <>
       <div class="toolbar">
         <SearchBox id="user-search" label="Search users by name or email" value={search} onSearch={setSearch} />
-        <button type="button" onClick={() => setForm({})} aria-expanded={!!form && !form.user}>
-          Create a user
-        </button>
+        {can('users:write') ? (
+          <button type="button" onClick={() => setForm({})} aria-expanded={!!form && !form.user}>
+            Create a user
+          </button>
+        ) : null}
       </div>
       <Notice text={notice} />
       {form ? (
@@ -247,10 +271,12 @@ export function UsersSection() {
           empty={search ? `No user matches “${search}”.` : 'No users yet.'}
           actions={(u) => (
             <>
-              <button type="button" class="secondary" aria-label={`Edit ${u.username}`} onClick={() => setForm({ user: u })}>
-                Edit
-              </button>
-              {u.id === me?.userId ? null : (
+              {can('users:write') && mayAct(u) && (!u.readOnly || can('roles:manage')) ? (
+                <button type="button" class="secondary" aria-label={`Edit ${u.username}`} onClick={() => setForm({ user: u })}>
+                  Edit
+                </button>
+              ) : null}
+              {u.id === me?.userId || !mayAct(u) || !can.any('users:write', 'users:enable') ? null : (
                 <button
                   type="button"
                   class="secondary"
@@ -261,47 +287,54 @@ export function UsersSection() {
                   {u.disabled ? 'Enable' : 'Disable'}
                 </button>
               )}
-              {u.readOnly ? null : (
+              {u.readOnly || !mayAct(u) || !can('users:credentials') ? null : (
                 <button
                   type="button"
                   class="secondary"
                   aria-label={`Set the password of ${u.username}`}
                   onClick={() => {
-                    action.clear();
                     setPassword('');
-                    setAsk({ kind: 'password', user: u });
+                    askAbout('password', u);
                   }}
                 >
                   Set password
                 </button>
               )}
-              {hasFactor(u) ? (
+              {u.email && !u.disabled && mayAct(u) && can('users:credentials') ? (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Send ${u.username} a password reset`}
+                  onClick={() => askAbout('reset', u)}
+                >
+                  Send password reset
+                </button>
+              ) : null}
+              {hasFactor(u) && mayAct(u) && can('users:mfa') ? (
                 <button
                   type="button"
                   class="secondary"
                   aria-label={`Reset the second factors of ${u.username}`}
-                  onClick={() => {
-                    action.clear();
-                    setAsk({ kind: 'mfa', user: u });
-                  }}
+                  onClick={() => askAbout('mfa', u)}
                 >
                   Reset MFA
                 </button>
               ) : null}
-              <button
-                type="button"
-                class="secondary"
-                aria-label={`Revoke the tokens of ${u.username}`}
-                onClick={() => {
-                  action.clear();
-                  setAsk({ kind: 'revoke', user: u });
-                }}
-              >
-                Revoke tokens
-              </button>
-              <a href={href('audit', { userId: u.id })} onClick={follow} aria-label={`Audit events of ${u.username}`}>
-                Audit
-              </a>
+              {mayAct(u) && can('sessions:end') ? (
+                <button
+                  type="button"
+                  class="secondary"
+                  aria-label={`Revoke the tokens of ${u.username}`}
+                  onClick={() => askAbout('revoke', u)}
+                >
+                  Revoke tokens
+                </button>
+              ) : null}
+              {can('audit:read') ? (
+                <a href={href('audit', { userId: u.id })} onClick={follow} aria-label={`Audit events of ${u.username}`}>
+                  Audit
+                </a>
+              ) : null}
             </>
           )}
         />
@@ -322,6 +355,11 @@ export function UsersSection() {
                 error={action.error}
                 hint="8 to 1024 characters. Their tokens are revoked."
               />
+            ) : ask.kind === 'reset' ? (
+              <p>
+                {ask.user.username} gets a mail at {ask.user.email} with a link to choose a new password, good once for 15 minutes, as
+                “Forgot your password?” sends. Their password keeps working until they use it.
+              </p>
             ) : ask.kind === 'mfa' ? (
               <p>
                 Removes the authenticator app, every passkey and the recovery codes of {ask.user.username} (for a lost phone). Until they

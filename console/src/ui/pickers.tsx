@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, request } from '../api/graphql.ts';
 import { GroupSearchQuery, UserNameQuery, UserSearchQuery } from '../api/generated.ts';
+import { useCan } from '../auth/permissions.ts';
 import { FieldError, LabelAndHint } from './kit.tsx';
 
 export interface Option {
@@ -192,7 +193,9 @@ const names = new Map<string, string>();
 /** The usernames of `ids`, loaded as needed; an id without a user shows as itself. */
 export function useUserNames(ids: readonly string[]): Map<string, string> {
   const [, setVersion] = useState(0);
-  const missing = ids.filter((id) => !names.has(id));
+  // Without users:read (an application owner) the ids stay ids: the API would refuse the lookups.
+  const readUsers = useCan()('users:read');
+  const missing = readUsers ? ids.filter((id) => !names.has(id)) : [];
   const key = missing.join(' ');
   useEffect(() => {
     if (!missing.length) return;
@@ -263,13 +266,31 @@ function ListPicker(
 
 const asTyped = (text: string): Option => ({ value: text, label: text, detail: 'as typed' });
 
-/** Groups, picked from those Latchkey knows as one types, or taken as typed (a group no user has yet). */
-export const GroupsPicker = (p: ListPickerProps) => <ListPicker {...p} search={searchGroups} typed={asTyped} labelOf={(g) => g} />;
+const nothing = async (): Promise<Option[]> => [];
 
-/** Users, picked by name; kept by id. */
+/**
+ * Groups, picked from those Latchkey knows as one types, or taken as typed (a group no user has yet).
+ * Without users:read (an application owner) only as typed: the search would be refused.
+ */
+export function GroupsPicker(p: ListPickerProps) {
+  const search = useCan()('users:read') ? searchGroups : nothing;
+  return <ListPicker {...p} search={search} typed={asTyped} labelOf={(g) => g} />;
+}
+
+/** Users, picked by name; kept by id. Without users:read, the users kept can be removed, not found. */
 export function UsersPicker(p: ListPickerProps) {
   const known = useUserNames(p.value);
-  return <ListPicker {...p} search={searchUsers} onPicked={rememberUser} labelOf={(id) => known.get(id) ?? id} />;
+  const readUsers = useCan()('users:read');
+  const hint = readUsers ? p.hint : [p.hint, 'Finding users to add needs the users:read permission.'].filter(Boolean).join(' ');
+  return (
+    <ListPicker
+      {...p}
+      hint={hint}
+      search={readUsers ? searchUsers : nothing}
+      onPicked={rememberUser}
+      labelOf={(id) => known.get(id) ?? id}
+    />
+  );
 }
 
 /** One user, for a preview: the picker, then who is picked. */

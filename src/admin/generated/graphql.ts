@@ -213,6 +213,36 @@ export type AccessPreview = {
   samlAttributes?: Maybe<Array<SamlAttributeValues>>;
 };
 
+/** The caller of the admin API. */
+export type Viewer = {
+  __typename?: 'Viewer';
+  /** The user calling; null for a client acting for itself (client_credentials). */
+  userId?: Maybe<Scalars['ID']['output']>;
+  /** The user's username; null for a client. */
+  username?: Maybe<Scalars['String']['output']>;
+  /** The client the token was issued to. */
+  clientId: Scalars['ID']['output'];
+  /** The caller's admin roles (a user's own, those of their directory or upstream groups included); a client with the `admin` role: ["admin"]. */
+  roles: Array<Scalars['String']['output']>;
+  /** Every permission the roles give (`users:read`, …), in the fixed list's order. */
+  permissions: Array<Scalars['String']['output']>;
+};
+
+/** A named set of permissions. */
+export type AdminRole = {
+  __typename?: 'AdminRole';
+  name: Scalars['String']['output'];
+  description: Scalars['String']['output'];
+  /** From the fixed list (`users:read`, …). */
+  permissions: Array<Scalars['String']['output']>;
+  /** admin, helpdesk, auditor or app-owner: fixed, cannot change or be deleted. */
+  builtIn: Scalars['Boolean']['output'];
+  /** ISO 8601; null for a built-in role. */
+  createdAt?: Maybe<Scalars['String']['output']>;
+  /** ISO 8601; null for a built-in role. */
+  updatedAt?: Maybe<Scalars['String']['output']>;
+};
+
 /** How a directory sync pass ended. */
 export enum SyncOutcome {
   /** Its changes were made. */
@@ -350,6 +380,8 @@ export type SamlServiceProviderInput = {
   nameIdAttribute?: InputMaybe<Scalars['String']['input']>;
   /** The name of the roles attribute. @default "roles" */
   rolesAttribute?: InputMaybe<Scalars['String']['input']>;
+  /** User ids of its owners, who may read and change it with the `app-owner` role; null: none. Only with `apps:write`, never by an owner. */
+  owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
 /** A SAML 2.0 service provider: an application that signs in through Latchkey's SSO session by SAML. */
@@ -394,6 +426,8 @@ export type SamlServiceProvider = {
   rolesAttribute: Scalars['String']['output'];
   /** Where "My applications" sends a user: IdP-initiated sign-on, when allowed; else null. */
   launchUrl?: Maybe<Scalars['String']['output']>;
+  /** User ids of its owners, who may read and change it with the `app-owner` role. */
+  owners: Array<Scalars['ID']['output']>;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** ISO 8601. */
@@ -436,16 +470,27 @@ export type Query = {
    * the user in and why, and the claims or attributes it would be told. Nothing is issued or recorded.
    */
   previewAccess: AccessPreview;
+  /** Who is calling: the caller's admin roles and permissions, for a client (the console) to show only what they may do. */
+  viewer: Viewer;
+  /** Every admin role: the built-in ones first, then the custom ones by name. */
+  adminRoles: Array<AdminRole>;
   /** The published signing keys (JWKS), oldest first, including a key waiting to sign and retired keys kept for the tokens they signed. */
   signingKeys: Array<SigningKey>;
   /** The registered SAML 2.0 service providers, by entity ID. */
   samlServiceProviders: Array<SamlServiceProvider>;
   /** One SAML service provider, or null when none has that entity ID. */
   samlServiceProvider?: Maybe<SamlServiceProvider>;
-  /** The identity provider's own values, for an SP's admin page. */
+  /** The identity provider's own values, for an SP's admin page: public (its metadata URL serves them), so any caller, an application owner included. */
   samlIdentityProvider: SamlIdentityProvider;
   /** The SCIM clients' secret tokens (docs/scim-provisioning.md), newest first, without their secrets, which are shown only when made. */
   scimTokens: Array<ScimToken>;
+  /** The registered webhooks (docs/webhooks.md), oldest first, without their signing secrets, which are shown only at registration. */
+  webhooks: Array<Webhook>;
+  /**
+   * A webhook's delivery attempts, newest first: one per try of each event, and the next try of an event
+   * that failed (`PENDING`, at the time it is due). NOT_FOUND naming `webhookId` when there is no such webhook.
+   */
+  webhookDeliveries: WebhookDeliveryConnection;
 };
 
 
@@ -499,11 +544,18 @@ export type QuerySamlServiceProviderArgs = {
   entityId: Scalars['String']['input'];
 };
 
+
+export type QueryWebhookDeliveriesArgs = {
+  webhookId: Scalars['ID']['input'];
+  first?: InputMaybe<Scalars['Int']['input']>;
+  after?: InputMaybe<Scalars['String']['input']>;
+};
+
 export type Mutation = {
   __typename?: 'Mutation';
   /** Registers a client application. Its secret is in the answer, and only there. */
   registerClient: ClientRegistration;
-  /** Changes a client; fields left out keep their value. */
+  /** Changes a client; fields left out keep their value. Its owners may change the fields marked so (`app-owner`). */
   updateClient: Client;
   /** Issues a new secret; the old one stops working at once. */
   rotateClientSecret: ClientRegistration;
@@ -511,10 +563,17 @@ export type Mutation = {
   deleteClient: Scalars['Boolean']['output'];
   /** Creates a user of the built-in database backend. */
   createUser: User;
-  /** Changes a user. For users of another backend only `roles` and `disabled` may change. */
+  /** Changes a user. For users of another backend only `roles` and `disabled` may change. Only `disabled`: `users:enable` is enough (the helpdesk). */
   updateUser: User;
   /** Sets the password of a user and ends their sessions and tokens: a database-backend or SCIM user's hash (8 to 1024 characters), or, for a directory user whose backend has `passwordReset: true`, in the directory with the backend's own rights (its policy refusal is a BAD_USER_INPUT in words; an unreachable directory SERVICE_UNAVAILABLE, nothing written). Other directory users: BAD_USER_INPUT. */
   setUserPassword: Scalars['Boolean']['output'];
+  /**
+   * Mails the user a password reset link (docs/password-reset-by-mail.md), as "Forgot your password?"
+   * would: good for 15 minutes, once. BAD_USER_INPUT when resets by mail are off or no mail server is
+   * set, or the user has no email, is disabled, or has a password Latchkey cannot set. False when the
+   * mail server did not take the mail (logged and audited). Audited.
+   */
+  sendPasswordReset: Scalars['Boolean']['output'];
   /** Deletes a user with their sessions and tokens. False when there was no such user. */
   deleteUser: Scalars['Boolean']['output'];
   /** Revokes the access and refresh tokens of a user, of a client, or of both together; returns how many. */
@@ -524,11 +583,25 @@ export type Mutation = {
   /** Sets the groups of a database-backend user (other backends' groups come from the backend at each sign-in). Audited. */
   setUserGroups: User;
   /**
+   * Makes a custom role from the fixed list of permissions. A name of a built-in role, a name taken,
+   * or an unknown permission is BAD_USER_INPUT; a permission the caller lacks is FORBIDDEN (nobody
+   * makes a role stronger than themselves). Audited.
+   */
+  createAdminRole: AdminRole;
+  /** Changes a custom role (arguments left out keep their value); the caller must hold its permissions before and after. Audited. */
+  updateAdminRole: AdminRole;
+  /**
+   * Deletes a custom role; the users and groups naming it keep the name, which then gives nothing.
+   * The caller must hold its permissions. False when there was none. Audited.
+   */
+  deleteAdminRole: Scalars['Boolean']['output'];
+  /**
    * Runs a directory sync pass of backend `id` now and waits for it (docs/directory-sync.md). A pass
    * that would deprovision more than the backend's `maxLeaverShare` is refused (`outcome: REFUSED`,
    * nothing changed); only `latchkey sync <backend> --allow-mass-leave` applies such a pass. Refused with
    * BAD_USER_INPUT for a backend without sync, or while a pass of it is under way elsewhere; NOT_FOUND
-   * for an unknown id.
+   * for an unknown id. A pass creates, changes, disables and enables users: it needs both `users:write`
+   * and `users:enable`.
    */
   syncBackend: SyncResult;
   /**
@@ -543,7 +616,7 @@ export type Mutation = {
    * metadata says. Without metadata, `entityId` and `assertionConsumerServiceUrls` are required.
    */
   registerSamlServiceProvider: SamlServiceProvider;
-  /** Changes a service provider; fields left out keep their value, null clears the SLO URLs and the certificates. */
+  /** Changes a service provider; fields left out keep their value, null clears the SLO URLs and the certificates. Its owners may change the fields marked so (`app-owner`). */
   updateSamlServiceProvider: SamlServiceProvider;
   /** Deletes a service provider. False when there was none. */
   deleteSamlServiceProvider: Scalars['Boolean']['output'];
@@ -556,6 +629,17 @@ export type Mutation = {
   createScimToken: CreatedScimToken;
   /** Revokes a SCIM token: the next request carrying it is refused (401), on every process. False when there is no such token. */
   revokeScimToken: Scalars['Boolean']['output'];
+  /**
+   * Registers an endpoint for the audit events whose kinds the patterns name, from now on. Each is POSTed
+   * as JSON and signed as the Standard Webhooks specification says, in order, retried for 24 hours
+   * (docs/webhooks.md). The signing secret is in the answer and nowhere else. A URL Latchkey never calls
+   * (a link-local address such as 169.254.169.254, `outbound.denyNetworks`) is a BAD_USER_INPUT naming `url`.
+   */
+  registerWebhook: RegisteredWebhook;
+  /** Changes a webhook's URL, patterns or description (those given); its secret and the events already queued for it stay. NOT_FOUND naming `id` when there is no such webhook. */
+  updateWebhook: Webhook;
+  /** Deletes a webhook with the record of its deliveries: nothing more is sent to it. False when there is no such webhook. */
+  deleteWebhook: Scalars['Boolean']['output'];
 };
 
 
@@ -597,6 +681,11 @@ export type MutationSetUserPasswordArgs = {
 };
 
 
+export type MutationSendPasswordResetArgs = {
+  userId: Scalars['ID']['input'];
+};
+
+
 export type MutationDeleteUserArgs = {
   id: Scalars['ID']['input'];
 };
@@ -616,6 +705,25 @@ export type MutationResetUserMfaArgs = {
 export type MutationSetUserGroupsArgs = {
   id: Scalars['ID']['input'];
   groups: Array<Scalars['String']['input']>;
+};
+
+
+export type MutationCreateAdminRoleArgs = {
+  name: Scalars['String']['input'];
+  permissions: Array<Scalars['String']['input']>;
+  description?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUpdateAdminRoleArgs = {
+  name: Scalars['String']['input'];
+  permissions?: InputMaybe<Array<Scalars['String']['input']>>;
+  description?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationDeleteAdminRoleArgs = {
+  name: Scalars['String']['input'];
 };
 
 
@@ -653,6 +761,26 @@ export type MutationCreateScimTokenArgs = {
 
 
 export type MutationRevokeScimTokenArgs = {
+  id: Scalars['ID']['input'];
+};
+
+
+export type MutationRegisterWebhookArgs = {
+  url: Scalars['String']['input'];
+  events: Array<Scalars['String']['input']>;
+  description?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUpdateWebhookArgs = {
+  id: Scalars['ID']['input'];
+  url?: InputMaybe<Scalars['String']['input']>;
+  events?: InputMaybe<Array<Scalars['String']['input']>>;
+  description?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationDeleteWebhookArgs = {
   id: Scalars['ID']['input'];
 };
 
@@ -758,6 +886,8 @@ export type RegisterClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
+  /** User ids of its owners, who may read and change it with the `app-owner` role. Default none. */
+  owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
 /**
@@ -809,6 +939,8 @@ export type UpdateClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces its owners (user ids); null: none. Only with `apps:write`, never by an owner. */
+  owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
 /** A registered client application. */
@@ -863,6 +995,8 @@ export type Client = {
   initiateLoginUri?: Maybe<Scalars['String']['output']>;
   /** Where "My applications" sends a user to start using it: `initiateLoginUri` with `iss`; null: not listed. */
   launchUrl?: Maybe<Scalars['String']['output']>;
+  /** User ids of its owners, who may read and change it with the `app-owner` role. */
+  owners: Array<Scalars['ID']['output']>;
   /** ISO 8601. */
   createdAt: Scalars['String']['output'];
   /** ISO 8601. */
@@ -884,6 +1018,7 @@ export type CreateUserInput = {
   password: Scalars['String']['input'];
   email?: InputMaybe<Scalars['String']['input']>;
   displayName?: InputMaybe<Scalars['String']['input']>;
+  /** Admin roles (docs/admin-api.md "Roles and permissions"): only roles whose permissions the caller holds, `admin` only by an admin. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   /** Its groups (names as access policies and roles name them). */
   groups?: InputMaybe<Array<Scalars['String']['input']>>;
@@ -898,7 +1033,9 @@ export type UpdateUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   /** Database-backend users only. */
   displayName?: InputMaybe<Scalars['String']['input']>;
+  /** Replaces the admin roles: only roles whose permissions the caller holds may be given or taken, `admin` only by an admin. */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
+  /** True disables the user (their sessions end and tokens stop at once). Given alone, `users:enable` is enough. */
   disabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** Database-backend users only: a JSON object of strings or lists of strings (others' come from their backend). */
   attributes?: InputMaybe<Scalars['JSON']['input']>;
@@ -994,6 +1131,10 @@ export type AuditEvent = {
   requestId?: Maybe<Scalars['String']['output']>;
   /** Event details as JSON. */
   details?: Maybe<Scalars['String']['output']>;
+  /** For an admin change through the admin API: the permission it was allowed by (`users:credentials`, …). */
+  permission?: Maybe<Scalars['String']['output']>;
+  /** For an admin change through the admin API: the caller's role that gave the permission. */
+  role?: Maybe<Scalars['String']['output']>;
 };
 
 /** Pagination state of a connection. */
@@ -1082,6 +1223,77 @@ export type CreatedScimToken = {
   scimToken: ScimToken;
 };
 
+/** An endpoint audit events are sent to, as it is kept: without its signing secret. */
+export type Webhook = {
+  __typename?: 'Webhook';
+  id: Scalars['ID']['output'];
+  url: Scalars['String']['output'];
+  /** The kind patterns it receives. */
+  events: Array<Scalars['String']['output']>;
+  /** The administrators' note; null when none. */
+  description?: Maybe<Scalars['String']['output']>;
+  /** The admin user (or the admin client) who registered it; null when made otherwise. */
+  createdBy?: Maybe<Scalars['String']['output']>;
+  /** ISO 8601. */
+  createdAt: Scalars['String']['output'];
+  /** ISO 8601. */
+  updatedAt: Scalars['String']['output'];
+  /** ISO 8601: since when its deliveries have failed with no success in between; null when the last one succeeded. */
+  failingSince?: Maybe<Scalars['String']['output']>;
+};
+
+/** A webhook just registered, with its signing secret. */
+export type RegisteredWebhook = {
+  __typename?: 'RegisteredWebhook';
+  /** The signing secret (`whsec_` and the key, base64), shown this once: give it to the receiver now, to verify the signatures. */
+  secret: Scalars['String']['output'];
+  webhook: Webhook;
+};
+
+/** What became of a delivery attempt. */
+export enum WebhookDeliveryStatus {
+  /** The endpoint answered 2xx. */
+  Delivered = 'delivered',
+  /** It did not: the event is tried again (the next try is a PENDING one). */
+  Failed = 'failed',
+  /** The next try, not yet made: `at` is when it is due. */
+  Pending = 'pending',
+  /** The last try in the retry window failed, or the endpoint had failed all through the event's window: the event is given up (audited as `webhook.given_up`). */
+  GivenUp = 'given_up'
+}
+
+/** One attempt to send one audit event to a webhook. */
+export type WebhookDelivery = {
+  __typename?: 'WebhookDelivery';
+  id: Scalars['ID']['output'];
+  /** The audit event's id (as in `auditEvents`). */
+  eventId: Scalars['ID']['output'];
+  /** The audit event's kind. */
+  kind: Scalars['String']['output'];
+  /** 1 for the first try; 0 for an event given up untried. */
+  attempt: Scalars['Int']['output'];
+  status: WebhookDeliveryStatus;
+  /** The endpoint's HTTP status; null when it gave none (no connection, a timeout) or the try is not yet made. */
+  httpStatus?: Maybe<Scalars['Int']['output']>;
+  /** ISO 8601: when the try was made (PENDING: when it is due). */
+  at: Scalars['String']['output'];
+  /** Why it failed, in fixed words (`HTTP 500`, `cannot connect`, `no answer in 10 s`, `refused address`), never what the endpoint answered; null when delivered. */
+  error?: Maybe<Scalars['String']['output']>;
+};
+
+export type WebhookDeliveryEdge = {
+  __typename?: 'WebhookDeliveryEdge';
+  cursor: Scalars['String']['output'];
+  node: WebhookDelivery;
+};
+
+export type WebhookDeliveryConnection = {
+  __typename?: 'WebhookDeliveryConnection';
+  edges: Array<WebhookDeliveryEdge>;
+  pageInfo: PageInfo;
+  totalCount: Scalars['Int']['output'];
+};
+
 
 
 export type ResolverTypeWrapper<T> = Promise<T> | T;
@@ -1158,7 +1370,6 @@ export type ResolversTypes = {
   JSON: ResolverTypeWrapper<Scalars['JSON']['output']>;
   AccessMode: null;
   AccessPolicyInput: AccessPolicyInput;
-  String: ResolverTypeWrapper<Scalars['String']['output']>;
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   AccessPolicy: ResolverTypeWrapper<AccessPolicy>;
   ApplicationRoleInput: ApplicationRoleInput;
@@ -1177,6 +1388,8 @@ export type ResolversTypes = {
   GroupConnection: ResolverTypeWrapper<GroupConnection>;
   SamlAttributeValues: ResolverTypeWrapper<SamlAttributeValues>;
   AccessPreview: ResolverTypeWrapper<AccessPreview>;
+  Viewer: ResolverTypeWrapper<Viewer>;
+  AdminRole: ResolverTypeWrapper<AdminRole>;
   SyncOutcome: null;
   DirectorySync: ResolverTypeWrapper<DirectorySync>;
   SyncResult: ResolverTypeWrapper<SyncResult>;
@@ -1212,13 +1425,19 @@ export type ResolversTypes = {
   TokenEndpointAuthMethod: null;
   ScimToken: ResolverTypeWrapper<ScimToken>;
   CreatedScimToken: ResolverTypeWrapper<CreatedScimToken>;
+  Webhook: ResolverTypeWrapper<Webhook>;
+  RegisteredWebhook: ResolverTypeWrapper<RegisteredWebhook>;
+  WebhookDeliveryStatus: null;
+  WebhookDelivery: ResolverTypeWrapper<WebhookDelivery>;
+  WebhookDeliveryEdge: ResolverTypeWrapper<WebhookDeliveryEdge>;
+  WebhookDeliveryConnection: ResolverTypeWrapper<WebhookDeliveryConnection>;
+  String: ResolverTypeWrapper<Scalars['String']['output']>;
 };
 
 /** Mapping between all available schema types and the resolvers parents */
 export type ResolversParentTypes = {
   JSON: Scalars['JSON']['output'];
   AccessPolicyInput: AccessPolicyInput;
-  String: Scalars['String']['output'];
   ID: Scalars['ID']['output'];
   AccessPolicy: AccessPolicy;
   ApplicationRoleInput: ApplicationRoleInput;
@@ -1234,6 +1453,8 @@ export type ResolversParentTypes = {
   GroupConnection: GroupConnection;
   SamlAttributeValues: SamlAttributeValues;
   AccessPreview: AccessPreview;
+  Viewer: Viewer;
+  AdminRole: AdminRole;
   DirectorySync: DirectorySync;
   SyncResult: SyncResult;
   SigningKey: SigningKey;
@@ -1261,7 +1482,28 @@ export type ResolversParentTypes = {
   AuditEventConnection: AuditEventConnection;
   ScimToken: ScimToken;
   CreatedScimToken: CreatedScimToken;
+  Webhook: Webhook;
+  RegisteredWebhook: RegisteredWebhook;
+  WebhookDelivery: WebhookDelivery;
+  WebhookDeliveryEdge: WebhookDeliveryEdge;
+  WebhookDeliveryConnection: WebhookDeliveryConnection;
+  String: Scalars['String']['output'];
 };
+
+export type RequiresDirectiveArgs = {
+  permission?: Maybe<Scalars['String']['input']>;
+  ownedClient?: Maybe<Scalars['String']['input']>;
+  ownedServiceProvider?: Maybe<Scalars['String']['input']>;
+  user?: Maybe<Scalars['String']['input']>;
+};
+
+export type RequiresDirectiveResolver<Result, Parent, ContextType = AdminContext, Args = RequiresDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
+
+export type AllowedWithDirectiveArgs = {
+  permission: Scalars['String']['input'];
+};
+
+export type AllowedWithDirectiveResolver<Result, Parent, ContextType = AdminContext, Args = AllowedWithDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
 export interface JsonScalarConfig extends GraphQLScalarTypeConfig<ResolversTypes['JSON'], any> {
   name: 'JSON';
@@ -1343,6 +1585,23 @@ export type AccessPreviewResolvers<ContextType = AdminContext, ParentType extend
   samlAttributes?: Resolver<Maybe<Array<ResolversTypes['SamlAttributeValues']>>, ParentType, ContextType>;
 };
 
+export type ViewerResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Viewer'] = ResolversParentTypes['Viewer']> = {
+  userId?: Resolver<Maybe<ResolversTypes['ID']>, ParentType, ContextType>;
+  username?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  clientId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  roles?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type AdminRoleResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['AdminRole'] = ResolversParentTypes['AdminRole']> = {
+  name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  description?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  permissions?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  builtIn?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  createdAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  updatedAt?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
 export type SyncOutcomeResolvers = { APPLIED: 'applied', REFUSED: 'refused', FAILED: 'failed' };
 
 export type DirectorySyncResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['DirectorySync'] = ResolversParentTypes['DirectorySync']> = {
@@ -1407,6 +1666,7 @@ export type SamlServiceProviderResolvers<ContextType = AdminContext, ParentType 
   nameIdAttribute?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   rolesAttribute?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   launchUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  owners?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
@@ -1428,11 +1688,15 @@ export type QueryResolvers<ContextType = AdminContext, ParentType extends Resolv
   auditEvents?: Resolver<ResolversTypes['AuditEventConnection'], ParentType, ContextType, Partial<QueryAuditEventsArgs>>;
   groups?: Resolver<ResolversTypes['GroupConnection'], ParentType, ContextType, Partial<QueryGroupsArgs>>;
   previewAccess?: Resolver<ResolversTypes['AccessPreview'], ParentType, ContextType, RequireFields<QueryPreviewAccessArgs, 'applicationId' | 'userId'>>;
+  viewer?: Resolver<ResolversTypes['Viewer'], ParentType, ContextType>;
+  adminRoles?: Resolver<Array<ResolversTypes['AdminRole']>, ParentType, ContextType>;
   signingKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType>;
   samlServiceProviders?: Resolver<Array<ResolversTypes['SamlServiceProvider']>, ParentType, ContextType>;
   samlServiceProvider?: Resolver<Maybe<ResolversTypes['SamlServiceProvider']>, ParentType, ContextType, RequireFields<QuerySamlServiceProviderArgs, 'entityId'>>;
   samlIdentityProvider?: Resolver<ResolversTypes['SamlIdentityProvider'], ParentType, ContextType>;
   scimTokens?: Resolver<Array<ResolversTypes['ScimToken']>, ParentType, ContextType>;
+  webhooks?: Resolver<Array<ResolversTypes['Webhook']>, ParentType, ContextType>;
+  webhookDeliveries?: Resolver<ResolversTypes['WebhookDeliveryConnection'], ParentType, ContextType, RequireFields<QueryWebhookDeliveriesArgs, 'webhookId'>>;
 };
 
 export type MutationResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = {
@@ -1443,10 +1707,14 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
   createUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationCreateUserArgs, 'input'>>;
   updateUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUpdateUserArgs, 'id' | 'input'>>;
   setUserPassword?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationSetUserPasswordArgs, 'id' | 'password'>>;
+  sendPasswordReset?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationSendPasswordResetArgs, 'userId'>>;
   deleteUser?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteUserArgs, 'id'>>;
   revokeTokens?: Resolver<ResolversTypes['Int'], ParentType, ContextType, Partial<MutationRevokeTokensArgs>>;
   resetUserMfa?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationResetUserMfaArgs, 'id'>>;
   setUserGroups?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationSetUserGroupsArgs, 'id' | 'groups'>>;
+  createAdminRole?: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationCreateAdminRoleArgs, 'name' | 'permissions'>>;
+  updateAdminRole?: Resolver<ResolversTypes['AdminRole'], ParentType, ContextType, RequireFields<MutationUpdateAdminRoleArgs, 'name'>>;
+  deleteAdminRole?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteAdminRoleArgs, 'name'>>;
   syncBackend?: Resolver<ResolversTypes['SyncResult'], ParentType, ContextType, RequireFields<MutationSyncBackendArgs, 'id'>>;
   rotateSigningKeys?: Resolver<Array<ResolversTypes['SigningKey']>, ParentType, ContextType, Partial<MutationRotateSigningKeysArgs>>;
   registerSamlServiceProvider?: Resolver<ResolversTypes['SamlServiceProvider'], ParentType, ContextType, Partial<MutationRegisterSamlServiceProviderArgs>>;
@@ -1454,6 +1722,9 @@ export type MutationResolvers<ContextType = AdminContext, ParentType extends Res
   deleteSamlServiceProvider?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteSamlServiceProviderArgs, 'entityId'>>;
   createScimToken?: Resolver<ResolversTypes['CreatedScimToken'], ParentType, ContextType, RequireFields<MutationCreateScimTokenArgs, 'backend'>>;
   revokeScimToken?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationRevokeScimTokenArgs, 'id'>>;
+  registerWebhook?: Resolver<ResolversTypes['RegisteredWebhook'], ParentType, ContextType, RequireFields<MutationRegisterWebhookArgs, 'url' | 'events'>>;
+  updateWebhook?: Resolver<ResolversTypes['Webhook'], ParentType, ContextType, RequireFields<MutationUpdateWebhookArgs, 'id'>>;
+  deleteWebhook?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType, RequireFields<MutationDeleteWebhookArgs, 'id'>>;
 };
 
 export type GrantTypeResolvers = { AUTHORIZATION_CODE: 'authorization_code', PASSWORD: 'password', REFRESH_TOKEN: 'refresh_token', CLIENT_CREDENTIALS: 'client_credentials', DEVICE_CODE: 'urn:ietf:params:oauth:grant-type:device_code' };
@@ -1490,6 +1761,7 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   claimMappings?: Resolver<Array<ResolversTypes['ClaimMapping']>, ParentType, ContextType>;
   initiateLoginUri?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   launchUrl?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  owners?: Resolver<Array<ResolversTypes['ID']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
 };
@@ -1545,6 +1817,8 @@ export type AuditEventResolvers<ContextType = AdminContext, ParentType extends R
   ip?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   requestId?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   details?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  permission?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  role?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
 };
 
 export type PageInfoResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = {
@@ -1601,6 +1875,46 @@ export type CreatedScimTokenResolvers<ContextType = AdminContext, ParentType ext
   scimToken?: Resolver<ResolversTypes['ScimToken'], ParentType, ContextType>;
 };
 
+export type WebhookResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['Webhook'] = ResolversParentTypes['Webhook']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  url?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  events?: Resolver<Array<ResolversTypes['String']>, ParentType, ContextType>;
+  description?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdBy?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+  createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  updatedAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  failingSince?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type RegisteredWebhookResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['RegisteredWebhook'] = ResolversParentTypes['RegisteredWebhook']> = {
+  secret?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  webhook?: Resolver<ResolversTypes['Webhook'], ParentType, ContextType>;
+};
+
+export type WebhookDeliveryStatusResolvers = { DELIVERED: 'delivered', FAILED: 'failed', PENDING: 'pending', GIVEN_UP: 'given_up' };
+
+export type WebhookDeliveryResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['WebhookDelivery'] = ResolversParentTypes['WebhookDelivery']> = {
+  id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  eventId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  kind?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  attempt?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  status?: Resolver<ResolversTypes['WebhookDeliveryStatus'], ParentType, ContextType>;
+  httpStatus?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
+  at?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  error?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
+};
+
+export type WebhookDeliveryEdgeResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['WebhookDeliveryEdge'] = ResolversParentTypes['WebhookDeliveryEdge']> = {
+  cursor?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  node?: Resolver<ResolversTypes['WebhookDelivery'], ParentType, ContextType>;
+};
+
+export type WebhookDeliveryConnectionResolvers<ContextType = AdminContext, ParentType extends ResolversParentTypes['WebhookDeliveryConnection'] = ResolversParentTypes['WebhookDeliveryConnection']> = {
+  edges?: Resolver<Array<ResolversTypes['WebhookDeliveryEdge']>, ParentType, ContextType>;
+  pageInfo?: Resolver<ResolversTypes['PageInfo'], ParentType, ContextType>;
+  totalCount?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+};
+
 export type Resolvers<ContextType = AdminContext> = {
   JSON?: GraphQLScalarType;
   AccessMode?: AccessModeResolvers;
@@ -1616,6 +1930,8 @@ export type Resolvers<ContextType = AdminContext> = {
   GroupConnection?: GroupConnectionResolvers<ContextType>;
   SamlAttributeValues?: SamlAttributeValuesResolvers<ContextType>;
   AccessPreview?: AccessPreviewResolvers<ContextType>;
+  Viewer?: ViewerResolvers<ContextType>;
+  AdminRole?: AdminRoleResolvers<ContextType>;
   SyncOutcome?: SyncOutcomeResolvers;
   DirectorySync?: DirectorySyncResolvers<ContextType>;
   SyncResult?: SyncResultResolvers<ContextType>;
@@ -1646,5 +1962,15 @@ export type Resolvers<ContextType = AdminContext> = {
   TokenEndpointAuthMethod?: TokenEndpointAuthMethodResolvers;
   ScimToken?: ScimTokenResolvers<ContextType>;
   CreatedScimToken?: CreatedScimTokenResolvers<ContextType>;
+  Webhook?: WebhookResolvers<ContextType>;
+  RegisteredWebhook?: RegisteredWebhookResolvers<ContextType>;
+  WebhookDeliveryStatus?: WebhookDeliveryStatusResolvers;
+  WebhookDelivery?: WebhookDeliveryResolvers<ContextType>;
+  WebhookDeliveryEdge?: WebhookDeliveryEdgeResolvers<ContextType>;
+  WebhookDeliveryConnection?: WebhookDeliveryConnectionResolvers<ContextType>;
 };
 
+export type DirectiveResolvers<ContextType = AdminContext> = {
+  requires?: RequiresDirectiveResolver<any, any, ContextType>;
+  allowedWith?: AllowedWithDirectiveResolver<any, any, ContextType>;
+};

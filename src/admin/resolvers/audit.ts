@@ -1,6 +1,21 @@
 import type { Resolvers } from '../generated/graphql.ts';
 
+/** An admin change's details name the permission it was allowed by and the role that gave it (src/audit/record.ts). */
+function detail(details: string | null | undefined, key: 'permission' | 'role'): string | null {
+  if (!details) return null;
+  try {
+    const value = (JSON.parse(details) as Record<string, unknown>)[key];
+    return typeof value === 'string' ? value : null;
+  } catch {
+    return null;
+  }
+}
+
 export const auditResolvers: Resolvers = {
+  AuditEvent: {
+    permission: (e) => detail(e.details, 'permission'),
+    role: (e) => detail(e.details, 'role'),
+  },
   Query: {
     auditEvents: async (_p, { first, after, kind, userId, clientId }, { app }) => {
       const page = await app.audit.page({ first, after, kind, userId, clientId });

@@ -14,7 +14,8 @@ function withAppRoles<T extends { applicationRoles?: unknown }>(input: T): Omit<
 /** Clients: every rule and audit event is the client service's; the resolvers only translate. */
 export const clientResolvers: Resolvers = {
   Query: {
-    clients: (_p, { first, after, search }, { app }) => app.clients.page({ first, after, search }),
+    // An owner without apps:read gets theirs only (`ownedBy`, set by the permission check).
+    clients: (_p, { first, after, search }, { app, ownedBy }) => app.clients.page({ first, after, search, owner: ownedBy }),
     client: async (_p, { clientId }, { app }) => (await app.clients.find(clientId)) ?? null,
   },
 

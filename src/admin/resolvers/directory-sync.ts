@@ -8,8 +8,6 @@ const OUTCOME = { applied: SyncOutcome.Applied, refused: SyncOutcome.Refused, fa
 
 export const directorySyncResolvers: Resolvers = {
   SyncOutcome: ENUM_VALUES.SyncOutcome,
-  // Who disabled a user: a pass's leavers are `directory` (no other resolver file maps this enum yet).
-  DisabledBy: ENUM_VALUES.DisabledBy,
   IdentityBackend: {
     // An upstream shares no ids with the chain's backends' sync rows, but is never read whole.
     lastSync: async (backend, _a, { app }) => {
@@ -23,7 +21,10 @@ export const directorySyncResolvers: Resolvers = {
   },
   Mutation: {
     syncBackend: async (_p, { id }, { app, actor }) => {
-      const result = await app.directorySync.run(id, { origin: { ip: actor.ip ?? undefined, requestId: actor.requestId ?? undefined } });
+      const result = await app.directorySync.run(id, {
+        origin: { ip: actor.ip ?? undefined, requestId: actor.requestId ?? undefined },
+        actor,
+      });
       return { ...result, outcome: OUTCOME[result.outcome], at: iso(result.at) };
     },
   },

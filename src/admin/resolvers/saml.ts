@@ -15,7 +15,8 @@ function withAppRoles(input: { roles?: unknown }): ServiceProviderInput {
 /** SAML service providers (docs/saml-applications.md): every rule and audit event is the service's; the resolvers only translate. */
 export const samlResolvers: Resolvers = {
   Query: {
-    samlServiceProviders: (_p, _a, { app }) => app.samlProviders.list(),
+    // An owner without apps:read gets theirs only (`ownedBy`, set by the permission check).
+    samlServiceProviders: (_p, _a, { app, ownedBy }) => app.samlProviders.list(ownedBy),
     samlServiceProvider: async (_p, { entityId }, { app }) => (await app.samlProviders.find(entityId)) ?? null,
     samlIdentityProvider: async (_p, _a, { app }) => {
       const base = app.config.publicUrl.replace(/\/$/, '');

@@ -1,8 +1,11 @@
 import { NotFoundError } from '../../errors/service.ts';
+import { ENUM_VALUES } from '../enum-values.ts';
 import type { Resolvers } from '../generated/graphql.ts';
 
 /** Users and their tokens: every rule and audit event is the services'; the resolvers only translate. */
 export const userResolvers: Resolvers = {
+  // Who disabled a user: an administrator, or a directory sync or SCIM client that found a leaver.
+  DisabledBy: ENUM_VALUES.DisabledBy,
   Query: {
     users: (_p, { first, after, search }, { app }) => app.users.page({ first, after, search }),
     user: async (_p, { id }, { app }) => (await app.users.find(id)) ?? null,
@@ -27,6 +30,7 @@ export const userResolvers: Resolvers = {
       return true;
     },
     setUserGroups: (_p, { id, groups }, { app, actor }) => app.users.setGroups(id, groups, actor),
+    sendPasswordReset: (_p, { userId }, { app, actor }) => app.passwordReset.sendTo(userId, actor),
     deleteUser: (_p, { id }, { app, actor }) => app.users.remove(id, actor),
     revokeTokens: (_p, { userId, clientId }, { app, actor }) => app.tokens.revokeFor({ userId, clientId }, actor),
     resetUserMfa: async (_p, { id }, { app, actor }) => {

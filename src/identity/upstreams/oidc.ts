@@ -292,7 +292,13 @@ export default defineUpstreamPlugin({
       id: c.id,
       name: c.name,
       kind: 'oidc',
-      policy: { adminGroups: c.adminGroups, allowedDomains: c.allowedDomains, trustMfa: c.trustMfa, qualifyUsernames: c.qualifyUsernames },
+      policy: {
+        adminGroups: c.adminGroups,
+        adminRoleGroups: c.adminRoleGroups,
+        allowedDomains: c.allowedDomains,
+        trustMfa: c.trustMfa,
+        qualifyUsernames: c.qualifyUsernames,
+      },
       sessionKey: c.id,
       state: () => state,
       strategy() {

@@ -5,7 +5,7 @@ import type { Amr } from '../../login/model.ts';
 import type { User } from '../../users/model.ts';
 import type { IdentityChain } from '../chain.ts';
 import type { Upstream, UpstreamFault, UpstreamIdentity } from './contract.ts';
-import { upstreamUsername } from './policy.ts';
+import { upstreamRoles, upstreamUsername } from './policy.ts';
 
 /** Where a callback comes from: what its events record. */
 export interface CallbackOrigin {
@@ -95,7 +95,8 @@ export function upstreamSignIns(deps: Deps) {
 
     /** The upstream vouched for `identity`: Latchkey's policy, the local record, the session's factors. */
     async complete(upstream: Upstream, identity: UpstreamIdentity, o: CallbackOrigin): Promise<UpstreamOutcome> {
-      const { allowedDomains, adminGroups, trustMfa } = upstream.policy;
+      const { allowedDomains, trustMfa } = upstream.policy;
+      const roles = upstreamRoles(upstream.policy, identity.groups);
       const domain = domainOf(identity.email);
       if (allowedDomains && (!domain || !allowedDomains.includes(domain))) {
         return refused(
@@ -121,8 +122,8 @@ export function upstreamSignIns(deps: Deps) {
             email: identity.email,
             displayName: identity.displayName,
             groups: identity.groups,
-            // With adminGroups configured, the upstream's groups own the admin role; without, the administrators do.
-            ...(adminGroups.length > 0 ? { roles: identity.groups.some((g) => adminGroups.includes(g)) ? ['admin'] : [] } : {}),
+            // With adminGroups or adminRoleGroups configured, the upstream's groups own the roles; without, the administrators do.
+            ...(roles ? { roles } : {}),
             // Its extraClaims are the upstream's to keep current (docs/access-and-claims.md).
             ...(identity.attributes ? { attributes: identity.attributes } : {}),
           },

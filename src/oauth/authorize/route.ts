@@ -10,6 +10,7 @@ import { grantableScopes } from '../../clients/scopes.ts';
 import { needsSecondFactor } from '../../mfa/second-factor.ts';
 import { parseAuthorizeRequest, RedirectError, type AuthorizeRequest } from './request.ts';
 import { sendAuthorizationResponse } from './respond.ts';
+import { noteOnRequest } from '../../telemetry/trace.ts';
 
 /** The browser sign-in this request asks for (web/sign-in/steps.ts). */
 const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow => ({
@@ -24,7 +25,7 @@ const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow 
   // Back here after an upstream's callback, whose sign-in counts as fresh for it (web/sign-in/fresh.ts).
   resume: `${req.baseUrl + req.path}?${new URLSearchParams(request.carried)}`,
   requireConsent: request.client.requireConsent,
-  // The admin scope is never granted to a user without the admin role (docs/admin-api.md).
+  // The admin scope is never granted to a user without an admin role (docs/admin-api.md).
   scopesFor: (user) => grantableScopes(request.scopes, user),
 });
 
@@ -50,6 +51,7 @@ export function authorizeHandler(ctx: AppContext): RequestHandler {
     try {
       const params = readParams(req);
       const request = await parseAuthorizeRequest(ctx, params);
+      noteOnRequest('latchkey.client_id', request.client.clientId);
       const step = await steps.next(req, res, params, flowOf(ctx, req, request));
       if (step.show === 'refused')
         throw new RedirectError(oauthError(step.error, step.description), request.redirectUri, request.state, request.responseMode);

@@ -1,0 +1,87 @@
+/**
+ * What the signed-in admin may do (docs/admin-api.md "Roles and permissions"): the effective
+ * permissions the API's `viewer` gives, read after the sign-in and again whenever the API refuses
+ * something (a role taken away meanwhile). The console shows a section, a button or a form only to a
+ * holder of the permission the API checks for it, so nobody is offered an action that would come back
+ * FORBIDDEN. The API stays the judge: this only hides.
+ */
+import { request } from '../api/graphql.ts';
+import { AdminRolesQuery, ViewerQuery } from '../api/generated.ts';
+import { store } from '../ui/store.ts';
+import { BUILT_IN_ROLES, type Permission, PERMISSIONS } from './catalogue.ts';
+
+export { type Permission, PERMISSIONS };
+
+export interface Viewer {
+  userId: string;
+  username: string;
+  /** The admin roles that give the permissions (built-in and custom, those of groups included). */
+  roles: string[];
+  permissions: ReadonlySet<string>;
+  /** The permissions of each role known to the console. */
+  catalogue: ReadonlyMap<string, readonly string[]>;
+}
+
+/** Undefined while it loads; null when the API gives the signed-in user no admin permission at all. */
+export const viewer = store<Viewer | null | undefined>(undefined);
+
+let loading: Promise<void> | undefined;
+
+async function read(): Promise<Viewer | null> {
+  const { viewer: v } = await request(ViewerQuery, {}, { quiet: true });
+  if (v.permissions.length === 0) return null;
+  const catalogue = new Map<string, readonly string[]>(Object.entries(BUILT_IN_ROLES));
+  if (v.permissions.includes('roles:manage')) {
+    const { adminRoles } = await request(AdminRolesQuery, {}, { quiet: true });
+    for (const r of adminRoles) catalogue.set(r.name, r.permissions);
+  }
+  return { userId: v.userId ?? '', username: v.username ?? '', roles: v.roles, permissions: new Set(v.permissions), catalogue };
+}
+
+/** Reads who is signed in and what they may do; one read at a time. */
+export function loadViewer(): Promise<void> {
+  return (loading ??= read()
+    .then(
+      (v) => viewer.set(v),
+      (err: { code?: string }) => {
+        // Refused: no admin right (any more). Another failure (the network) keeps what was known.
+        if (err.code === 'FORBIDDEN' || viewer.get() === undefined) viewer.set(null);
+      },
+    )
+    .finally(() => {
+      loading = undefined;
+    }));
+}
+
+/** The questions a section asks about the signed-in admin. */
+export interface Can {
+  /** Holds the permission. */
+  (permission: Permission): boolean;
+  /** Holds one of them. */
+  any: (...permissions: Permission[]) => boolean;
+  /** May register and delete applications, and name their owners (not an owner's right). */
+  manageApps: boolean;
+  /** May change this application: every one (apps:write), or one whose owners name them (apps:owned). */
+  changeApp: (owners: readonly string[]) => boolean;
+  /**
+   * May act on this user at all: the API lets nobody act on a user whose roles give a permission the
+   * actor lacks (a helpdesk cannot take over an admin's account).
+   */
+  actOn: (user: { roles: readonly string[] }) => boolean;
+}
+
+export function canOf(v: Viewer | null | undefined): Can {
+  const has = (p: Permission) => !!v?.permissions.has(p);
+  return Object.assign(has, {
+    any: (...ps: Permission[]) => ps.some(has),
+    manageApps: has('apps:write'),
+    changeApp: (owners: readonly string[]) => has('apps:write') || (has('apps:owned') && !!v && owners.includes(v.userId)),
+    actOn: (user: { roles: readonly string[] }) =>
+      !!v && user.roles.every((r) => (v.catalogue.get(r) ?? []).every((p) => v.permissions.has(p))),
+  });
+}
+
+/** The signed-in admin's permissions, re-rendering when they are read again. */
+export function useCan(): Can {
+  return canOf(viewer.use());
+}
