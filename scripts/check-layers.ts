@@ -9,7 +9,7 @@
  *   3 database     src/db/ (connect, the fast statements and group commit, the gate, the `Transaction` type)
  *   4 queries      every `*queries.ts` module: the only SQL besides src/db/
  *   5 services     the rest of each capability's folder (audit, clients, users, tokens, login, mfa,
- *                  throttle, keys, retention, identity, saml) and plugins/
+ *                  throttle, keys, retention, identity, saml, kerberos) and plugins/
  *   6 root         src/services.ts (the one composition root) and src/context.ts (the AppContext it builds)
  *   7 http         src/web/, src/oauth/, src/oidc/, src/admin/, src/admin-console/, src/ops/, src/http/,
  *                  src/metrics/http.ts, src/cluster/worker-metrics.ts, src/telemetry/http.ts, src/app.ts
@@ -64,7 +64,7 @@ const LAYERS: Array<{ name: string; holds: (file: string) => boolean }> = [
     holds: (f) =>
       !queriesModule(f) &&
       !modelModule(f) &&
-      (/^src\/(access|audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml|directory-sync|scim|admin-roles|events|webhooks)\//.test(
+      (/^src\/(access|audit|clients|users|tokens|login|mfa|throttle|keys|retention|identity|password-reset|saml|directory-sync|scim|admin-roles|events|webhooks|kerberos)\//.test(
         f,
       ) ||
         f.startsWith('plugins/')),

@@ -23,6 +23,27 @@ const NO_USERS_THERE = /^ldaps?:\/\/[^/]*\/(DC=DomainDnsZones|DC=ForestDnsZones|
 const SAMPLE = 5;
 
 /**
+ * A page is hundreds of entries, each made into a user (or a group into the index) on the event
+ * loop: every few milliseconds of that, the server's requests get a turn, so that none waits behind a
+ * whole page (docs/directory-sync.md "Reading the directory").
+ */
+const TURN_MS = 5;
+
+/** `turn()` lets whatever waits on the event loop run when `TURN_MS` have passed since the last turn. */
+function turns(): () => Promise<void> | undefined {
+  let last = performance.now();
+  return () => {
+    if (performance.now() - last < TURN_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        last = performance.now();
+        resolve();
+      }),
+    );
+  };
+}
+
+/**
  * Every user of an LDAP backend, for directory sync (docs/directory-sync.md, "Reading the directory"):
  * a paged search of `userSearch` with `{username}` as a presence match, a page per batch, each user
  * made by `toIdentity` exactly as a sign-in makes them. With `groupSearch`, every group is read once
@@ -45,9 +66,10 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
   const skipped: string[] = [];
   let phase: Phase = 'groupSearch';
   try {
+    const turn = turns();
     let groupsOf: (entry: Entry) => Group[] = memberOfGroups;
     if (config.groupSearch) {
-      const index = await readGroups(session, config, logger);
+      const index = await readGroups(session, config, logger, turn);
       groupsOf = (entry) => index.groupsOf(entry.dn);
     }
     phase = 'userSearch';
@@ -70,6 +92,7 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
         }
         if (hasRanges(entry)) await completeRanges(entry, readAgain(session, entry.dn), { whole: true });
         batch.push(toIdentity(config, entry, groupsOf(entry)));
+        await turn();
       }
       if (batch.length > 0) yield batch;
     }
@@ -95,7 +118,12 @@ type Phase = 'userSearch' | 'groupSearch';
  * option, and a server takes an attribute with an option it does not know for an attribute it does not
  * know (nothing would come back). A group that took more reads says so at debug level.
  */
-async function readGroups(session: LdapSession, config: LdapConfig, logger: Logger): Promise<GroupIndex> {
+async function readGroups(
+  session: LdapSession,
+  config: LdapConfig,
+  logger: Logger,
+  turn: () => Promise<void> | undefined,
+): Promise<GroupIndex> {
   const gs = config.groupSearch!;
   const index = new GroupIndex(gs.nested);
   const memberAttr = directoryTypeOf(config) === 'activeDirectory' ? firstRange(gs.memberAttr) : gs.memberAttr;
@@ -115,6 +143,7 @@ async function readGroups(session: LdapSession, config: LdapConfig, logger: Logg
       if (reads > 0)
         logger.debug({ group: entry.dn, members: members.length, reads }, 'directory sync read the rest of a large group range by range');
       index.add(groupOf(entry, gs), members);
+      await turn();
     }
   }
   return index;

@@ -13,12 +13,29 @@ import type { Leavers } from '../users/leavers.ts';
 import { type ApplyDeps, applyPlan } from './apply.ts';
 import { keepLease } from './lease.ts';
 import type { SyncOutcome, SyncResult } from './model.ts';
-import { planSync, type SyncPlan } from './plan.ts';
+import { pace, type Pace } from './pace.ts';
+import { planPaced, type SyncPlan } from './plan.ts';
 import { readDirectory } from './read.ts';
 import type { SyncQueries } from './sync-queries.ts';
+import type { User } from '../users/model.ts';
 
 /** A read of the directory that has not ended by then fails the pass. */
 const READ_TIMEOUT_MS = 10 * 60_000;
+
+/** Local records read by one statement: a few milliseconds of the event loop on SQLite. */
+const LOCAL_PAGE = 500;
+
+/** Every local record of backend `id`, page by page, resting between pages as `p` says. */
+async function readLocals(queries: SyncQueries, id: string, p: Pace): Promise<User[]> {
+  const all: User[] = [];
+  for (let after: string | undefined; ; ) {
+    const page = await queries.localUsersPage(id, after, LOCAL_PAGE);
+    for (const u of page) all.push(u);
+    if (page.length < LOCAL_PAGE) return all;
+    after = page[page.length - 1]!.externalId;
+    if (p.due()) await p.rest();
+  }
+}
 
 export interface PassDeps {
   queries: SyncQueries;
@@ -70,10 +87,14 @@ export async function runPass(d: PassDeps, id: string, source: SyncSource, o: Pa
       ? d.audit.record({ kind, ip: o.origin?.ip, requestId: o.origin?.requestId, details: { backend: id, ...details } })
       : undefined;
   try {
+    // The read waits for the directory most of its time; a source makes each page in short turns of its own.
     const listing = await readDirectory(source, { timeoutMs: READ_TIMEOUT_MS, stillHeld: () => !d.stopping() && lease.held() }).catch(
       (err: Error) => Promise.reject(new Error(`the directory could not be read whole, so nothing was changed: ${err.message}`)),
     );
-    const plan = planSync(id, listing, await d.queries.localUsers(id), { now: clock.now(), newId: randomUUID });
+    // From here on the pass's work is on the event loop, shared with the server's requests (pace.ts).
+    const p = pace();
+    const locals = await readLocals(d.queries, id, p);
+    const plan = await planPaced(id, listing, locals, { now: clock.now(), newId: randomUUID, pace: p });
     counts.users = plan.listed;
     if (plan.duplicates.length > 0)
       d.logger.warn(
@@ -101,6 +122,7 @@ export async function runPass(d: PassDeps, id: string, source: SyncSource, o: Pa
         users: d.users,
         upstreams: d.upstreams,
         check,
+        pace: p,
         now: clock.now(),
         origin: o.origin,
       };

@@ -1,11 +1,13 @@
 /**
  * One pass's changes, worked out in memory from what the directory listed and the backend's local
- * records (docs/directory-sync.md "What a pass does"): a pure function, so the rules are unit-tested
- * without a directory or a database.
+ * records (docs/directory-sync.md "What a pass does"). The rules are one generator that pauses every
+ * few records: `planSync` runs it through at once (the unit tests, without a directory or a
+ * database), `planPaced` lets the server's requests in between slices of it (a pass of 100,000 users).
  */
 import type { Identity } from '../identity/contract.ts';
 import type { User } from '../users/model.ts';
 import type { LeaveReason } from '../users/leavers.ts';
+import type { Pace } from './pace.ts';
 
 export interface SyncPlan {
   /** Identities the directory listed (each external id once). */
@@ -53,12 +55,35 @@ function profile(identity: Identity, existing: User | undefined) {
 
 /**
  * Groups and roles compare as sets: a listing may give them in another order than a sign-in does,
- * and rewriting every such record at each pass would be churn, not change.
+ * and rewriting every such record at each pass would be churn, not change. Most are in the same
+ * order, and that is checked first, without a set.
  */
 const sameSet = (a: readonly string[], b: readonly string[]): boolean => {
   if (a.length !== b.length) return false;
+  let i = 0;
+  while (i < a.length && a[i] === b[i]) i++;
+  if (i === a.length) return true;
   const held = new Set(a);
   return b.every((x) => held.has(x));
+};
+
+/** Attributes compare by name and value (a list's values in order), whatever the order of the names. */
+const sameAttributes = (a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean => {
+  const names = Object.keys(a);
+  return names.length === Object.keys(b).length && names.every((name) => Object.hasOwn(b, name) && sameValue(a[name], b[name]));
+};
+
+const sameValue = (x: unknown, y: unknown): boolean => {
+  if (x === y) return true;
+  if (Array.isArray(x) || Array.isArray(y))
+    return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => sameValue(v, y[i]));
+  return (
+    typeof x === 'object' &&
+    typeof y === 'object' &&
+    x !== null &&
+    y !== null &&
+    sameAttributes(x as Record<string, unknown>, y as Record<string, unknown>)
+  );
 };
 
 const sameProfile = (u: User, p: ReturnType<typeof profile>): boolean =>
@@ -68,19 +93,48 @@ const sameProfile = (u: User, p: ReturnType<typeof profile>): boolean =>
   u.displayName === p.displayName &&
   sameSet(u.groups, p.groups) &&
   sameSet(u.roles, p.roles) &&
-  JSON.stringify(u.attributes) === JSON.stringify(p.attributes);
+  sameAttributes(u.attributes, p.attributes);
 
 /** Why the directory no longer lets a user in. */
 const reasonOf = (identity: Identity): LeaveReason => (identity.refusal === 'account_expired' ? 'expired' : 'disabled');
 
-export function planSync(
+interface PlanOptions {
+  now: number;
+  newId: () => string;
+}
+
+/** The rules, through at once. */
+export function planSync(backend: string, listing: Iterable<Identity>, locals: readonly User[], o: PlanOptions): SyncPlan {
+  const steps = planning(backend, listing, locals, o);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** The rules, resting between slices as `pace` says. */
+export async function planPaced(
   backend: string,
   listing: Iterable<Identity>,
   locals: readonly User[],
-  o: { now: number; newId: () => string },
-): SyncPlan {
-  const byExternalId = new Map(locals.map((u) => [u.externalId, u]));
-  const byName = new Map(locals.map((u) => [u.username.toLowerCase(), u]));
+  o: PlanOptions & { pace: Pace },
+): Promise<SyncPlan> {
+  const steps = planning(backend, listing, locals, o);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (o.pace.due()) await o.pace.rest();
+  }
+}
+
+/** Records between two pauses of `planning`: a few hundred microseconds of work. */
+const STRIDE = 128;
+
+/** `planSync`'s rules, pausing (`yield`) every `STRIDE` records or so. */
+function* planning(backend: string, listing: Iterable<Identity>, locals: readonly User[], o: PlanOptions): Generator<void, SyncPlan> {
+  let work = 0;
+  const byExternalId = new Map<string, User>();
+  const byName = new Map<string, User>();
   const plan: SyncPlan = {
     listed: 0,
     enabled: 0,
@@ -92,12 +146,18 @@ export function planSync(
     leavers: [],
     duplicates: [],
   };
-  for (const u of locals) if (!u.disabled) plan.enabled++;
+  for (const u of locals) {
+    byExternalId.set(u.externalId, u);
+    byName.set(u.username.toLowerCase(), u);
+    if (!u.disabled) plan.enabled++;
+    if (++work % STRIDE === 0) yield;
+  }
 
   // Each external id once, each name once: a directory that lists a name twice cannot say whose it is.
   const seen = new Set<string>();
   const wanted = new Map<string, Identity>();
   for (const identity of listing) {
+    if (++work % STRIDE === 0) yield;
     if (seen.has(identity.externalId)) continue;
     seen.add(identity.externalId);
     const key = identity.username.toLowerCase();
@@ -117,6 +177,7 @@ export function planSync(
   };
 
   for (const identity of wanted.values()) {
+    if (++work % STRIDE === 0) yield;
     const existing = byExternalId.get(identity.externalId);
     const fields = profile(identity, existing);
     if (!existing) {
@@ -124,7 +185,7 @@ export function planSync(
       if (identity.disabled) continue;
       free(identity.username, identity);
       plan.creates.push({
-        id: o.newId(),
+        id: '',
         backend,
         externalId: identity.externalId,
         passwordHash: null,
@@ -156,8 +217,48 @@ export function planSync(
   // Gone from the listing: a leaver, unless disabled already or retired (its entry left long ago).
   // An entry listed under a name another entry holds counts as listed: left alone this pass.
   for (const u of locals) {
+    if (++work % STRIDE === 0) yield;
     if (seen.has(u.externalId) || u.disabled || isRetired(u)) continue;
     plan.leavers.push({ user: u, reason: 'not_found' });
   }
+
+  // New records get their ids in ascending order, in the order they are listed (a directory lists
+  // mostly in the order of its own ids and names): each batch of them then lands in one stretch of
+  // each index of the users table, instead of in a page of its own for every row. Written at
+  // random places, 100,000 new records wrote each index page anew at nearly every batch, and the
+  // first pass spent half its writing time on commits (bench/README.md).
+  const ids: string[] = [];
+  for (let i = 0; i < plan.creates.length; i++) {
+    ids.push(o.newId());
+    if (i % STRIDE === 0) yield;
+  }
+  const order = yield* sorted(ids);
+  plan.creates.forEach((u, i) => (u.id = order[i]!));
   return plan;
+}
+
+/** Strings in ascending order (as `Array.prototype.sort` orders them), by a merge sort that pauses every `STRIDE` strings. */
+function* sorted(list: string[]): Generator<void, string[]> {
+  const RUN = 256;
+  let from = list.slice();
+  for (let i = 0; i < from.length; i += RUN) {
+    const run = from.slice(i, i + RUN).sort();
+    for (let j = 0; j < run.length; j++) from[i + j] = run[j]!;
+    yield;
+  }
+  let to = new Array<string>(from.length);
+  for (let width = RUN; width < from.length; width *= 2) {
+    for (let lo = 0; lo < from.length; lo += 2 * width) {
+      const mid = Math.min(lo + width, from.length);
+      const hi = Math.min(lo + 2 * width, from.length);
+      let a = lo;
+      let b = mid;
+      for (let k = lo; k < hi; k++) {
+        to[k] = b >= hi || (a < mid && from[a]! <= from[b]!) ? from[a++]! : from[b++]!;
+        if (k % STRIDE === 0) yield;
+      }
+    }
+    [from, to] = [to, from];
+  }
+  return from;
 }

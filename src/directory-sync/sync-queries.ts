@@ -1,6 +1,6 @@
 /**
  * Directory sync's SQL (docs/directory-sync.md "What a pass does"): the lease and last outcome of
- * `directory_syncs`, every local record of a backend in one read, and the bulk writes of a pass
+ * `directory_syncs`, the local records of a backend page by page, and the bulk writes of a pass
  * (a few statements per batch of users, never one round trip per user).
  */
 import type { Knex } from 'knex';
@@ -71,15 +71,11 @@ function toRow(u: User): Record<string, unknown> {
 /**
  * Many rows as one JSON parameter, unpacked by the database into a table `v` of `columns`
  * (`jsonb_to_recordset`, SQLite's `json_each`): a batch is one short statement, whatever its size,
- * with no SQL text of thousands of placeholders to build and parse.
+ * with no SQL text of thousands of placeholders to build and parse. Each row carries every column;
+ * the statement takes those it names.
  */
 function rowsOf(db: Knex, users: User[], columns: ReadonlyArray<(typeof ALL)[number]>): { from: string; rows: string } {
-  const rows = JSON.stringify(
-    users.map((u) => {
-      const row = toRow(u);
-      return Object.fromEntries(columns.map((c) => [c, row[c]]));
-    }),
-  );
+  const rows = JSON.stringify(users.map(toRow));
   if (db.client.dialect === 'postgresql')
     return { from: `jsonb_to_recordset(?::jsonb) as v(${columns.map((c) => `"${c}" ${PG_TYPES[c]}`).join(', ')})`, rows };
   return { from: `(select ${columns.map((c) => `json_extract(value, '$.${c}') as "${c}"`).join(', ')} from json_each(?)) as v`, rows };
@@ -125,11 +121,16 @@ function toLastSync(r: Record<string, unknown>): LastSync {
 }
 
 export const syncQueries = ({ knex: db }: Database) => ({
-  /** Every local record of `backend`, in one read. */
-  async localUsers(backend: string): Promise<User[]> {
-    const rows: Array<Record<string, unknown>> = await db.raw(`select ${joinedUserColumns('u')} from users u where u.backend = ?`, [
-      backend,
-    ]);
+  /**
+   * A page of the local records of `backend`, in the order of their external ids, from the one after
+   * `after` (from the first without it). A pass reads them page by page, each a short statement, not
+   * 100,000 rows in one (on SQLite a statement holds the event loop while it runs).
+   */
+  async localUsersPage(backend: string, after: string | undefined, limit: number): Promise<User[]> {
+    const rows: Array<Record<string, unknown>> = await db.raw(
+      `select ${joinedUserColumns('u')} from users u where u.backend = ?${after === undefined ? '' : ' and u.external_id > ?'} order by u.external_id limit ?`,
+      after === undefined ? [backend, limit] : [backend, after, limit],
+    );
     // knex answers a raw select with the rows (SQLite) or a result holding them (PostgreSQL).
     const list = Array.isArray(rows) ? rows : (rows as { rows: Array<Record<string, unknown>> }).rows;
     return list.map((r) => joinedUser(r)!);

@@ -2,8 +2,9 @@
  * The plugin kit: everything an identity backend plugin may use of Latchkey, and the only module of the
  * server a plugin imports (docs/identity-backends.md, "Writing a backend"; the layer check refuses any
  * other import from plugins/). It holds the contract a backend implements, the errors it throws, the
- * words for a directory's refusal of a new password, the password hashing a backend that keeps
- * its users in Latchkey's own table verifies with, and the span helper for its calls out.
+ * words for a directory's refusal of a new password, the password check of a backend that keeps
+ * its users in Latchkey's own table (and the hash verification under it), and the span helper for its
+ * calls out.
  */
 export {
   BackendUnavailableError,
@@ -23,5 +24,6 @@ export {
 } from './contract.ts';
 export { REFUSAL_WORDS } from '../users/password-refusals.ts';
 export { verifyPassword } from '../crypto/passwords.ts';
+export { localPasswordBackend } from './local-password-backend.ts';
 // docs/tracing.md: a backend's calls to its directory as spans of the request, when tracing is on.
 export { span, tracingOn, type Span } from '../telemetry/trace.ts';

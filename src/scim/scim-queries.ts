@@ -52,7 +52,7 @@ export const scimQueries = ({ knex: db }: Database) => {
       case 'username':
         return q.where('username_key', n.value.toLowerCase());
       case 'externalId':
-        // A record without a SCIM externalId keeps its own id there (src/scim/users.ts).
+        // A record without a SCIM externalId keeps its own id there (src/scim/user-create.ts, user-update.ts).
         return q.where('external_id', n.value).whereRaw('external_id <> id');
       case 'displayName':
         return q.whereRaw('lower(display_name) = ?', [n.value.toLowerCase()]);

@@ -17,7 +17,8 @@ import { syncTests } from './sync.ts';
  */
 describe('Active Directory (Samba 4.17 domain controller)', () => {
   beforeAll(async () => {
-    domain.dc = await startSambaDc(domainLdif());
+    // With its KDC, for desktop single sign-on (kerberos.ts, test/helpers/kerberos.ts).
+    domain.dc = await startSambaDc(domainLdif(), { kdc: true });
   });
   afterAll(async () => {
     await domain.dc?.destroy();

@@ -165,7 +165,7 @@ describe('each role sees what it may do, and nothing else', () => {
     });
   });
 
-  test('auditor: every section but roles, read only, no secret; reads the helpdesk’s acts in the audit trail', async () => {
+  test('auditor: every section but webhooks and roles, read only, no secret; reads the helpdesk’s acts in the audit trail', async () => {
     await as('audrey', PASSWORD, async (page) => {
       await page.getByRole('heading', { level: 1, name: 'Clients' }).waitFor();
       // Webhooks take webhooks:manage, which the auditor has not.

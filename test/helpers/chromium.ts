@@ -2,8 +2,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
-/** Debian's Chromium, headless, as every browser test drives it (`CHROMIUM_PATH` to override). */
-export const launchChromium = (): Promise<Browser> =>
+/**
+ * Debian's Chromium, headless, as every browser test drives it (`CHROMIUM_PATH` to override). `extra`
+ * adds switches and environment variables: the Kerberos test's `--auth-server-allowlist`, `KRB5_CONFIG`
+ * and `KRB5CCNAME`.
+ */
+export const launchChromium = (extra: { args?: string[]; env?: Record<string, string> } = {}): Promise<Browser> =>
   chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: [
@@ -15,7 +19,9 @@ export const launchChromium = (): Promise<Browser> =>
       '--disable-component-update',
       '--disable-sync',
       '--disable-quic',
+      ...(extra.args ?? []),
     ],
+    ...(extra.env ? { env: { ...process.env, ...extra.env } as Record<string, string> } : {}),
   });
 
 /**

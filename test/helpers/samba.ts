@@ -18,6 +18,8 @@ const run = promisify(execFile);
  */
 export interface SambaDc {
   readonly baseDN: string;
+  /** The DC's smb.conf: `samba-tool … --configfile=<it>` works on its local database (test/helpers/kerberos.ts). */
+  readonly configFile: string;
   /** `ldap://127.0.0.1:389`: plain binds are refused there ("transport encryption required"), as in AD. */
   readonly ldapUrl: string;
   readonly ldapsUrl: string;
@@ -56,6 +58,8 @@ export const AD_BASE_DN = 'DC=latchkey,DC=test';
 const ADMIN_DN = `CN=Administrator,CN=Users,${AD_BASE_DN}`;
 const ADMIN_PASSWORD = 'Adm1n-Latchkey-Test!';
 const PORTS = [389, 636, 3268, 3269];
+/** The KDC's port, fixed too, when the DC runs one (`{ kdc: true }`). */
+const KDC_PORT = 88;
 /** The "Reset Password" (User-Force-Change-Password) extended right, and the schema GUID of `user`. */
 const RESET_PASSWORD_RIGHT = '00299570-246d-11d0-a768-00aa006e0529';
 const USER_CLASS = 'bf967aba-0de6-11d0-a285-00aa003049e2';
@@ -89,8 +93,8 @@ async function makeCertificate(dir: string): Promise<void> {
 }
 
 /** Fails with a message naming the port when something already listens on it (a system slapd, say). */
-async function assertPortsFree(): Promise<void> {
-  for (const port of PORTS) {
+async function assertPortsFree(ports: number[]): Promise<void> {
+  for (const port of ports) {
     await new Promise<void>((resolve, reject) => {
       const probe = createServer();
       probe.once('error', (err: NodeJS.ErrnoException) =>
@@ -109,12 +113,12 @@ async function assertPortsFree(): Promise<void> {
  * Provisions the domain (about 6-10 s, most of the fixture's cost), then loads `ldif` offline with
  * `ldbadd` before the first start: bulk entries go in several times faster than over LDAP.
  */
-async function provision(dir: string, tls: string, ldif: string): Promise<string> {
+async function provision(dir: string, tls: string, ldif: string, kdc: boolean): Promise<string> {
   const options = {
     interfaces: '127.0.0.1',
     'bind interfaces only': 'yes',
-    // Only the LDAP server: no Kerberos (88), SMB or RPC ports to collide with anything.
-    'server services': 'ldap',
+    // Only the LDAP server, and the KDC when asked (the Kerberos tests): no SMB or RPC ports to collide with anything.
+    'server services': kdc ? 'ldap, kdc' : 'ldap',
     'log file': join(dir, 'log.%m'),
     'pid directory': join(dir, 'run'),
     'ncalrpc dir': join(dir, 'ncalrpc'),
@@ -154,8 +158,9 @@ async function provision(dir: string, tls: string, ldif: string): Promise<string
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function startSambaDc(ldif = ''): Promise<SambaDc> {
-  await assertPortsFree();
+export async function startSambaDc(ldif = '', options: { kdc?: boolean } = {}): Promise<SambaDc> {
+  const kdc = options.kdc ?? false;
+  await assertPortsFree(kdc ? [...PORTS, KDC_PORT] : PORTS);
   const dir = mkdtempSync(join(tmpdir(), 'latchkey-samba-'));
   let child: ChildProcess | undefined;
   const tlsDir = join(dir, 'tls');
@@ -213,7 +218,7 @@ export async function startSambaDc(ldif = ''): Promise<SambaDc> {
   try {
     await makeCertificate(tlsDir);
     ca = readFileSync(join(tlsDir, 'ca.pem'), 'utf8');
-    conf = await provision(dir, tlsDir, ldif);
+    conf = await provision(dir, tlsDir, ldif, kdc);
     await start();
   } catch (err) {
     await stop();
@@ -223,6 +228,7 @@ export async function startSambaDc(ldif = ''): Promise<SambaDc> {
 
   return {
     baseDN: AD_BASE_DN,
+    configFile: conf,
     ldapUrl: 'ldap://127.0.0.1:389',
     ldapsUrl: 'ldaps://127.0.0.1:636',
     ca,

@@ -44,8 +44,10 @@ export function loadViewer(): Promise<void> {
     .then(
       (v) => viewer.set(v),
       (err: { code?: string }) => {
-        // Refused: no admin right (any more). Another failure (the network) keeps what was known.
-        if (err.code === 'FORBIDDEN' || viewer.get() === undefined) viewer.set(null);
+        // Refused: no admin right (any more). Another failure (the network, a restart) keeps what was
+        // known, and before anything was, tries again in a while.
+        if (err.code === 'FORBIDDEN') viewer.set(null);
+        else if (viewer.get() === undefined) setTimeout(() => void loadViewer(), 5000);
       },
     )
     .finally(() => {

@@ -25,7 +25,8 @@ const KINDS = [
 function describe(details: string | null | undefined): { action?: string; rest: string } {
   if (!details) return { rest: '' };
   try {
-    const { action, via, ...rest } = JSON.parse(details) as Record<string, unknown>;
+    // The permission and role an admin change was made under are shown beside its actor.
+    const { action, via, permission: _permission, role: _role, ...rest } = JSON.parse(details) as Record<string, unknown>;
     const text = Object.entries(rest).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
     if (via) text.push(`via ${String(via)}`);
     return { action: typeof action === 'string' ? action : undefined, rest: text.join(', ') };

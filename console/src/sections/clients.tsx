@@ -7,7 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { ClientsQuery, DeleteClientMutation, RotateClientSecretMutation, type ClientFieldsFragment } from '../api/generated.ts';
 import { useCan } from '../auth/permissions.ts';
-import { CopyButton, Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, Notice } from '../ui/kit.tsx';
+import { Dialog, ErrorNote, Loading, Pager, SearchBox, useAction, useCursorPages, useLoad, Notice } from '../ui/kit.tsx';
+import { SecretPanel } from '../ui/secret-panel.tsx';
 import { follow, href, route } from '../ui/router.ts';
 import { Table, type Column } from '../ui/table.tsx';
 import { ApplicationPage } from './application.tsx';
@@ -24,30 +25,19 @@ const grantNames: Record<string, string> = {
 };
 
 /** A new secret, on screen once: it is stored only as a hash. */
-function SecretPanel({ name, clientId, secret, onClose }: { name: string; clientId: string; secret: string; onClose: () => void }) {
-  useEffect(() => document.getElementById('secret-title')?.focus(), [secret]);
-  return (
-    <section class="panel secret" aria-labelledby="secret-title">
-      <h2 id="secret-title" tabIndex={-1}>
-        The secret of {name}
-      </h2>
-      <p>Store it now: it is shown only this once. Lost, it can only be replaced (rotate the secret).</p>
-      <dl class="pairs">
-        <dt>Client ID</dt>
-        <dd>
-          <code id="new-client-id">{clientId}</code> <CopyButton text={clientId} label="Copy client ID" />
-        </dd>
-        <dt>Client secret</dt>
-        <dd>
-          <code id="new-client-secret">{secret}</code> <CopyButton text={secret} label="Copy client secret" />
-        </dd>
-      </dl>
-      <button type="button" onClick={onClose}>
-        I have stored it
-      </button>
-    </section>
-  );
-}
+const NewSecret = ({ name, clientId, secret, onClose }: { name: string; clientId: string; secret: string; onClose: () => void }) => (
+  <SecretPanel
+    id="secret"
+    title={`The secret of ${name}`}
+    values={[
+      { term: 'Client ID', id: 'new-client-id', value: clientId, copy: 'Copy client ID' },
+      { term: 'Client secret', id: 'new-client-secret', value: secret, copy: 'Copy client secret' },
+    ]}
+    onClose={onClose}
+  >
+    <p>Store it now: it is shown only this once. Lost, it can only be replaced (rotate the secret).</p>
+  </SecretPanel>
+);
 
 type Confirm = { kind: 'delete' | 'rotate'; client: ClientFieldsFragment };
 
@@ -120,7 +110,7 @@ function ClientsList() {
         ) : null}
       </div>
       <Notice text={notice} />
-      {secret ? <SecretPanel {...secret} onClose={() => setSecret(undefined)} /> : null}
+      {secret ? <NewSecret {...secret} onClose={() => setSecret(undefined)} /> : null}
       {form ? (
         <ClientForm
           key={form.client?.clientId ?? 'new'}

@@ -14,7 +14,8 @@ import {
   UpdateAdminRoleMutation,
 } from '../api/generated.ts';
 import { loadViewer, type Permission, PERMISSIONS, useCan } from '../auth/permissions.ts';
-import { Checkbox, Dialog, ErrorNote, Field, FormActions, Loading, Notice, useAction, useLoad } from '../ui/kit.tsx';
+import { ConfirmDialog, useConfirm } from '../ui/confirm.tsx';
+import { Checkbox, ErrorNote, Field, FormActions, Loading, Notice, useAction, useLoad } from '../ui/kit.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 
 /** What each permission lets its holder do, in the words of docs/admin-api.md. */
@@ -38,30 +39,10 @@ export const PERMISSION_WORDS: Record<Permission, string> = {
 const labels = { name: 'Name', description: 'Description', permissions: 'Permissions' };
 
 const columns: Array<Column<AdminRoleFieldsFragment>> = [
-  {
-    header: 'Role',
-    rowHeader: true,
-    cell: (r) => (
-      <>
-        {r.name}
-        {r.builtIn ? <span class="tag">built-in</span> : null}
-      </>
-    ),
-  },
+  { header: 'Role', rowHeader: true, cell: (r) => r.name },
+  { header: 'Kind', cell: (r) => (r.builtIn ? 'built-in' : 'custom') },
   { header: 'Description', cell: (r) => r.description || '—' },
-  {
-    header: 'Permissions',
-    class: 'details',
-    cell: (r) => (
-      <ul class="values">
-        {r.permissions.map((p) => (
-          <li key={p}>
-            <code>{p}</code>
-          </li>
-        ))}
-      </ul>
-    ),
-  },
+  { header: 'Permissions', cell: (r) => r.permissions.join(', ') },
 ];
 
 function RoleForm({
@@ -149,9 +130,8 @@ export function RolesSection() {
   const can = useCan();
   const list = useLoad(() => request(AdminRolesQuery, {}), []);
   const [form, setForm] = useState<{ role?: AdminRoleFieldsFragment }>();
-  const [deleting, setDeleting] = useState<AdminRoleFieldsFragment>();
   const [notice, setNotice] = useState<string>();
-  const remove = useAction();
+  const remove = useConfirm<AdminRoleFieldsFragment>();
   // A role giving a permission one lacks is not theirs to change or delete (the API refuses it).
   const mine = (r: AdminRoleFieldsFragment) => !r.builtIn && r.permissions.every((p) => can(p as Permission));
 
@@ -163,10 +143,11 @@ export function RolesSection() {
   }
 
   async function confirmed() {
+    const deleting = remove.asked;
     if (!deleting) return;
     const done = await remove.run(async () => (await request(DeleteAdminRoleMutation, { name: deleting.name })).deleteAdminRole);
     if (done === undefined) return;
-    setDeleting(undefined);
+    remove.close();
     changed(`The role ${deleting.name} is deleted; the users and groups naming it keep the name, which gives nothing now.`);
   }
 
@@ -206,34 +187,23 @@ export function RolesSection() {
               <button type="button" class="secondary" aria-label={`Edit the role ${r.name}`} onClick={() => setForm({ role: r })}>
                 Edit
               </button>
-              <button
-                type="button"
-                class="danger"
-                aria-label={`Delete the role ${r.name}`}
-                onClick={() => {
-                  remove.clear();
-                  setDeleting(r);
-                }}
-              >
+              <button type="button" class="danger" aria-label={`Delete the role ${r.name}`} onClick={() => remove.ask(r)}>
                 Delete
               </button>
             </>
           ) : null
         }
       />
-      {deleting ? (
-        <Dialog title={`Delete the role ${deleting.name}?`} onClose={() => setDeleting(undefined)}>
+      {remove.asked ? (
+        <ConfirmDialog
+          title={`Delete the role ${remove.asked.name}?`}
+          confirm={remove}
+          label="Delete role"
+          busyLabel="Deleting…"
+          onConfirm={confirmed}
+        >
           <p>Its holders lose the permissions it gave them at their next request. The name stays on them and gives nothing.</p>
-          <ErrorNote error={remove.error} />
-          <div class="actions">
-            <button type="button" class="danger" disabled={remove.busy} onClick={confirmed}>
-              {remove.busy ? 'Deleting…' : 'Delete role'}
-            </button>
-            <button type="button" class="secondary" onClick={() => setDeleting(undefined)}>
-              Cancel
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </section>
   );

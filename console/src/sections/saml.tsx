@@ -7,7 +7,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { DeleteSamlServiceProviderMutation, SamlServiceProvidersQuery, type SamlSpFieldsFragment } from '../api/generated.ts';
 import { useCan } from '../auth/permissions.ts';
-import { CopyButton, Dialog, ErrorNote, Loading, Notice, useAction, useLoad } from '../ui/kit.tsx';
+import { ConfirmDialog, useConfirm } from '../ui/confirm.tsx';
+import { CopyButton, ErrorNote, Loading, Notice, useLoad } from '../ui/kit.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 import { follow, href, route } from '../ui/router.ts';
 import { ApplicationPage } from './application.tsx';
@@ -49,9 +50,8 @@ export function SamlSection() {
 function SamlList() {
   const list = useLoad(() => request(SamlServiceProvidersQuery, {}), []);
   const [form, setForm] = useState<{ sp?: SamlSpFieldsFragment }>();
-  const [deleting, setDeleting] = useState<SamlSpFieldsFragment>();
   const [notice, setNotice] = useState<string>();
-  const action = useAction();
+  const remove = useConfirm<SamlSpFieldsFragment>();
   const can = useCan();
   const idp = list.data?.samlIdentityProvider;
 
@@ -60,14 +60,15 @@ function SamlList() {
   }, [form]);
 
   async function confirmed() {
+    const deleting = remove.asked;
     if (!deleting) return;
-    const done = await action.run(async () => {
+    const done = await remove.run(async () => {
       await request(DeleteSamlServiceProviderMutation, { entityId: deleting.entityId });
       return true;
     });
     if (done) {
       setNotice(`${deleting.name} is deleted.`);
-      setDeleting(undefined);
+      remove.close();
       list.reload();
     }
   }
@@ -146,15 +147,7 @@ function SamlList() {
                 Access & attributes
               </a>
               {can.manageApps ? (
-                <button
-                  type="button"
-                  class="danger"
-                  aria-label={`Delete ${s.name}`}
-                  onClick={() => {
-                    action.clear();
-                    setDeleting(s);
-                  }}
-                >
+                <button type="button" class="danger" aria-label={`Delete ${s.name}`} onClick={() => remove.ask(s)}>
                   Delete
                 </button>
               ) : null}
@@ -162,19 +155,17 @@ function SamlList() {
           )}
         />
       </section>
-      {deleting ? (
-        <Dialog title={`Delete ${deleting.name}?`} onClose={() => setDeleting(undefined)}>
+      {remove.asked ? (
+        <ConfirmDialog
+          title={`Delete ${remove.asked.name}?`}
+          confirm={remove}
+          label="Delete application"
+          busyLabel="Working…"
+          labels={samlLabels}
+          onConfirm={confirmed}
+        >
           <p>The application can no longer sign in through Latchkey. This cannot be undone.</p>
-          <ErrorNote error={action.error} labels={samlLabels} />
-          <div class="actions">
-            <button type="button" class="danger" disabled={action.busy} onClick={confirmed}>
-              {action.busy ? 'Working…' : 'Delete application'}
-            </button>
-            <button type="button" class="secondary" onClick={() => setDeleting(undefined)}>
-              Cancel
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </>
   );

@@ -1,9 +1,11 @@
 /** SCIM tokens (docs/scim-provisioning.md "Tokens"): list (backends:read); create (the secret shown once) and revoke (keys:manage). */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { CreateScimTokenMutation, RevokeScimTokenMutation, ScimTokensQuery } from '../api/generated.ts';
 import { useCan } from '../auth/permissions.ts';
-import { CopyButton, Dialog, ErrorNote, Field, Loading, Notice, SelectField, useAction, useLoad, when } from '../ui/kit.tsx';
+import { ConfirmDialog, useConfirm } from '../ui/confirm.tsx';
+import { ErrorNote, Field, FormActions, Loading, Notice, SelectField, useAction, useLoad, when } from '../ui/kit.tsx';
+import { SecretPanel } from '../ui/secret-panel.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 
 type Token = ScimTokensQuery['scimTokens'][number];
@@ -19,30 +21,20 @@ const columns: Array<Column<Token>> = [
 
 const nameOf = (t: Pick<Token, 'description' | 'backend'>) => t.description ?? `the token for ${t.backend}`;
 
-/** The new secret, on screen once: only its hash is stored. */
-function SecretPanel({ token, backend, onClose }: { token: string; backend: string; onClose: () => void }) {
-  useEffect(() => document.getElementById('scim-secret-title')?.focus(), [token]);
-  return (
-    <section class="panel secret" aria-labelledby="scim-secret-title">
-      <h2 id="scim-secret-title" tabIndex={-1}>
-        The new SCIM token for {backend}
-      </h2>
-      <p role="alert">
-        Copy it into the SCIM client (Entra ID's “Secret Token”, Okta's API token) now: it is shown only this once. Lost, it cannot be shown
-        again; make a new one and revoke this one.
-      </p>
-      <dl class="pairs">
-        <dt>Token</dt>
-        <dd>
-          <code id="new-scim-token">{token}</code> <CopyButton text={token} label="Copy the SCIM token" />
-        </dd>
-      </dl>
-      <button type="button" onClick={onClose}>
-        I have stored it
-      </button>
-    </section>
-  );
-}
+/** The new token, on screen once: only its hash is stored. */
+const NewToken = ({ token, backend, onClose }: { token: string; backend: string; onClose: () => void }) => (
+  <SecretPanel
+    id="scim-secret"
+    title={`The new SCIM token for ${backend}`}
+    values={[{ term: 'Token', id: 'new-scim-token', value: token, copy: 'Copy the SCIM token' }]}
+    onClose={onClose}
+  >
+    <p role="alert">
+      Copy it into the SCIM client (Entra ID's “Secret Token”, Okta's API token) now: it is shown only this once. Lost, it cannot be shown
+      again; make a new one and revoke this one.
+    </p>
+  </SecretPanel>
+);
 
 function CreateForm({
   backends,
@@ -86,14 +78,7 @@ function CreateForm({
         hint="Which client it is for, such as “Entra ID provisioning”."
       />
       <ErrorNote error={create.error} labels={labels} />
-      <div class="actions">
-        <button type="submit" disabled={create.busy || !backend}>
-          {create.busy ? 'Creating…' : 'Create token'}
-        </button>
-        <button type="button" class="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={create.busy} disabled={!backend} label="Create token" busyLabel="Creating…" onCancel={onCancel} />
     </form>
   );
 }
@@ -102,20 +87,20 @@ export function ScimTokensSection() {
   const list = useLoad(() => request(ScimTokensQuery, {}), []);
   const [creating, setCreating] = useState(false);
   const [secret, setSecret] = useState<{ token: string; backend: string }>();
-  const [revoking, setRevoking] = useState<Token>();
   const [notice, setNotice] = useState<string>();
-  const revoke = useAction();
+  const revoke = useConfirm<Token>();
   const can = useCan();
   const manage = can('keys:manage');
   const tokens = list.data?.scimTokens;
   const backends = (list.data?.identityBackends ?? []).filter((b) => b.type === 'backend' && b.plugin === 'scim').map((b) => b.id);
 
   async function confirmed() {
+    const revoking = revoke.asked;
     if (!revoking) return;
     const done = await revoke.run(async () => (await request(RevokeScimTokenMutation, { id: revoking.id })).revokeScimToken);
     if (done === undefined) return;
     setNotice(`${nameOf(revoking)} is revoked: requests carrying it are refused from now on.`);
-    setRevoking(undefined);
+    revoke.close();
     list.reload();
   }
 
@@ -143,7 +128,7 @@ export function ScimTokensSection() {
         <p class="hint">No backend of plugin scim is configured: add one (identity.backends) to make tokens for it.</p>
       ) : null}
       <Notice text={notice} />
-      {secret ? <SecretPanel {...secret} onClose={() => setSecret(undefined)} /> : null}
+      {secret ? <NewToken {...secret} onClose={() => setSecret(undefined)} /> : null}
       {creating ? (
         <CreateForm
           backends={backends}
@@ -167,34 +152,23 @@ export function ScimTokensSection() {
         actions={
           manage
             ? (t) => (
-                <button
-                  type="button"
-                  class="danger"
-                  aria-label={`Revoke ${nameOf(t)}`}
-                  onClick={() => {
-                    revoke.clear();
-                    setRevoking(t);
-                  }}
-                >
+                <button type="button" class="danger" aria-label={`Revoke ${nameOf(t)}`} onClick={() => revoke.ask(t)}>
                   Revoke
                 </button>
               )
             : undefined
         }
       />
-      {revoking ? (
-        <Dialog title={`Revoke ${nameOf(revoking)}?`} onClose={() => setRevoking(undefined)}>
+      {revoke.asked ? (
+        <ConfirmDialog
+          title={`Revoke ${nameOf(revoke.asked)}?`}
+          confirm={revoke}
+          label="Revoke token"
+          busyLabel="Revoking…"
+          onConfirm={confirmed}
+        >
           <p>The SCIM client using it is refused from its next request on. This cannot be undone; a new token can be made.</p>
-          <ErrorNote error={revoke.error} />
-          <div class="actions">
-            <button type="button" class="danger" disabled={revoke.busy} onClick={confirmed}>
-              {revoke.busy ? 'Revoking…' : 'Revoke token'}
-            </button>
-            <button type="button" class="secondary" onClick={() => setRevoking(undefined)}>
-              Cancel
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </section>
   );

@@ -2,20 +2,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { DeleteWebhookMutation, RegisterWebhookMutation, WebhookDeliveriesQuery, WebhooksQuery } from '../api/generated.ts';
-import {
-  CopyButton,
-  Dialog,
-  ErrorNote,
-  Field,
-  Loading,
-  Notice,
-  Pager,
-  useAction,
-  useCursorPages,
-  useLoad,
-  when,
-  words,
-} from '../ui/kit.tsx';
+import { ConfirmDialog, useConfirm } from '../ui/confirm.tsx';
+import { ErrorNote, Field, FormActions, Loading, Notice, Pager, useAction, useCursorPages, useLoad, when, words } from '../ui/kit.tsx';
+import { SecretPanel } from '../ui/secret-panel.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 
 type Hook = WebhooksQuery['webhooks'][number];
@@ -60,32 +49,22 @@ const deliveryColumns: Array<Column<Delivery>> = [
 ];
 
 /** The new signing secret, on screen once: the receiver needs it to verify the signatures. */
-function SecretPanel({ secret, url, onClose }: { secret: string; url: string; onClose: () => void }) {
-  useEffect(() => document.getElementById('webhook-secret-title')?.focus(), [secret]);
-  return (
-    <section class="panel secret" aria-labelledby="webhook-secret-title">
-      <h2 id="webhook-secret-title" tabIndex={-1}>
-        The new webhook's signing secret
-      </h2>
-      <p>
-        For <code>{url}</code>
-      </p>
-      <p role="alert">
-        Give it to the receiver now, to verify each request's webhook-signature: it is shown only this once. Lost, it cannot be shown again;
-        register the endpoint again and delete this one.
-      </p>
-      <dl class="pairs">
-        <dt>Secret</dt>
-        <dd>
-          <code id="new-webhook-secret">{secret}</code> <CopyButton text={secret} label="Copy the signing secret" />
-        </dd>
-      </dl>
-      <button type="button" onClick={onClose}>
-        I have stored it
-      </button>
-    </section>
-  );
-}
+const NewSecret = ({ secret, url, onClose }: { secret: string; url: string; onClose: () => void }) => (
+  <SecretPanel
+    id="webhook-secret"
+    title="The new webhook's signing secret"
+    values={[{ term: 'Secret', id: 'new-webhook-secret', value: secret, copy: 'Copy the signing secret' }]}
+    onClose={onClose}
+  >
+    <p>
+      For <code>{url}</code>
+    </p>
+    <p role="alert">
+      Give it to the receiver now, to verify each request's webhook-signature: it is shown only this once. Lost, it cannot be shown again;
+      register the endpoint again and delete this one.
+    </p>
+  </SecretPanel>
+);
 
 function RegisterForm({ onDone, onCancel }: { onDone: (secret: string, hook: Hook) => void; onCancel: () => void }) {
   const [url, setUrl] = useState('');
@@ -125,14 +104,7 @@ function RegisterForm({ onDone, onCancel }: { onDone: (secret: string, hook: Hoo
         hint="Who runs the endpoint, or what it is for."
       />
       <ErrorNote error={register.error} labels={labels} />
-      <div class="actions">
-        <button type="submit" disabled={register.busy || !url}>
-          {register.busy ? 'Registering…' : 'Register webhook'}
-        </button>
-        <button type="button" class="secondary" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions busy={register.busy} disabled={!url} label="Register webhook" busyLabel="Registering…" onCancel={onCancel} />
     </form>
   );
 }
@@ -177,19 +149,19 @@ export function WebhooksSection() {
   const list = useLoad(() => request(WebhooksQuery, {}), []);
   const [registering, setRegistering] = useState(false);
   const [secret, setSecret] = useState<{ secret: string; url: string }>();
-  const [deleting, setDeleting] = useState<Hook>();
   const [watching, setWatching] = useState<Hook>();
   const [notice, setNotice] = useState<string>();
-  const remove = useAction();
+  const remove = useConfirm<Hook>();
   const hooks = list.data?.webhooks;
 
   async function confirmed() {
+    const deleting = remove.asked;
     if (!deleting) return;
     const done = await remove.run(async () => (await request(DeleteWebhookMutation, { id: deleting.id })).deleteWebhook);
     if (done === undefined) return;
     setNotice(`${nameOf(deleting)} is deleted: nothing more is sent to it.`);
     if (watching?.id === deleting.id) setWatching(undefined);
-    setDeleting(undefined);
+    remove.close();
     list.reload();
   }
 
@@ -209,7 +181,7 @@ export function WebhooksSection() {
         </button>
       </div>
       <Notice text={notice} />
-      {secret ? <SecretPanel {...secret} onClose={() => setSecret(undefined)} /> : null}
+      {secret ? <NewSecret {...secret} onClose={() => setSecret(undefined)} /> : null}
       {registering ? (
         <RegisterForm
           onCancel={() => setRegistering(false)}
@@ -234,36 +206,25 @@ export function WebhooksSection() {
             <button type="button" class="secondary" aria-label={`Deliveries to ${nameOf(h)}`} onClick={() => setWatching(h)}>
               Deliveries
             </button>{' '}
-            <button
-              type="button"
-              class="danger"
-              aria-label={`Delete ${nameOf(h)}`}
-              onClick={() => {
-                remove.clear();
-                setDeleting(h);
-              }}
-            >
+            <button type="button" class="danger" aria-label={`Delete ${nameOf(h)}`} onClick={() => remove.ask(h)}>
               Delete
             </button>
           </>
         )}
       />
       {watching ? <Deliveries key={watching.id} hook={watching} onClose={() => setWatching(undefined)} /> : null}
-      {deleting ? (
-        <Dialog title={`Delete ${nameOf(deleting)}?`} onClose={() => setDeleting(undefined)}>
+      {remove.asked ? (
+        <ConfirmDialog
+          title={`Delete ${nameOf(remove.asked)}?`}
+          confirm={remove}
+          label="Delete webhook"
+          busyLabel="Deleting…"
+          onConfirm={confirmed}
+        >
           <p>
             Nothing more is sent to it, and the record of its deliveries goes too. To send to it again, register it anew (a new secret).
           </p>
-          <ErrorNote error={remove.error} />
-          <div class="actions">
-            <button type="button" class="danger" disabled={remove.busy} onClick={confirmed}>
-              {remove.busy ? 'Deleting…' : 'Delete webhook'}
-            </button>
-            <button type="button" class="secondary" onClick={() => setDeleting(undefined)}>
-              Cancel
-            </button>
-          </div>
-        </Dialog>
+        </ConfirmDialog>
       ) : null}
     </section>
   );

@@ -177,12 +177,29 @@ export function SelectField<T extends string>(p: {
   );
 }
 
-/** A form's Save and Cancel: `label` names the first save (register, create); an edit says "Save changes". */
-export function FormActions({ busy, editing, label, onCancel }: { busy: boolean; editing: boolean; label: string; onCancel: () => void }) {
+/**
+ * A form's Save and Cancel: `label` names the first save (register, create); an edit says "Save changes".
+ * While it runs the button says `busyLabel`; `disabled` holds it back until the form can be sent.
+ */
+export function FormActions({
+  busy,
+  editing = false,
+  label,
+  busyLabel = 'Saving…',
+  disabled = false,
+  onCancel,
+}: {
+  busy: boolean;
+  editing?: boolean;
+  label: string;
+  busyLabel?: string;
+  disabled?: boolean;
+  onCancel: () => void;
+}) {
   return (
     <div class="actions">
-      <button type="submit" disabled={busy}>
-        {busy ? 'Saving…' : editing ? 'Save changes' : label}
+      <button type="submit" disabled={busy || disabled}>
+        {busy ? busyLabel : editing ? 'Save changes' : label}
       </button>
       <button type="button" class="secondary" onClick={onCancel}>
         Cancel
