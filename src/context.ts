@@ -18,6 +18,7 @@ import type { ConsentStore } from './login/consents.ts';
 import type { SessionStore } from './login/sessions.ts';
 import type { LogoutNoticeWorker } from './login/logout-notices.ts';
 import type { SignInService } from './login/sign-in.ts';
+import type { KerberosSignIns } from './kerberos/service.ts';
 import type { Metrics } from './metrics/registry.ts';
 import type { MfaService } from './mfa/service.ts';
 import type { PasswordResetService } from './password-reset/service.ts';
@@ -65,6 +66,8 @@ export interface AppContext {
   upstreams: Upstreams & { trips: UpstreamRoundTrips; signIns: UpstreamSignIns };
   /** The sign-in sequence (brute-force policy, identity chain, audit) of the login page and the password grant. */
   signIn: SignInService;
+  /** Desktop single sign-on: a browser's Kerberos ticket (docs/identity-backends.md "Desktop single sign-on"); off without a backend's `kerberos`. */
+  kerberos: KerberosSignIns;
   /** RFC 8628 device authorization requests (docs/connect-an-application.md). */
   deviceCodes: DeviceCodes;
   keys: SigningKeys;

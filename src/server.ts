@@ -119,9 +119,13 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     ctx.logoutNotices.start();
     ctx.samlLogouts.start();
     ctx.webhookDeliveries.start();
+    // SCIM invitations an earlier process queued and did not mail (docs/scim-provisioning.md "How SCIM users sign in").
+    ctx.scim.invitations.start();
     // Its cursor is made at the first start with `audit.syslog` and kept after (docs/audit-to-siem.md).
     await ctx.syslog.start();
     const stopTokenAudit = ctx.tokenAudit.schedule();
+    // docs/decisions.md "Events out": sinks left behind past audit.sinkMaxBacklog, and what PostgreSQL holds back.
+    const stopEventWatch = ctx.events.schedule();
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
@@ -139,11 +143,14 @@ export async function startServer(config: Config, logger: Logger = createLogger(
         await ctx.logoutNotices.stop();
         await ctx.samlLogouts.stop();
         await ctx.webhookDeliveries.stop();
+        // The invitation being mailed finishes; the others stay queued for the next start.
+        await ctx.scim.invitations.stop();
         // Reset requests answered already finish their lookup and mail before the database closes.
         await ctx.passwordReset.settled();
         ctx.passwordReset.close();
         // After the last request: the counts it added are written before the database closes.
         await stopTokenAudit();
+        await stopEventWatch();
         // After the last event of this process: the connection is closed cleanly, so what was sent counts as delivered.
         await ctx.syslog.stop();
         ctx.dbOutage.stop();

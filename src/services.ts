@@ -20,6 +20,7 @@ import { IdentityChain } from './identity/chain.ts';
 import { directorySync } from './directory-sync/service.ts';
 import { syncQueries } from './directory-sync/sync-queries.ts';
 import { loadBackend } from './identity/loader.ts';
+import { kerberosSignIns } from './kerberos/service.ts';
 import { loadUpstreams } from './identity/upstreams/registry.ts';
 import { roundTripQueries } from './identity/upstreams/round-trip-queries.ts';
 import { upstreamRoundTrips } from './identity/upstreams/round-trips.ts';
@@ -312,6 +313,8 @@ export async function createContext(config: Config, database: Database, logger: 
     }),
     known: { backends: [...members.map((m) => m.id), ...upstreams.list.map((u) => u.id)], grants: GRANT_TYPES, tables: PURGED_TABLES },
     directorySyncs: () => syncs.states(),
+    // docs/operating-latchkey.md "Metrics": how far behind each webhook and the syslog sink are.
+    eventSinks: () => events.lags(),
   });
   // Directory sync (docs/directory-sync.md): leavers go through the user service, like an admin's acts.
   const syncs = directorySync({
@@ -335,6 +338,8 @@ export async function createContext(config: Config, database: Database, logger: 
     accountKeyKey: deriveKey(secret, 'throttle-account'),
     deviceKey,
   });
+  // docs/identity-backends.md "Desktop single sign-on": off, and the GSSAPI binding never loaded, unless a backend has `kerberos`.
+  const kerberos = await kerberosSignIns({ identity, audit, metrics, logger, publicUrl: config.publicUrl });
   const { smtp } = config;
   const passwordReset = passwordResetService({
     queries: services.queries.resets,
@@ -353,7 +358,7 @@ export async function createContext(config: Config, database: Database, logger: 
     config,
     logger,
   });
-  const events = eventOutbox(services.queries.events);
+  const events = eventOutbox(services.queries.events, { transaction: services.transaction, config: config.audit, logger });
   // Webhooks (docs/webhooks.md): their secrets sealed like client secrets, under a key of their own.
   const webhookKey = deriveKey(secret, 'webhook-secrets');
   const webhooks = webhookService(services.queries.webhooks, {
@@ -381,6 +386,7 @@ export async function createContext(config: Config, database: Database, logger: 
       transaction: services.transaction,
     }),
     signIn,
+    kerberos,
     passwordReset,
     scim: scimService(config, {
       transaction: services.transaction,
@@ -405,7 +411,7 @@ export async function createContext(config: Config, database: Database, logger: 
         guesses: attempts.guesses,
         starts: upstreamStarts(throttle, config.throttle),
         logger,
-        linked: upstreamLinks(scim, localRecords),
+        linked: upstreamLinks(scim, localRecords, services.queries.scim),
       }),
     },
     keys,

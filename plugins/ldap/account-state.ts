@@ -24,13 +24,20 @@ export const ACCOUNT_STATE_ATTRIBUTES = [
  * `pwdAccountLockedTime` counts while it is set: ppolicy clears a lockout that has run its time at the
  * next successful bind, so such a user's refresh is refused until they sign in again.
  */
-export function accountState(entry: Entry, now: number): AccountRefusal | undefined {
+export function accountState(entry: Entry, now: number, o: { lockouts?: boolean } = {}): AccountRefusal | undefined {
   if (isExpired(entry, now)) return 'account_expired';
   if (isDisabled(entry)) return 'disabled';
   if (first(entry, 'nsAccountLock')?.trim().toLowerCase() === 'true') return 'disabled';
-  if (first(entry, 'pwdAccountLockedTime')) return 'disabled';
+  const locked = first(entry, 'pwdAccountLockedTime');
+  // `lockouts: false` (a sync pass): only an administrator's lock counts. ppolicy also sets the
+  // attribute after too many failed binds, which anyone who knows a name can cause: that refuses a
+  // sign-in, but must not make the user a leaver (docs/directory-sync.md "What a pass does").
+  if (locked && (o.lockouts !== false || locked.trim() === ADMIN_LOCK)) return 'disabled';
   return undefined;
 }
+
+/** ppolicy's value for a lock by an administrator, which never times out (draft-behera-ldap-password-policy 5.3.3). */
+const ADMIN_LOCK = '000001010000Z';
 
 /** LDAP's unwillingToPerform. */
 const UNWILLING_TO_PERFORM = 53;

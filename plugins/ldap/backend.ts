@@ -5,6 +5,7 @@ import {
   type AccountRefusal,
   type Identity,
   type IdentityBackend,
+  type KerberosSettings,
   type KnownUser,
   type PasswordCheck,
   type PasswordWrite,
@@ -18,6 +19,7 @@ import { refused } from './password-refusals.ts';
 import { adWriter, openLdapWriter, type PasswordWriter } from './password-writes.ts';
 import { listDirectory } from './directory-listing.ts';
 import { fillFilter } from './filter.ts';
+import { isLockedOut, LOCKOUT_ATTRIBUTES, principalFilter } from './kerberos.ts';
 import { resolveGroups, type Group } from './groups.ts';
 import { binaryAttributes, toIdentity, userAttributes } from './identity.ts';
 import { ConnectionPool, type LdapSession } from './pool.ts';
@@ -39,6 +41,9 @@ export class LdapBackend implements IdentityBackend {
   readonly resetPassword?: (known: KnownUser, newPassword: string) => Promise<PasswordWrite>;
   /** Directory sync's side (docs/directory-sync.md): every user, read whole or not at all. */
   readonly sync: SyncSource;
+  /** Present only with `kerberos` (docs/identity-backends.md "Desktop single sign-on"), with `findByPrincipal`. */
+  readonly kerberos?: KerberosSettings;
+  readonly findByPrincipal?: (principal: string) => Promise<Identity | null>;
 
   constructor(
     private readonly config: LdapConfig,
@@ -60,6 +65,11 @@ export class LdapBackend implements IdentityBackend {
       this.changePassword = (known, oldPassword, newPassword) =>
         this.write(known, (dn) => this.passwords.change(dn, oldPassword, newPassword));
     if (config.passwordReset) this.resetPassword = (known, newPassword) => this.write(known, (dn) => this.passwords.reset(dn, newPassword));
+    if (config.kerberos) {
+      const { keytab, servicePrincipal, realm } = config.kerberos;
+      this.kerberos = { keytab, servicePrincipal, realm };
+      this.findByPrincipal = (principal) => this.principal(principal);
+    }
     this.sync = {
       interval: config.sync.interval,
       maxLeaverShare: config.sync.maxLeaverShare,
@@ -127,6 +137,24 @@ export class LdapBackend implements IdentityBackend {
     });
   }
 
+  /**
+   * The user a Kerberos principal names (docs/identity-backends.md "Desktop single sign-on"), without a bind: the
+   * KDC vouched for them. Only among the entries `userSearch.filter` lets sign in, as a password sign-in
+   * finds them; the account's state comes with the entry, and an AD account locked out since the ticket
+   * was issued is refused as disabled (a password bind would be refused with 775 then).
+   */
+  private async principal(principal: string): Promise<Identity | null> {
+    const filter = principalFilter(this.config, principal);
+    if (!filter) return null;
+    return this.searches.use(async (s) => {
+      const entry = await this.findOne(s, filter, principal, LOCKOUT_ATTRIBUTES);
+      if (!entry) return null;
+      const identity = toIdentity(this.config, entry, await resolveGroups(s, this.config, entry));
+      if (!identity.disabled && isLockedOut(entry)) Object.assign(identity, { disabled: true, refusal: 'disabled' });
+      return identity;
+    });
+  }
+
   async health(): Promise<boolean> {
     await this.searches.use((s) => s.search(this.config.userSearch.baseDN, { scope: 'base', attributes: ['1.1'] }));
     return true;
@@ -136,15 +164,20 @@ export class LdapBackend implements IdentityBackend {
     await Promise.all([this.searches.close(), this.binds.close()]);
   }
 
-  private async findUser(s: LdapSession, username: string): Promise<Entry | undefined> {
+  private findUser(s: LdapSession, username: string): Promise<Entry | undefined> {
+    return this.findOne(s, fillFilter(this.config.userSearch.filter, { username }), username);
+  }
+
+  /** The one entry `filter` finds under `userSearch` (none when it finds several); `who` names the search in the log. */
+  private async findOne(s: LdapSession, filter: string, who: string, extra: readonly string[] = []): Promise<Entry | undefined> {
     const us = this.config.userSearch;
     // AD's password expiry: constructed per entry, so read only here, where a sign-in tells it.
-    const attributes = [...userAttributes(this.config), 'msDS-UserPasswordExpiryTimeComputed'];
+    const attributes = [...userAttributes(this.config), 'msDS-UserPasswordExpiryTimeComputed', ...extra];
     let result: SearchResult;
     try {
       result = await s.search(us.baseDN, {
         scope: us.scope,
-        filter: fillFilter(us.filter, { username }),
+        filter,
         attributes,
         explicitBufferAttributes: binaryAttributes(this.config),
         // Two are enough to tell "exactly one" from "ambiguous".
@@ -160,7 +193,7 @@ export class LdapBackend implements IdentityBackend {
     // Continuation references (result.searchReferences) are not followed: see docs/identity-backends.md.
     const entries = result.searchEntries;
     if (entries.length > 1) {
-      this.logger.warn({ username }, 'LDAP user search matched more than one entry; refusing the sign-in');
+      this.logger.warn({ username: who }, 'LDAP user search matched more than one entry; refusing the sign-in');
       return undefined;
     }
     const entry = entries[0];

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { readKeytab } from '../../src/identity/plugin-kit.ts';
 
 const scope = z.enum(['base', 'one', 'sub']).default('sub');
 
@@ -14,6 +15,45 @@ const caBundle = z.string().transform((value, ctx) => {
   }
   return readFileSync(value, 'utf8');
 });
+
+/**
+ * Desktop single sign-on (docs/identity-backends.md "Desktop single sign-on"): Kerberos tickets for the
+ * HTTP service principal sign the directory's users in. Checked at start: the keytab must be readable and
+ * hold the principal's keys.
+ */
+const kerberos = z
+  .object({
+    keytab: z.string().min(1).meta({
+      description:
+        "The keytab holding the service principal's keys (`ktpass` on a domain controller, or `samba-tool domain exportkeytab`), readable by Latchkey only.",
+    }),
+    servicePrincipal: z
+      .string()
+      .regex(/^HTTP\/[^/@\s]+@[^/@\s]+$/, 'must be HTTP/<host>@REALM, the host being the one of PUBLIC_URL')
+      .meta({ description: "`HTTP/<host of PUBLIC_URL>@REALM`: the SPN registered on Latchkey's service account (`setspn -S`)." }),
+    realm: z
+      .string()
+      .regex(/^[^/@\s]+$/, 'must be a realm name, such as CORP.EXAMPLE.COM')
+      .meta({ description: "The directory's Kerberos realm (AD: the domain's DNS name in capitals); users of another realm are refused." }),
+    principalAttribute: z.enum(['userPrincipalName', 'sAMAccountName']).default('userPrincipalName').meta({
+      description:
+        "How a ticket's client principal finds the user: `userPrincipalName` (the entry whose UPN is the principal, compared without case) or `sAMAccountName` (`name@REALM`: the entry whose sAMAccountName is `name`).",
+    }),
+  })
+  .strict()
+  .superRefine((k, ctx) => {
+    if (k.servicePrincipal.split('@')[1]!.toUpperCase() !== k.realm.toUpperCase())
+      ctx.addIssue({ code: 'custom', path: ['servicePrincipal'], message: `must be in the realm ${k.realm}` });
+    let held: string[];
+    try {
+      held = readKeytab(k.keytab).map((e) => e.principal.toLowerCase());
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', path: ['keytab'], message: (err as Error).message });
+      return;
+    }
+    if (!held.includes(k.servicePrincipal.toLowerCase()))
+      ctx.addIssue({ code: 'custom', path: ['keytab'], message: `${k.keytab} holds no key of ${k.servicePrincipal}` });
+  });
 
 /** How nested groups are resolved. */
 const nested = z.enum(['recursive', 'matchingRule', 'none']);
@@ -144,6 +184,10 @@ export const ldapConfig = z
       .max(365)
       .default(14)
       .meta({ unit: 'days', description: 'A password that expires within this many days is told after signing in.' }),
+    kerberos: kerberos.optional().meta({
+      description:
+        'Desktop single sign-on ([below](#desktop-single-sign-on-kerberos)): browsers on domain-joined computers sign in with their Kerberos ticket (SPNEGO), without a password.',
+    }),
     sync: z
       .object({
         interval: z

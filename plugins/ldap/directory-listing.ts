@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ResultCodeError, type Entry, type SearchOptions } from 'ldapts';
 import type { Logger } from 'pino';
 import { BackendUnavailableError, type Identity } from '../../src/identity/plugin-kit.ts';
@@ -24,22 +25,36 @@ const SAMPLE = 5;
 
 /**
  * A page is hundreds of entries, each made into a user (or a group into the index) on the event
- * loop: every few milliseconds of that, the server's requests get a turn, so that none waits behind a
- * whole page (docs/directory-sync.md "Reading the directory").
+ * loop, which the server's requests share (docs/directory-sync.md "Reading the directory"): after
+ * every `SLICE_MS` of that work the listing rests about as long again while requests keep the loop
+ * busy, and not at all on a quiet server. No request waits behind a whole page, and a pass leaves
+ * the requests most of the loop.
  */
-const TURN_MS = 5;
+const SLICE_MS = 5;
+/** A rest's length, as a multiple of the slice before it. */
+const REST_FACTOR = 1.5;
 
-/** `turn()` lets whatever waits on the event loop run when `TURN_MS` have passed since the last turn. */
-function turns(): () => Promise<void> | undefined {
-  let last = performance.now();
-  return () => {
-    if (performance.now() - last < TURN_MS) return undefined;
-    return new Promise<void>((resolve) =>
-      setImmediate(() => {
-        last = performance.now();
-        resolve();
-      }),
-    );
+/** The listing's slices: `mark()` starts one (after a wait for the directory); `rest()` rests once one has had its time. */
+function slices() {
+  let since = performance.now();
+  const rest = async (worked: number) => {
+    const until = performance.now() + worked * REST_FACTOR;
+    for (;;) {
+      const before = performance.eventLoopUtilization();
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      // The loop's idle time is the time it waited for I/O: a rest that mostly waited finds nobody in need of it.
+      if (performance.eventLoopUtilization(before).utilization < 0.5 || performance.now() >= until) break;
+    }
+    since = performance.now();
+  };
+  return {
+    mark: () => {
+      since = performance.now();
+    },
+    rest: (): Promise<void> | undefined => {
+      const worked = performance.now() - since;
+      return worked < SLICE_MS ? undefined : rest(Math.min(worked, 100));
+    },
   };
 }
 
@@ -66,10 +81,10 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
   const skipped: string[] = [];
   let phase: Phase = 'groupSearch';
   try {
-    const turn = turns();
+    const slice = slices();
     let groupsOf: (entry: Entry) => Group[] = memberOfGroups;
     if (config.groupSearch) {
-      const index = await readGroups(session, config, logger, turn);
+      const index = await readGroups(session, config, logger, slice);
       groupsOf = (entry) => index.groupsOf(entry.dn);
     }
     phase = 'userSearch';
@@ -81,6 +96,7 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
     let next = pages.next();
     for (;;) {
       const page = await next;
+      slice.mark();
       if (page.done) break;
       next = pages.next();
       next.catch(() => undefined); // a consumer that stops early never awaits it
@@ -91,8 +107,9 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
           continue;
         }
         if (hasRanges(entry)) await completeRanges(entry, readAgain(session, entry.dn), { whole: true });
-        batch.push(toIdentity(config, entry, groupsOf(entry)));
-        await turn();
+        batch.push(toIdentity(config, entry, groupsOf(entry), undefined, { forSync: true }));
+        const rest = slice.rest();
+        if (rest) await rest;
       }
       if (batch.length > 0) yield batch;
     }
@@ -101,10 +118,16 @@ export async function* listDirectory(config: LdapConfig, pool: ConnectionPool, l
   } finally {
     await connection.close();
   }
+  // Entries the listing cannot name are not "gone": their records are no leavers. An id hidden from
+  // the service account (an ACL change on an OU) would otherwise deprovision everyone under it, so
+  // the pass fails and says which entries, as for any read that is not whole.
   if (skipped.length > 0) {
-    logger.warn(
+    logger.error(
       { count: skipped.length, examples: skipped.slice(0, SAMPLE), idAttr: us.idAttr, usernameAttr: us.usernameAttr },
-      'directory sync skipped entries of userSearch that lack the id or username attribute; they cannot sign in either',
+      'directory sync found entries of userSearch without the id or username attribute; the pass changes nothing',
+    );
+    throw new BackendUnavailableError(
+      `${skipped.length} entries of userSearch lack ${us.idAttr} or ${us.usernameAttr} (first: ${skipped[0]}): give the service account read access to them, or leave them out with userSearch.filter`,
     );
   }
 }
@@ -118,17 +141,13 @@ type Phase = 'userSearch' | 'groupSearch';
  * option, and a server takes an attribute with an option it does not know for an attribute it does not
  * know (nothing would come back). A group that took more reads says so at debug level.
  */
-async function readGroups(
-  session: LdapSession,
-  config: LdapConfig,
-  logger: Logger,
-  turn: () => Promise<void> | undefined,
-): Promise<GroupIndex> {
+async function readGroups(session: LdapSession, config: LdapConfig, logger: Logger, slice: ReturnType<typeof slices>): Promise<GroupIndex> {
   const gs = config.groupSearch!;
   const index = new GroupIndex(gs.nested);
   const memberAttr = directoryTypeOf(config) === 'activeDirectory' ? firstRange(gs.memberAttr) : gs.memberAttr;
   const options = { scope: gs.scope, filter: gs.filter, attributes: [gs.nameAttr, memberAttr] };
   for await (const entries of pagesOf(session, gs.baseDN, options, config.sync.pageSize)) {
+    slice.mark();
     for (const entry of entries) {
       let reads = 0;
       if (hasRanges(entry)) {
@@ -143,7 +162,8 @@ async function readGroups(
       if (reads > 0)
         logger.debug({ group: entry.dn, members: members.length, reads }, 'directory sync read the rest of a large group range by range');
       index.add(groupOf(entry, gs), members);
-      await turn();
+      const rest = slice.rest();
+      if (rest) await rest;
     }
   }
   return index;
@@ -162,8 +182,11 @@ async function* pagesOf(session: LdapSession, baseDN: string, options: SearchOpt
 
 class ReferralMet extends Error {}
 
-/** Active Directory's range retrieval (`member;range=0-1499`): see ranges.ts. */
-const hasRanges = (entry: Entry): boolean => Object.keys(entry).some((k) => k.includes(';range='));
+/** Active Directory's range retrieval (`member;range=0-1499`): see ranges.ts. Asked of every entry, so without a list of its keys. */
+const hasRanges = (entry: Entry): boolean => {
+  for (const k in entry) if (k.includes(';range=')) return true;
+  return false;
+};
 
 const readAgain = (session: LdapSession, dn: string) => async (attr: string) =>
   (await session.search(dn, { scope: 'base', attributes: [attr] })).searchEntries[0];

@@ -33,10 +33,11 @@ export const binaryAttributes = (config: LdapConfig): string[] => [config.userSe
  * is reported, and without one (a sync pass) the first. The caller has checked that the entry has its
  * id attribute.
  */
-export function toIdentity(config: LdapConfig, entry: Entry, groups: Group[], typed?: string): Identity {
+export function toIdentity(config: LdapConfig, entry: Entry, groups: Group[], typed?: string, o: { forSync?: boolean } = {}): Identity {
   const us = config.userSearch;
-  // The account's state as the entry tells it (AD, 389 DS, OpenLDAP ppolicy).
-  const refusal = accountState(entry, Date.now());
+  // The account's state as the entry tells it (AD, 389 DS, OpenLDAP ppolicy); a sync pass counts only
+  // an administrator's ppolicy lock, not a lockout by failed binds.
+  const refusal = accountState(entry, Date.now(), { lockouts: !o.forSync });
   const names = strings(entry, us.usernameAttr);
   const lower = typed?.toLowerCase();
   return {

@@ -62,7 +62,17 @@ export type AuditKind =
   | 'logout.saml_soap_delivered'
   | 'logout.saml_soap_failed'
   /** docs/webhooks.md: events an endpoint failed for the whole retry window (details: webhookId, events, firstEventId, lastEventId, error). */
-  | 'webhook.given_up';
+  | 'webhook.given_up'
+  /**
+   * docs/decisions.md "Events out": a sink (`syslog`, …) fell more than `audit.sinkMaxBacklog` behind and
+   * its oldest events were skipped, undelivered (details: sink, events, firstEventId, lastEventId).
+   */
+  | 'event_sink.skipped'
+  /**
+   * docs/identity-backends.md "Desktop single sign-on": a Negotiate (Kerberos) token refused (details: reason, one of
+   * src/kerberos/model.ts's, and the principal, backend and account refusal when known).
+   */
+  | 'login.kerberos_refused';
 
 /**
  * Where an act came from, as its audit event names it: the request's address and id. A handler

@@ -41,6 +41,8 @@ export interface Client {
   requireMfa: boolean;
   /** May use PKCE `plain` (RFC 9700 2.1.1: only S256 otherwise). */
   allowPlainPkce: boolean;
+  /** Its sign-ins may use a Kerberos ticket (docs/identity-backends.md "Desktop single sign-on"); false: the login form only. */
+  kerberos: boolean;
   ssoEnabled: boolean;
   oauthEnabled: boolean;
   accessTokenTtl: number | null;

@@ -12,6 +12,7 @@ import { checkWebOrigin, webOriginsOf } from './web-origins.ts';
 import type { ErrorCodeStyle } from '../errors/oauth.ts';
 import { isResourceUri } from './resource.ts';
 import { checkRoles } from './roles.ts';
+import { ADMIN_SCOPE } from './scopes.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
 import { urlRefusal } from '../outbound/url-check.ts';
 import { EVERYONE } from '../access/model.ts';
@@ -25,7 +26,7 @@ import {
   checkLaunchUrl,
 } from '../access/validate.ts';
 import { checkOwners } from '../admin-roles/owners.ts';
-import { checkClientRights } from '../admin-roles/rules.ts';
+import { checkClientControl, checkClientRights, holdsRights } from '../admin-roles/rules.ts';
 
 export interface RegisterClientInput {
   name: string;
@@ -38,6 +39,8 @@ export interface RegisterClientInput {
   requireConsent?: boolean;
   requireMfa?: boolean;
   allowPlainPkce?: boolean;
+  /** Its sign-ins may use a Kerberos ticket (docs/identity-backends.md "Desktop single sign-on"). @default true */
+  kerberos?: boolean;
   ssoEnabled?: boolean;
   oauthEnabled?: boolean;
   accessTokenTtl?: number | null;
@@ -177,6 +180,26 @@ const CLEARABLE = new Set([
 /** The built-in clients: they cannot be deleted. */
 const BUILT_IN = new Set(['admin-cli', 'admin-console']);
 
+/**
+ * A client holding rights beyond an application's (the admin role or scope, `scim`, `introspect`, or
+ * a built-in admin client) has no owners: an owner changes its redirect URIs and rotates its secret,
+ * which would be holding its rights (docs/admin-api.md "Application owners"). Refused either way
+ * round, naming `owners` when they are being given, else the roles or scopes that would give the rights.
+ */
+function checkOwnedRights(client: Client, givingOwners: boolean): void {
+  if (client.owners.length === 0 || !holdsRights(client)) return;
+  if (givingOwners) {
+    throw new InputError(
+      'owners',
+      `client ${client.clientId} holds the admin role or scope, scim or introspect, or is built in: such a client has no owners`,
+    );
+  }
+  throw new InputError(
+    client.scopes.includes(ADMIN_SCOPE) ? 'scopes' : 'roles',
+    `client ${client.clientId} has owners: a client with owners holds no admin, scim or introspect role nor the admin scope (remove its owners first)`,
+  );
+}
+
 /** What a change needs of a transaction (named here: the root that builds it imports this file). */
 interface ClientTransaction {
   queries: { clients: ClientQueries };
@@ -230,6 +253,7 @@ export const clientService = (
       requireConsent: input.requireConsent ?? false,
       requireMfa: input.requireMfa ?? false,
       allowPlainPkce: input.allowPlainPkce ?? false,
+      kerberos: input.kerberos ?? true,
       ssoEnabled: input.ssoEnabled ?? true,
       oauthEnabled: input.oauthEnabled ?? true,
       accessTokenTtl: input.accessTokenTtl ?? null,
@@ -252,6 +276,7 @@ export const clientService = (
       createdAt: now,
       updatedAt: now,
     };
+    checkOwnedRights(client, true);
     // An admin API caller gives a client no right it lacks (docs/admin-api.md "Roles and permissions").
     if (actor.grant) checkClientRights(actor.grant, undefined, client);
     await deps.transaction(async (tx) => {
@@ -272,6 +297,8 @@ export const clientService = (
     return deps.transaction(async (tx) => {
       const client = await tx.queries.clients.find(clientId);
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
+      // Judged on what it holds now: its redirect URIs, owners and the rest are its rights (docs/admin-api.md "Nobody grants what they lack").
+      if (actor.grant) checkClientControl(actor.grant, client, 'change it');
       const next: Client = { ...client, updatedAt: clock.now() };
       // Checked and defaulted here; a null clears them (everyone, no roles, no mappings, no launch URL).
       const { access, appRoles, claimMappings, initiateLoginUri, owners, ...rest } = patch;
@@ -286,6 +313,7 @@ export const clientService = (
       // As registration chooses it: Basic or post for a confidential client, none for a public one.
       if (patch.tokenEndpointAuthMethod === null && !next.confidential) next.tokenEndpointAuthMethod = 'none';
       validate(next, deps.outbound);
+      checkOwnedRights(next, owners !== undefined);
       if (actor.grant) checkClientRights(actor.grant, client, next);
       // Only client_secret_jwt keeps the secret itself; switching to it needs a rotation to have one.
       if (next.tokenEndpointAuthMethod !== 'client_secret_jwt') next.secretEnc = null;
@@ -300,6 +328,8 @@ export const clientService = (
     return deps.transaction(async (tx) => {
       const client = await tx.queries.clients.find(clientId);
       if (!client) throw new NotFoundError('clientId', `no client ${clientId}`);
+      // Its new secret is its rights: a client_credentials token of an admin client is an admin's.
+      if (actor.grant) checkClientControl(actor.grant, client, 'rotate its secret');
       if (!client.confidential) throw new InputError('clientId', 'a public client has no secret');
       if (client.tokenEndpointAuthMethod === 'private_key_jwt')
         throw new InputError('clientId', 'a private_key_jwt client has keys, not a secret');
@@ -315,6 +345,9 @@ export const clientService = (
   async remove(clientId: string, actor: Actor): Promise<boolean> {
     if (BUILT_IN.has(clientId)) throw new InputError('clientId', `${clientId} is built in and cannot be deleted`);
     return deps.transaction(async (tx) => {
+      // As for a user: deleting an admin or SCIM client takes what it gives (docs/admin-api.md "Nobody grants what they lack").
+      const client = actor.grant ? await tx.queries.clients.find(clientId) : undefined;
+      if (client && actor.grant) checkClientControl(actor.grant, client, 'delete it');
       const removed = await tx.queries.clients.remove(clientId);
       if (removed) await tx.audit.change('client.delete', actor, { clientId });
       return removed;
@@ -346,6 +379,7 @@ export const clientService = (
       requireConsent: false,
       requireMfa: false,
       allowPlainPkce: false,
+      kerberos: true,
       ssoEnabled: false,
       oauthEnabled: true,
       accessTokenTtl: null,

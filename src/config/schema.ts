@@ -242,6 +242,10 @@ export const configSchema = z
           description:
             'Keep one `token.issued` event per `client_credentials` token instead of one per client and minute with the count ([Audit volume](#audit-volume)). Other events are always kept one by one.',
         }),
+        sinkMaxBacklog: seconds(604_800).meta({
+          description:
+            'The furthest an event sink (the syslog sink, a webhook) may fall behind: its events recorded longer ago than this are skipped undelivered, audited once per stretch (`event_sink.skipped`) and logged as an error, so retention can purge them ([Send the audit log to a SIEM](audit-to-siem.md#delivery)). A webhook gives an event up sooner, after `webhooks.retryWindow`.',
+        }),
         syslog: z
           .strictObject({
             url: z
@@ -357,7 +361,7 @@ export const configSchema = z
           }),
         retryWindow: seconds(86_400).meta({
           description:
-            'How long after it was recorded an event is tried; then it is given up (`webhook.given_up`) and the endpoint gets the next one.',
+            'How long after it was recorded an event is tried; then it is given up (`webhook.given_up`) and the endpoint gets the next one. An event whose window ends before its turn (an endpoint failing, or too slow for the events) is given up untried. At most `audit.sinkMaxBacklog`.',
         }),
         pollInterval: z.coerce
           .number()

@@ -28,6 +28,8 @@ import * as m22 from '../../migrations/20261129000000_access_and_claims.ts';
 import * as m23 from '../../migrations/20261130000000_directory_sync_and_scim.ts';
 import * as m24 from '../../migrations/20261201000000_admin_roles.ts';
 import * as webhooksAndOutbox from '../../migrations/20261201010000_webhooks_and_outbox.ts';
+import * as clientKerberos from '../../migrations/20261202000000_client_kerberos.ts';
+import * as durableInvitations from '../../migrations/20261203000000_durable_invitations.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -61,6 +63,8 @@ const migrations: Record<string, Knex.Migration> = {
   '20261130000000_directory_sync_and_scim.ts': m23,
   '20261201000000_admin_roles.ts': m24,
   '20261201010000_webhooks_and_outbox.ts': webhooksAndOutbox,
+  '20261202000000_client_kerberos.ts': clientKerberos,
+  '20261203000000_durable_invitations.ts': durableInvitations,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -12,8 +12,9 @@ const SLICE_MS = 10;
 
 /**
  * A rest lasts this many times as long as the slice before it while requests keep the loop busy: a
- * busy server gives the pass at most about 40 % of its loop, and a pass of 100,000 users still
- * takes well under the minute it is allowed.
+ * busy server gives the pass about 40 % of its loop, and requests keep well over half their rate
+ * (they had about 90 % of the loop before). A pass of 100,000 users still takes well under the
+ * minute it is allowed (bench/README.md).
  */
 const REST_FACTOR = 1.5;
 

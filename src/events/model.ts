@@ -56,3 +56,51 @@ export interface SinkUpdate {
 
 /** The sink names of webhook endpoints: `webhook:` and the webhook's id. */
 export const WEBHOOK_SINK_PREFIX = 'webhook:';
+
+/**
+ * Events a sink's cursor is about to pass over, undelivered: the stretch after the cursor recorded
+ * longer than `audit.sinkMaxBacklog` ago (docs/decisions.md "Events out").
+ */
+export interface StaleEvents {
+  events: number;
+  firstEventId: string;
+  lastEventId: string;
+  /** Where the cursor moves: the last of them. */
+  through: EventPosition;
+}
+
+/** Stale events a sink skipped, as audited (`event_sink.skipped`) and logged. */
+export interface SkippedEvents extends StaleEvents {
+  sink: string;
+}
+
+/** What a sink has still to deliver, as the metrics show it. */
+export interface SinkBacklog {
+  sink: string;
+  /** When the first event after its cursor was recorded (ms); null when there is none. */
+  oldestAt: number | null;
+  /** The events after its cursor, counted up to the cap the reader gave. */
+  events: number;
+}
+
+/**
+ * PostgreSQL: events committed but not yet deliverable, because a transaction older than them is
+ * still running somewhere on the server (docs/decisions.md "Events out").
+ */
+export interface HeldBack {
+  /** When the first of them was recorded (ms). */
+  since: number;
+  /** The oldest running transaction's id, the horizon no sink reads past. */
+  xid: string;
+}
+
+/** The session (or prepared transaction) that holds the horizon, as far as PostgreSQL shows it to this role. */
+export interface HorizonHolder {
+  /** null for a prepared transaction. */
+  pid: number | null;
+  database: string | null;
+  /** `idle in transaction`, `active`, … or `prepared`. */
+  state: string | null;
+  /** How long its transaction has been open (s). */
+  openSeconds: number | null;
+}

@@ -26,13 +26,56 @@
  *   await outbox.close('syslog');                   // the sink is gone for good: retention stops keeping events for it
  *
  * Delivery is at least once: a process that dies after sending and before `ack` leaves the events to
- * be sent again by the next holder. Every event reaches every sink in stream order.
+ * be sent again by the next holder. Every event reaches every sink in stream order, unless the sink
+ * falls more than `audit.sinkMaxBacklog` behind: then its oldest events are skipped (`skipStale`,
+ * audited as `event_sink.skipped`), so that a receiver gone for good cannot keep the audit trail from
+ * retention forever. A sink that holds its lease while it waits (syslog) skips by itself; `schedule`
+ * does it for a sink whose lease nobody holds, and watches what PostgreSQL holds back.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
+import type { Config } from '../config/schema.ts';
+import type { Transaction } from '../db/transaction.ts';
+import type { EventSinkLag } from '../metrics/registry.ts';
 import type { OutboxQueries } from './outbox-queries.ts';
-import type { EventPosition, OutgoingEvent, SinkState, SinkUpdate } from './model.ts';
+import {
+  WEBHOOK_SINK_PREFIX,
+  type EventPosition,
+  type OutgoingEvent,
+  type SinkState,
+  type SinkUpdate,
+  type SkippedEvents,
+} from './model.ts';
+
+/** How often `schedule` looks at the sinks and at what PostgreSQL holds back (real time). */
+const WATCH_MS = 15_000;
+/**
+ * How often a sink is checked against `audit.sinkMaxBacklog` (the server's time): a sink stuck for
+ * good skips this much of the stream at a time, each stretch audited once.
+ */
+export const BOUND_CHECK_MS = 10 * 60_000;
+/** Delivery held back this long by a PostgreSQL transaction is worth a warning (docs/decisions.md "Events out"). */
+const STALL_WARN_MS = 60_000;
+/** The backlog a scrape counts per sink at most: an index range that stays cheap; the lag tells how far behind. */
+export const BACKLOG_CAP = 10_000;
+/** How long the bound check holds a sink nobody sends for. */
+const SKIP_LEASE_MS = 30_000;
+
+/** Positions in stream order: whether `a` comes after `b`. */
+export function positionAfter(a: EventPosition, b: EventPosition): boolean {
+  const [at, bt] = [BigInt(a.txid), BigInt(b.txid)];
+  return at !== bt ? at > bt : BigInt(a.id) > BigInt(b.id);
+}
+
+export interface EventOutboxDeps {
+  /** A skip: its audit event and the cursor's move commit together. */
+  transaction: Transaction<{ queries: { events: Pick<OutboxQueries, 'skip'> }; audit: Pick<AuditLog, 'record'> }>;
+  config: Pick<Config['audit'], 'sinkMaxBacklog'>;
+  logger: Logger;
+}
 
 export interface EventOutbox {
   /** This process's name in the leases it takes. */
@@ -64,10 +107,64 @@ export interface EventOutbox {
    * nobody: each now leased to this process for `ms` (the webhook worker's claim).
    */
   claimDue(prefix: string, ms: number, limit: number): Promise<SinkState[]>;
+  /**
+   * With the sink's lease held by this process: when the event after its cursor was recorded more than
+   * `audit.sinkMaxBacklog` ago, moves the cursor past every event that old (up to the first younger
+   * one), audits the stretch once (`event_sink.skipped`) and logs it as an error. Undefined when the
+   * sink is within the bound (or its cursor moved meanwhile).
+   */
+  skipStale(sink: string): Promise<SkippedEvents | undefined>;
+  /**
+   * The same for every sink whose lease nobody holds (a sender that hangs or is gone), each leased for
+   * the moment; not the webhooks, whose worker gives events up by its own rule (src/webhooks/worker.ts).
+   */
+  skipStaleSinks(): Promise<SkippedEvents[]>;
+  /** Every sink's lag (the age of its oldest undelivered event, 0 when caught up) and backlog, for `/metrics`. */
+  lags(): Promise<EventSinkLag[]>;
+  /**
+   * PostgreSQL: warns once per stall when a transaction left open has held events back from every sink
+   * for longer than a minute (docs/decisions.md "Events out"); says at info level when it ends.
+   */
+  watchHorizon(): Promise<void>;
+  /** Runs `watchHorizon` every 15 s and `skipStaleSinks` every 10 minutes; returns the function that stops it. */
+  schedule(): () => Promise<void>;
 }
 
-export function eventOutbox(queries: OutboxQueries): EventOutbox {
+export function eventOutbox(queries: OutboxQueries, deps: EventOutboxDeps): EventOutbox {
+  const { logger } = deps;
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  // The bound check's own name when it leases a sink nobody sends for: were this process's sender for
+  // it to wake up meanwhile, its writes (under `holder`) fail instead of moving the cursor back.
+  const checker = `${holder}:bound`;
+  const boundMs = deps.config.sinkMaxBacklog * 1000;
+  /** The horizon (xid) of the stall last warned about; undefined when nothing is held back. */
+  let stall: string | undefined;
+
+  async function skip(sink: string, as: string): Promise<SkippedEvents | undefined> {
+    const state = await queries.find(sink);
+    if (!state) return undefined;
+    const cutoff = clock.now() - boundMs;
+    // One indexed row first: within the bound (the usual case), that is all a check costs.
+    const [head] = await queries.read(state.position, 1);
+    if (!head || head.at >= cutoff) return undefined;
+    const stale = await queries.stale(state.position, cutoff);
+    if (!stale) return undefined;
+    const skipped: SkippedEvents = { sink, ...stale };
+    const { through: _through, ...details } = skipped;
+    const moved = await deps.transaction(async (tx) => {
+      // Only from where the cursor was read: of two checks at once, one moves it and audits.
+      if (!(await tx.queries.events.skip(sink, as, state.position, stale.through))) return false;
+      await tx.audit.record({ kind: 'event_sink.skipped', details });
+      return true;
+    });
+    if (!moved) return undefined;
+    logger.error(
+      { ...details, maxBacklog: deps.config.sinkMaxBacklog },
+      'event sink more than audit.sinkMaxBacklog behind: its oldest events skipped, undelivered (event_sink.skipped)',
+    );
+    return skipped;
+  }
+
   const outbox: EventOutbox = {
     holder,
     open: (sink) => queries.open(sink, clock.now()),
@@ -99,6 +196,77 @@ export function eventOutbox(queries: OutboxQueries): EventOutbox {
     claimDue(prefix, ms, limit) {
       const now = clock.now();
       return queries.claimDue(prefix, holder, now, now + ms, limit);
+    },
+    skipStale: (sink) => skip(sink, holder),
+    async skipStaleSinks() {
+      const skipped: SkippedEvents[] = [];
+      for (const s of await queries.list('')) {
+        if (s.name.startsWith(WEBHOOK_SINK_PREFIX)) continue;
+        const now = clock.now();
+        // Cheap first: only a sink whose next event is that old is leased and looked at again.
+        const [head] = await queries.read(s.position, 1);
+        if (!head || head.at >= now - boundMs) continue;
+        // Held: its sender is alive, and checks by itself.
+        if (!(await queries.leaseIfFree(s.name, checker, now, now + SKIP_LEASE_MS))) continue;
+        try {
+          const done = await skip(s.name, checker);
+          if (done) skipped.push(done);
+        } finally {
+          await queries.update(s.name, checker, { release: true });
+        }
+      }
+      return skipped;
+    },
+    async lags() {
+      const now = clock.now();
+      return (await queries.backlogs(BACKLOG_CAP)).map((b) => ({
+        sink: b.sink,
+        lagSeconds: b.oldestAt === null ? 0 : Math.max(0, now - b.oldestAt) / 1000,
+        backlog: b.events,
+      }));
+    },
+    async watchHorizon() {
+      const held = await queries.heldBack();
+      if (!held) {
+        if (stall !== undefined)
+          logger.info({ xid: stall }, 'audit events flow to the sinks again: the PostgreSQL transaction holding them back ended');
+        stall = undefined;
+        return;
+      }
+      const heldMs = clock.now() - held.since;
+      if (heldMs < STALL_WARN_MS || stall === held.xid) return;
+      stall = held.xid;
+      // Who holds it, when PostgreSQL shows this role other sessions (a superuser, pg_read_all_stats).
+      const by = await queries.horizonHolder().catch(() => undefined);
+      logger.warn(
+        { heldBackSeconds: Math.round(heldMs / 1000), xid: held.xid, ...(by ? { holder: by } : {}) },
+        'audit events held back from the webhooks and syslog: a PostgreSQL transaction has been left open on the database server; end it (idle_in_transaction_session_timeout ends such sessions; docs/decisions.md "Events out")',
+      );
+    },
+    schedule() {
+      let running: Promise<void> | undefined;
+      let boundCheckAt = 0;
+      const tick = () => {
+        if (running) return;
+        running = (async () => {
+          try {
+            await outbox.watchHorizon();
+            if (clock.now() >= boundCheckAt) {
+              boundCheckAt = clock.now() + BOUND_CHECK_MS;
+              await outbox.skipStaleSinks();
+            }
+          } catch (err) {
+            logger.warn({ err: (err as Error).message }, 'event sinks not checked; they are checked again shortly');
+          }
+        })().finally(() => {
+          running = undefined;
+        });
+      };
+      const timer = setInterval(tick, WATCH_MS).unref();
+      return async () => {
+        clearInterval(timer);
+        await running;
+      };
     },
   };
   return outbox;

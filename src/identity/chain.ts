@@ -145,6 +145,30 @@ export class IdentityChain {
     return { ok: false, reason: 'invalid_credentials', skipped: [] };
   }
 
+  /**
+   * The user a backend's Kerberos client principal names (docs/identity-backends.md "Desktop single sign-on"): the
+   * KDC vouched for them, so there is no password to check, and no other backend is asked (the ticket's
+   * realm chose the backend). The local record is provisioned, and the account refused, as at a
+   * password sign-in; none found is `invalid_credentials`.
+   */
+  async signInByPrincipal(backendId: string, principal: string): Promise<SignInResult> {
+    const member = this.members.find((m) => m.id === backendId);
+    const find = member?.backend.findByPrincipal?.bind(member.backend);
+    if (!member || !find) return { ok: false, reason: 'invalid_credentials', skipped: [] };
+    let identity: Identity | null;
+    try {
+      identity = await this.ask(member, () => find(principal));
+    } catch (err) {
+      if (!(err instanceof BackendUnavailableError)) throw err;
+      return { ok: false, reason: 'unavailable', backends: [member.id] };
+    }
+    if (!identity) return { ok: false, reason: 'invalid_credentials', backend: member.id, skipped: [] };
+    const user = await this.provision(member.id, identity);
+    if (user.disabled) return { ok: false, reason: 'disabled', user, backend: member.id, skipped: [] };
+    if (identity.disabled) return { ok: false, reason: identity.refusal ?? 'disabled', user, backend: member.id, skipped: [] };
+    return { ok: true, user };
+  }
+
   /** A backend's user now holds their email verified: no upstream account keeps it verified too. */
   private async giveEmail(user: User, options: { claimedEmail?: boolean }): Promise<void> {
     if (user.email && !options.claimedEmail) await this.users.demoteClaimedEmail(user.email, user.id, this.options.upstreams ?? []);

@@ -62,6 +62,19 @@ export interface KnownUser {
   externalId: string;
 }
 
+/**
+ * Desktop single sign-on (docs/identity-backends.md "Desktop single sign-on"): the HTTP service principal
+ * whose tickets sign this backend's users in, and the keytab holding its keys.
+ */
+export interface KerberosSettings {
+  /** The keytab file holding `servicePrincipal`'s keys (checked at start). */
+  keytab: string;
+  /** `HTTP/<host of PUBLIC_URL>@REALM`. */
+  servicePrincipal: string;
+  /** The realm of this backend's users: a ticket of a user of another realm is refused. */
+  realm: string;
+}
+
 export interface IdentityBackend {
   /** Checks a password. Throws `BackendUnavailableError` when the backend cannot answer. */
   checkPassword(username: string, password: string): Promise<PasswordCheck>;
@@ -89,6 +102,17 @@ export interface IdentityBackend {
    * `BackendUnavailableError` when the backend cannot answer.
    */
   lookup?(username: string): Promise<Identity | null>;
+  /**
+   * Optional (docs/identity-backends.md "Desktop single sign-on"): present when the backend signs its users in with
+   * Kerberos tickets, together with `findByPrincipal`. Only backends with it turn desktop single sign-on on.
+   */
+  kerberos?: KerberosSettings;
+  /**
+   * Optional, with `kerberos`: the user a Kerberos client principal (`name@REALM`, which the KDC vouched
+   * for) names, read without a password, with the account's state (`disabled`, `refusal`); null when
+   * none. Throws `BackendUnavailableError` when the backend cannot answer.
+   */
+  findByPrincipal?(principal: string): Promise<Identity | null>;
   /**
    * Reachable now? Used by `/readyz`, and by the chain's probe: a backend that threw
    * `BackendUnavailableError` is skipped, without being asked, until this answers true (a backend

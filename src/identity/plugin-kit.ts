@@ -13,6 +13,7 @@ export {
   type Identity,
   type IdentityBackend,
   type IdentityPlugin,
+  type KerberosSettings,
   type KnownUser,
   type LocalUser,
   type LocalUsers,
@@ -24,6 +25,8 @@ export {
 } from './contract.ts';
 export { REFUSAL_WORDS } from '../users/password-refusals.ts';
 export { verifyPassword } from '../crypto/passwords.ts';
+// docs/identity-backends.md "Desktop single sign-on": a backend's `kerberos.keytab` checked at start.
+export { readKeytab, type KeytabEntry } from '../kerberos/keytab.ts';
 export { localPasswordBackend } from './local-password-backend.ts';
 // docs/tracing.md: a backend's calls to its directory as spans of the request, when tracing is on.
 export { span, tracingOn, type Span } from '../telemetry/trace.ts';

@@ -5,13 +5,15 @@ import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { SigningKeys } from '../keys/signing-keys.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
-import { deliveryLoop, retryDelay, type DeliveryWorker } from '../outbound/delivery-loop.ts';
+import { deliveryLoop, deliverySettler, type DeliveryWorker } from '../outbound/delivery-loop.ts';
 import { outboundFetch } from '../outbound/fetch.ts';
 import { outboundReason } from '../outbound/outbound-error.ts';
 import type { BackchannelQueries } from './backchannel-queries.ts';
 import type { QueuedLogout } from './model.ts';
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+/** For the log lines. */
+const WHAT = 'back-channel logout';
 /** Per delivery (docs/connect-an-application.md: at most 5 s per client). */
 const TIMEOUT_MS = 5000;
 /** Notices a process takes at once. */
@@ -39,7 +41,14 @@ export interface LogoutNoticeDeps {
  */
 export function logoutNotices(deps: LogoutNoticeDeps): LogoutNoticeWorker {
   const { queries, config, logger } = deps;
-  const delays = config.logout.backchannelRetryDelays;
+  const settle = deliverySettler({
+    what: WHAT,
+    queue: queries,
+    delays: config.logout.backchannelRetryDelays,
+    kinds: { delivered: 'logout.backchannel_delivered', failed: 'logout.backchannel_failed' },
+    audit: deps.audit,
+    logger,
+  });
 
   /** Undefined when delivered; else the fixed reason (src/outbound/): never what the receiver said. */
   async function post(uri: string, logoutToken: string, signal: AbortSignal): Promise<string | undefined> {
@@ -79,29 +88,16 @@ export function logoutNotices(deps: LogoutNoticeDeps): LogoutNoticeWorker {
       'logout+jwt',
     );
     const error = await post(client.backchannelLogoutUri, token, signal);
-    const attempts = n.attempts + 1;
-    if (signal.aborted) {
-      // Cut short by shutdown: not a try; released for this or another process.
-      return void (await queries.retryAt(n.id, n.attempts, clock.now()));
-    }
-    const event = { userId: n.userId, clientId: n.clientId };
-    const wait = retryDelay(delays, attempts);
-    if (!error) {
-      await queries.remove(n.id);
-      await deps.audit.record({ kind: 'logout.backchannel_delivered', ...event, details: { sid: n.sid, attempts } });
-    } else if (wait === undefined) {
-      await queries.remove(n.id);
-      await deps.audit.record({ kind: 'logout.backchannel_failed', ...event, details: { sid: n.sid, attempts, error } });
-    } else {
-      logger.info({ clientId: n.clientId, attempts, error }, 'back-channel logout not delivered; will retry');
-      await queries.retryAt(n.id, attempts, clock.now() + wait);
-      return wait;
-    }
-    return undefined;
+    return settle(n, signal, {
+      error,
+      event: { userId: n.userId, clientId: n.clientId },
+      details: { sid: n.sid },
+      names: { clientId: n.clientId },
+    });
   }
 
   return deliveryLoop({
-    what: 'back-channel logout',
+    what: WHAT,
     pollInterval: config.logout.backchannelPollInterval,
     // A claim outlives the longest delivery; when a process dies holding one, another takes it after.
     claim: (now, limit) => queries.claim(now, now + config.logout.backchannelClaimLease, limit),

@@ -3,8 +3,11 @@
  * A model module: types and their constants, no SQL; the queries and the services both import from here.
  */
 
-/** RFC 8176; `fed`: signed in through an upstream identity provider (docs/upstream-identity-providers.md). */
-export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa' | 'fed';
+/**
+ * RFC 8176; `fed`: signed in through an upstream identity provider (docs/upstream-identity-providers.md);
+ * `wia`: Windows integrated authentication, a Kerberos ticket (docs/identity-backends.md "Desktop single sign-on").
+ */
+export type Amr = 'pwd' | 'otp' | 'hwk' | 'mfa' | 'fed' | 'wia';
 
 export interface SsoSession {
   /** The stored id: a hash of the cookie value, so a database read gives no usable cookie. */

@@ -27,6 +27,19 @@ export interface DirectorySyncState {
   refused: boolean;
 }
 
+/**
+ * An event sink's place in the durable queue of audit events going out (docs/operating-latchkey.md
+ * "Metrics"), as its database row keeps it: every process reads the same rows.
+ */
+export interface EventSinkLag {
+  /** `syslog`, `webhook:<id>`. */
+  sink: string;
+  /** The age of the oldest event it has still to deliver (s); 0 when it is caught up. */
+  lagSeconds: number;
+  /** The events it has still to deliver, counted up to a cap. */
+  backlog: number;
+}
+
 /** A directory sync pass takes from well under a second to a minute or two (100,000 users). */
 const SYNC_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300];
 
@@ -43,6 +56,8 @@ export function createMetrics(o: {
   known: { backends: string[]; grants: readonly string[]; tables: readonly string[] };
   /** The backends with directory sync, read at scrape time (docs/directory-sync.md). */
   directorySyncs?: () => Promise<DirectorySyncState[]>;
+  /** The event sinks (webhooks, syslog), read at scrape time. */
+  eventSinks?: () => Promise<EventSinkLag[]>;
 }) {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: '' });
@@ -91,6 +106,7 @@ export function createMetrics(o: {
     registers: [registry],
   });
   directorySyncGauges(registry, o.directorySyncs);
+  eventSinkGauges(registry, o.eventSinks);
 
   for (const grant of o.known.grants) tokens.inc({ grant }, 0);
   for (const table of o.known.tables) purged.inc({ table }, 0);
@@ -114,6 +130,15 @@ export function createMetrics(o: {
     },
     accessDenied(application: string): void {
       accessDenied.inc({ application });
+    },
+    /**
+     * Desktop single sign-on's refusals (docs/identity-backends.md "Desktop single sign-on"): the counter exists only on
+     * a server where a backend has `kerberos`, made once at start with every reason at 0; the function counts one.
+     */
+    kerberosRefusals(reasons: readonly string[]): (reason: string) => void {
+      const refused = counter('latchkey_kerberos_refused_total', 'Negotiate (Kerberos) sign-ins refused, by reason', ['reason']);
+      for (const reason of reasons) refused.inc({ reason }, 0);
+      return (reason) => refused.inc({ reason });
     },
     purged(table: string, rows: number): void {
       if (rows > 0) purged.inc({ table }, rows);
@@ -176,6 +201,44 @@ function directorySyncGauges(registry: Registry, read?: () => Promise<DirectoryS
     'Whether the last directory sync pass was refused because it would deprovision more than maxLeaverShare (1) or not (0), by backend',
     ['backend'],
     (g, s) => g.set({ backend: s.backend }, s.refused ? 1 : 0),
+  );
+}
+
+/**
+ * Each event sink's lag and backlog, read from the database at scrape time (one read for both). Every
+ * worker of a cluster reads the same rows, so `max` keeps the values as they are. A sink that is gone
+ * (a webhook deleted) loses its series; a database that does not answer leaves the last values.
+ */
+function eventSinkGauges(registry: Registry, read?: () => Promise<EventSinkLag[]>): void {
+  if (!read) return;
+  let reading: Promise<EventSinkLag[] | undefined> | undefined;
+  const sinks = () =>
+    (reading ??= read()
+      .catch(() => undefined)
+      .finally(() => setImmediate(() => (reading = undefined))));
+  const gauge = (name: string, help: string, value: (s: EventSinkLag) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['sink'] as const,
+      registers: [registry],
+      aggregator: 'max',
+      async collect() {
+        const now = await sinks();
+        if (!now) return;
+        this.reset();
+        for (const s of now) this.set({ sink: s.sink }, value(s));
+      },
+    });
+  gauge(
+    'latchkey_event_sink_lag_seconds',
+    'How long ago the oldest audit event each sink (syslog, webhook:<id>) has still to deliver was recorded; 0 when it is caught up',
+    (s) => s.lagSeconds,
+  );
+  gauge(
+    'latchkey_event_sink_backlog',
+    'The audit events each sink (syslog, webhook:<id>) has still to deliver, counted up to 10000',
+    (s) => s.backlog,
   );
 }
 

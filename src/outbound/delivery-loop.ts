@@ -133,5 +133,80 @@ export function deliveryLoop<T>(spec: DeliverySpec<T>): DeliveryWorker {
  * The wait before the next try after `attempts` failed ones, from a list of waits; undefined when the
  * list has run out (the item is given up).
  */
-export const retryDelay = (delays: readonly number[], attempts: number): number | undefined =>
+const retryDelay = (delays: readonly number[], attempts: number): number | undefined =>
   attempts >= 1 && attempts <= delays.length ? delays[attempts - 1] : undefined;
+
+/** An item of a delivery queue (src/outbound/delivery-queue-queries.ts), as settling a try of it takes it. */
+interface Settled {
+  id: string;
+  /** The tries made before this one. */
+  attempts: number;
+}
+
+/** The audit event of an item delivered or given up: the details gain `attempts`, and a give-up's `error`. */
+export interface SettledEvent<K extends string> {
+  kind: K;
+  userId: string;
+  clientId: string;
+  details: Record<string, unknown>;
+}
+
+/** What one kind of queued delivery supplies to settle its tries. */
+export interface SettleSpec<K extends string> {
+  /** As the loop's `what`: "back-channel logout", … */
+  what: string;
+  /** The queue's own (src/outbound/delivery-queue-queries.ts). */
+  queue: {
+    remove(id: string): Promise<void>;
+    retryAt(id: string, attempts: number, dueAt: number): Promise<void>;
+  };
+  /** The waits between tries; when they have run out the item is given up. */
+  delays: readonly number[];
+  /** The audit event kinds of an item delivered and of one given up. */
+  kinds: { delivered: K; failed: K };
+  /** The worker's audit log: the worker's service owns its events, this only writes them. */
+  audit: { record(e: SettledEvent<NoInfer<K>>): Promise<void> };
+  logger: Logger;
+}
+
+/** What a try came to, and how its item is named in the audit event and the log. */
+export interface Tried {
+  /** Undefined when delivered; else the fixed reason (outbound-error.ts): never what the receiver said. */
+  error: string | undefined;
+  /** The audit event's subject. */
+  event: { userId: string; clientId: string };
+  /** The audit event's details (never a secret), before `attempts` and `error`. */
+  details: Record<string, unknown>;
+  /** The fields naming the receiver in a retry's log line (never a secret). */
+  names: Record<string, unknown>;
+}
+
+/**
+ * How the queued deliveries of the logout workers finish a try, for `deliver` to return: a try cut
+ * short by shutdown releases its item untried; a delivered item, or one out of retries, is removed and
+ * audited; any other is due again after the next wait, which is returned for the loop to look again.
+ */
+export function deliverySettler<K extends string>(spec: SettleSpec<K>) {
+  const { queue, audit, logger } = spec;
+  return async (item: Settled, signal: AbortSignal, tried: Tried): Promise<number | undefined> => {
+    if (signal.aborted) {
+      // Cut short by shutdown: not a try; released for this or another process.
+      return void (await queue.retryAt(item.id, item.attempts, clock.now()));
+    }
+    const { error, event, details, names } = tried;
+    const attempts = item.attempts + 1;
+    const wait = retryDelay(spec.delays, attempts);
+    if (!error) {
+      await queue.remove(item.id);
+      await audit.record({ kind: spec.kinds.delivered, ...event, details: { ...details, attempts } });
+    } else if (wait === undefined) {
+      await queue.remove(item.id);
+      await audit.record({ kind: spec.kinds.failed, ...event, details: { ...details, attempts, error } });
+    } else {
+      logger.info({ ...names, attempts, error }, `${spec.what} not delivered; will retry`);
+      await queue.retryAt(item.id, attempts, clock.now() + wait);
+      return wait;
+    }
+    return undefined;
+  };
+}

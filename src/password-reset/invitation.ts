@@ -2,7 +2,9 @@
  * Invitations (docs/scim-provisioning.md "How SCIM users sign in"): a user a SCIM client creates
  * without a password, in a backend with `invite: true`, is mailed a link to set one. The link is a
  * reset link (the same page, the same single use, the same remedies end it) that lives longer, since
- * the person did not ask for it and may read it days later.
+ * the person did not ask for it and may read it days later. The invitations wait in the database
+ * (`scim_invitations`, written with the user) until mailed, so a restart loses none
+ * (src/scim/invitations.ts); the link itself is made only when the mail goes out.
  */
 import type { User } from '../users/model.ts';
 import type { Mail } from './mailer.ts';

@@ -151,13 +151,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.
       byAdmin ? { byAdmin: true } : undefined,
     );
 
-  /**
-   * Invitations go out one at a time, in order: a SCIM client's first load of thousands of users must
-   * not open thousands of connections to the mail server at once.
-   */
-  let invitations: Promise<void> = Promise.resolve();
-  let invitationsQueued = 0;
-
+  /** An invitation's link and mail (the SCIM invitation queue, src/scim/invitations.ts, calls it one at a time, in order). */
   async function sendInvitation(userId: string, origin: Origin): Promise<void> {
     // Read again when its turn comes: given a password or deprovisioned meanwhile, nobody is invited.
     const user = await deps.users.find(userId);
@@ -425,23 +419,20 @@ If you did not ask for this, ignore this mail: your password stays as it is.
     invitations: deps.mailer !== undefined && config.identity.backends.some((b) => invites(b.id)),
 
     /**
-     * Invites `user` (docs/scim-provisioning.md "How SCIM users sign in") once their record is
-     * committed: a link to set a password, good for 7 days, by mail. Returns at once; the link and the
-     * mail follow in the background, so a slow mail server holds up no SCIM client. Nothing for a user
-     * not to invite (enabled, an email, no password, a backend with `invite: true`); faults are logged.
+     * Invites `user` (docs/scim-provisioning.md "How SCIM users sign in"): a link to set a password,
+     * good for 7 days, by mail; resolves once the mail server took it or refused it (a refusal is
+     * logged and audited, not thrown). The user is read again first: nothing for one not to invite
+     * (enabled, an email, no password, a backend with `invite: true`). The durable queue of SCIM
+     * invitations (src/scim/invitations.ts) calls it, one at a time.
      */
-    invite(user: User, origin: Origin = {}): void {
-      if (!deps.mailer || !toInvite(user, invites)) return;
-      invitationsQueued++;
-      invitations = invitations
-        .then(() => sendInvitation(user.id, origin))
-        .catch((err: unknown) => logger.error({ err, requestId: origin.requestId, userId: user.id }, 'invitation failed'))
-        .finally(() => void invitationsQueued--);
+    async invite(user: Pick<User, 'id'>, origin: Origin = {}): Promise<void> {
+      if (!deps.mailer) return;
+      await sendInvitation(user.id, origin);
     },
 
-    /** Waits for the requests and invitations still at work (the server's shutdown; tests). */
+    /** Waits for the requests still at work (the server's shutdown; tests). */
     async settled(): Promise<void> {
-      while (pending.size > 0 || invitationsQueued > 0) await Promise.allSettled([...pending, invitations]);
+      while (pending.size > 0) await Promise.allSettled([...pending]);
     },
 
     close(): void {

@@ -20,6 +20,8 @@ export const AUTHN_CONTEXT = {
   unspecified: 'urn:oasis:names:tc:SAML:2.0:ac:classes:unspecified',
   /** The REFEDS MFA profile: two kinds of factor were used. */
   multiFactor: 'https://refeds.org/profile/mfa',
+  /** A Kerberos ticket (desktop single sign-on, docs/identity-backends.md "Desktop single sign-on"). */
+  kerberos: 'urn:oasis:names:tc:SAML:2.0:ac:classes:Kerberos',
 } as const;
 
 const STATUS = 'urn:oasis:names:tc:SAML:2.0:status:';
@@ -57,9 +59,12 @@ export interface AssertionFacts {
   now: number;
 }
 
-/** What the session's factors say to the SP: two factors, a password over TLS, or nothing more specific. */
-export const authnContextOf = (amr: Amr[]): string =>
-  amr.includes('mfa') ? AUTHN_CONTEXT.multiFactor : amr.includes('pwd') ? AUTHN_CONTEXT.password : AUTHN_CONTEXT.unspecified;
+/** What the session's factors say to the SP: two factors, a Kerberos ticket, a password over TLS, or nothing more specific. */
+export function authnContextOf(amr: Amr[]): string {
+  if (amr.includes('mfa')) return AUTHN_CONTEXT.multiFactor;
+  if (amr.includes('wia')) return AUTHN_CONTEXT.kerberos;
+  return amr.includes('pwd') ? AUTHN_CONTEXT.password : AUTHN_CONTEXT.unspecified;
+}
 
 function assertionXml(f: AssertionFacts): string {
   const until = instant(f.now + ASSERTION_TTL_MS);

@@ -3,7 +3,7 @@ import type { AuditLog } from '../audit/record.ts';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
 import type { AddressRules } from '../outbound/address-rules.ts';
-import { deliveryLoop, retryDelay, type DeliveryWorker } from '../outbound/delivery-loop.ts';
+import { deliveryLoop, deliverySettler, type DeliveryWorker } from '../outbound/delivery-loop.ts';
 import { outboundFetch } from '../outbound/fetch.ts';
 import { outboundReason } from '../outbound/outbound-error.ts';
 import type { SamlKeys } from './idp-keys.ts';
@@ -18,6 +18,8 @@ const TIMEOUT_MS = 5000;
 const BATCH = 20;
 /** SAML bindings 3.2.2.1: the SOAPAction a SAML requester may send. */
 const SOAP_ACTION = 'http://www.oasis-open.org/committees/security';
+/** For the log lines. */
+const WHAT = 'SAML logout by SOAP';
 
 export interface SoapLogoutDeps {
   queries: Pick<SamlLogoutQueries, 'claim' | 'remove' | 'retryAt'>;
@@ -42,7 +44,14 @@ export interface SoapLogoutDeps {
  */
 export function soapLogouts(deps: SoapLogoutDeps): SoapLogoutWorker {
   const { queries, config, logger } = deps;
-  const delays = config.logout.backchannelRetryDelays;
+  const settle = deliverySettler({
+    what: WHAT,
+    queue: queries,
+    delays: config.logout.backchannelRetryDelays,
+    kinds: { delivered: 'logout.saml_soap_delivered', failed: 'logout.saml_soap_failed' },
+    audit: deps.audit,
+    logger,
+  });
 
   /** Undefined when the SP answered Success; else the fixed reason: never what the SP said. */
   async function post(sp: ServiceProvider, n: QueuedSamlLogout, signal: AbortSignal): Promise<string | undefined> {
@@ -74,30 +83,16 @@ export function soapLogouts(deps: SoapLogoutDeps): SoapLogoutWorker {
     // The SP was changed since: nobody to tell any more (a deleted SP takes its rows with it).
     if (!sp?.singleLogoutSoapUrl) return void (await queries.remove(n.id));
     const error = await post(sp, n, signal);
-    const attempts = n.attempts + 1;
-    if (signal.aborted) {
-      // Cut short by shutdown: not a try; released for this or another process.
-      return void (await queries.retryAt(n.id, n.attempts, clock.now()));
-    }
-    const event = { userId: n.userId, clientId: `saml:${sp.id}` };
-    const details = { entityId: sp.entityId, sessionIndex: n.sessionIndex, attempts };
-    const wait = retryDelay(delays, attempts);
-    if (!error) {
-      await queries.remove(n.id);
-      await deps.audit.record({ kind: 'logout.saml_soap_delivered', ...event, details });
-    } else if (wait === undefined) {
-      await queries.remove(n.id);
-      await deps.audit.record({ kind: 'logout.saml_soap_failed', ...event, details: { ...details, error } });
-    } else {
-      logger.info({ entityId: sp.entityId, attempts, error }, 'SAML logout by SOAP not delivered; will retry');
-      await queries.retryAt(n.id, attempts, clock.now() + wait);
-      return wait;
-    }
-    return undefined;
+    return settle(n, signal, {
+      error,
+      event: { userId: n.userId, clientId: `saml:${sp.id}` },
+      details: { entityId: sp.entityId, sessionIndex: n.sessionIndex },
+      names: { entityId: sp.entityId },
+    });
   }
 
   return deliveryLoop({
-    what: 'SAML logout by SOAP',
+    what: WHAT,
     pollInterval: config.logout.backchannelPollInterval,
     // A claim outlives the longest delivery; when a process dies holding one, another takes it after.
     claim: (now, limit) => queries.claim(now, now + config.logout.backchannelClaimLease, limit),

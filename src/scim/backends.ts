@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.ts';
 import { PluginLoadError } from '../identity/loader.ts';
 import type { User } from '../users/model.ts';
 import type { UserQueries } from '../users/queries.ts';
+import type { ScimQueries } from './scim-queries.ts';
 
 /** The plugin name of a SCIM backend in `identity.backends[].plugin`. */
 export const SCIM_PLUGIN = 'scim';
@@ -52,19 +53,27 @@ export function scimBackends(config: Pick<Config, 'identity' | 'smtp'>): ScimBac
 /**
  * The SCIM user an upstream's sign-in is linked to (docs/scim-provisioning.md "How SCIM users sign
  * in"): in a backend whose `linkUpstream` names the upstream, the user whose userName is the upstream's
- * username claim, else its verified email (both compared without case, as userNames are unique). The
- * first such backend in configured order decides; undefined when none links the upstream or holds the
- * name. The record is returned as it is, disabled or not: the caller refuses a deprovisioned one.
+ * username (its username claim; an upstream that sends none gives its verified email there, see
+ * src/identity/upstreams/oidc.ts), compared without case, as userNames are unique. The first such
+ * backend holding the name decides; undefined when none links the upstream or holds the name. The
+ * record is returned as it is, disabled or not, and so is one SCIM retired under the name (a DELETE:
+ * `<userName>~<id>`, disabled): the caller refuses both, so a person the client removed never comes
+ * back as an ordinary upstream user.
  */
-export function upstreamLinks(backends: readonly ScimBackend[], users: Pick<UserQueries, 'findByUsername'>) {
-  return async (upstreamId: string, claimed: { username: string; email?: string | null }): Promise<User | undefined> => {
-    const names = [claimed.username, claimed.email].map((n) => n?.trim()).filter((n): n is string => !!n);
+export function upstreamLinks(
+  backends: readonly ScimBackend[],
+  users: Pick<UserQueries, 'findByUsername' | 'find'>,
+  scim: Pick<ScimQueries, 'retiredUser'>,
+) {
+  return async (upstreamId: string, claimed: { username: string }): Promise<User | undefined> => {
+    const name = claimed.username.trim();
+    if (!name) return undefined;
     for (const backend of backends) {
       if (backend.linkUpstream !== upstreamId) continue;
-      for (const name of names) {
-        const user = await users.findByUsername(backend.id, name);
-        if (user) return user;
-      }
+      const user = await users.findByUsername(backend.id, name);
+      if (user) return user;
+      const retired = await scim.retiredUser(backend.id, name);
+      if (retired) return users.find(retired);
     }
     return undefined;
   };

@@ -11,6 +11,7 @@ import type { ResetQueries } from '../password-reset/reset-queries.ts';
 import type { Leavers } from '../users/leavers.ts';
 import type { User } from '../users/model.ts';
 import type { UserQueries } from '../users/queries.ts';
+import type { InvitationSender } from './invitations.ts';
 import type { ScimCaller } from './model.ts';
 import type { ScimQueries } from './scim-queries.ts';
 
@@ -32,9 +33,14 @@ export interface ScimServiceDeps {
   upstreams: readonly string[];
   /** Whether a backend mails an invitation to a new user who has an email and no password. */
   invites: (backend: string) => boolean;
-  /** Mails the invitation (docs/scim-provisioning.md "How SCIM users sign in"); wired by the root. */
-  invite?: (user: User, origin: Origin) => Promise<void>;
+  /**
+   * Mails the invitation of a user queued in `scim_invitations` (docs/scim-provisioning.md "How SCIM
+   * users sign in"), reading them again first; wired by the root. Without it nothing is mailed.
+   */
+  invite?: (user: Pick<User, 'id'>, origin: Origin) => Promise<void>;
   logger: Logger;
+  /** Told when a write queued an invitation (src/scim/invitations.ts). */
+  invitations: Pick<InvitationSender, 'kick'>;
 }
 
 /** The actor of a SCIM write's audit event: the client, or (details) the SCIM token. */

@@ -105,6 +105,14 @@ export function parseFilter(rs: ResourceSchemas, text: string): ParsedFilter {
 }
 
 /**
+ * The value filter of a multi-valued attribute's path (`members[value eq "…"]`), already checked by
+ * resolvePath: parsed, its sub-attribute names in the schema's spelling.
+ */
+export function parseValueFilter(rs: ResourceSchemas, attribute: string, text: string): Filter {
+  return rewrite(rs, parse(text), attribute);
+}
+
+/**
  * The library's evaluator with SCIM's string rules: strings compare without case (userName,
  * emails and displayName are `caseExact: false`; ids are compared as written by the same server
  * that made them), and a dateTime compares as an instant.

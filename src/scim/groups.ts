@@ -11,8 +11,8 @@ import { project, writtenDocument, type Projection } from './documents.ts';
 import { ScimError, scimErrors } from './errors.ts';
 import { matches, parseFilter } from './filters.ts';
 import { SCIM_SCHEMAS, type ScimCaller, type ScimDocument, type ScimGroup, type ScimListPage, type ScimListRequest } from './model.ts';
-import { applyPatch, preparePatch, readPatchBody } from './patch.ts';
-import { checkIfMatch, meta, nextUpdate, pageOf } from './resources.ts';
+import { applyPatch, applySetOperations, preparePatch, readPatchBody, SET_LIMITS } from './patch.ts';
+import { checkCandidates, checkIfMatch, MAX_CANDIDATES, meta, nextUpdate } from './resources.ts';
 import type { ScimQueries } from './scim-queries.ts';
 import { GROUP_SCHEMAS } from './schemas.ts';
 import { actorOf, callerDetails, type ScimServiceDeps, type ScimTransaction } from './deps.ts';
@@ -26,14 +26,20 @@ interface Claim {
 type Member = { groupId: string; userId: string; userName: string; displayName: string | null };
 
 /** The most members one write may name (a body holds at most the router's size limit anyway). */
-const MAX_MEMBERS = 50_000;
+const MAX_MEMBERS = SET_LIMITS.values;
+
+/** The most memberships a filter naming `members` is evaluated over (docs/scim-provisioning.md "What the endpoint supports"). */
+const MAX_MEMBER_ROWS = 200_000;
 
 export function scimGroups(deps: ScimServiceDeps) {
   const { transaction, queries, base } = deps;
   const location = (id: string) => `${base}/Groups/${id}`;
 
-  function render(g: ScimGroup, members: readonly Member[]): ScimDocument {
-    const own = members.filter((m) => m.groupId === g.id);
+  /** The group as SCIM shows it; `members` are read by group once per answer (a list renders thousands of groups). */
+  function render(g: ScimGroup, members: readonly Member[] | ReadonlyMap<string, readonly Member[]>): ScimDocument {
+    const own: readonly Member[] = Array.isArray(members)
+      ? (members as readonly Member[]).filter((m) => m.groupId === g.id)
+      : ((members as ReadonlyMap<string, readonly Member[]>).get(g.id) ?? []);
     return {
       schemas: [SCIM_SCHEMAS.group],
       id: g.id,
@@ -58,14 +64,19 @@ export function scimGroups(deps: ScimServiceDeps) {
     !p.excludedAttributes?.some((a) => a.trim().toLowerCase() === 'members') &&
     (!p.attributes?.length || p.attributes.some((a) => a.trim().toLowerCase().startsWith('members')));
 
-  /** The member ids a written document names: users of the caller's backend, else 400 invalidValue. */
-  async function memberIds(q: ScimQueries, caller: ScimCaller, doc: ScimDocument): Promise<string[]> {
+  /** The member ids a written document names (PUT, POST), each once; at most MAX_MEMBERS. */
+  function listedIds(doc: ScimDocument): string[] {
     const listed = Array.isArray(doc.members) ? (doc.members as Array<{ value?: unknown }>) : [];
     const ids = [...new Set(listed.map((m) => m.value).filter((v): v is string => typeof v === 'string'))];
     if (ids.length !== listed.length && listed.some((m) => typeof m.value !== 'string')) {
       throw scimErrors.badRequest('invalidValue', 'members: every member needs a "value", the id of a User');
     }
-    if (ids.length > MAX_MEMBERS) throw scimErrors.badRequest('invalidValue', `members: at most ${MAX_MEMBERS} in one request`);
+    if (ids.length > MAX_MEMBERS) throw scimErrors.badRequest('tooMany', `members: at most ${MAX_MEMBERS} in one request`);
+    return ids;
+  }
+
+  /** Of member ids about to join a group, those that are not users of the caller's backend: 400 invalidValue. */
+  async function checkMembers(q: ScimQueries, caller: ScimCaller, ids: readonly string[]): Promise<void> {
     const known = new Set((await q.usersAmong(caller.backend, ids)).map((u) => u.id));
     const unknown = ids.filter((id) => !known.has(id));
     if (unknown.length > 0) {
@@ -74,6 +85,12 @@ export function scimGroups(deps: ScimServiceDeps) {
         `members: no User ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ', …' : ''} in this backend`,
       );
     }
+  }
+
+  /** The member ids a written document names: users of the caller's backend, else 400 invalidValue. */
+  async function memberIds(q: ScimQueries, caller: ScimCaller, doc: ScimDocument): Promise<string[]> {
+    const ids = listedIds(doc);
+    await checkMembers(q, caller, ids);
     return ids;
   }
 
@@ -81,9 +98,11 @@ export function scimGroups(deps: ScimServiceDeps) {
   async function rewriteGroupsOf(tx: ScimTransaction, backend: string, userIds: readonly string[]): Promise<void> {
     if (userIds.length === 0) return;
     const memberships = await tx.queries.scim.membershipsOfUsers(backend, userIds);
+    const byUser = new Map<string, string[]>();
+    for (const m of memberships) byUser.set(m.userId, [...(byUser.get(m.userId) ?? []), m.groupName]);
     const now = clock.now();
     for (const userId of new Set(userIds)) {
-      const names = memberships.filter((m) => m.userId === userId).map((m) => m.groupName);
+      const names = byUser.get(userId) ?? [];
       await tx.queries.scim.setUserGroups(
         userId,
         names.sort((a, b) => a.localeCompare(b)),
@@ -113,20 +132,25 @@ export function scimGroups(deps: ScimServiceDeps) {
     return { displayName, externalId: textOf(doc.externalId, 'externalId', 256) };
   }
 
-  /** The one write of an existing group (PUT, PATCH): name, externalId and members as the document says. */
+  /**
+   * The one write of an existing group (PUT, PATCH): name, externalId and members as the document says,
+   * or, from a PATCH, as `members` (the member ids after its set operations). Only the members who join
+   * are checked to be users of the backend.
+   */
   async function write(
     tx: ScimTransaction,
     caller: ScimCaller,
     g: ScimGroup,
     doc: ScimDocument,
-    o: { action: string; origin: Origin; claim: Claim },
+    o: { action: string; origin: Origin; claim: Claim; members?: readonly string[]; current?: readonly string[] },
   ): Promise<ScimDocument> {
     const fields = groupFields(doc);
     await checkName(tx, caller.backend, fields.displayName, g.id, o.claim);
-    const wanted = new Set(await memberIds(tx.queries.scim, caller, doc));
-    const current = new Set(await tx.queries.scim.memberIds(g.id));
+    const wanted = new Set(o.members ?? listedIds(doc));
+    const current = new Set(o.current ?? (await tx.queries.scim.memberIds(g.id)));
     const added = [...wanted].filter((id) => !current.has(id));
     const removed = [...current].filter((id) => !wanted.has(id));
+    await checkMembers(tx.queries.scim, caller, added);
     const next: ScimGroup = { ...g, ...fields, updatedAt: nextUpdate(clock.now(), g.updatedAt) };
     await tx.queries.scim.updateGroup(next);
     await tx.queries.scim.addMembers(g.id, added);
@@ -179,23 +203,51 @@ export function scimGroups(deps: ScimServiceDeps) {
 
     async list(caller: ScimCaller, req: ScimListRequest & Projection): Promise<ScimListPage> {
       const { backend } = caller;
-      const withMembers = async (groups: ScimGroup[], needed: boolean) =>
-        needed && groups.length > 0 ? queries.membersOfGroups(groups.map((g) => g.id)) : [];
+      const withMembers = async (groups: ScimGroup[], needed: boolean): Promise<Map<string, Member[]>> => {
+        const byGroup = new Map<string, Member[]>();
+        if (!needed || groups.length === 0) return byGroup;
+        for (const m of await queries.membersOfGroups(groups.map((g) => g.id))) {
+          const list = byGroup.get(m.groupId);
+          if (list) list.push(m);
+          else byGroup.set(m.groupId, [m]);
+        }
+        return byGroup;
+      };
       if (!req.filter) {
         const totalResults = await queries.countGroups(backend);
-        const page = req.count === 0 ? [] : await queries.groups(backend, { offset: req.startIndex - 1, limit: req.count });
+        // Past the end (startIndex=1e300 too) is an empty page, asked of nobody.
+        const page =
+          req.count === 0 || req.startIndex > totalResults
+            ? []
+            : await queries.groups(backend, { offset: req.startIndex - 1, limit: req.count });
         const members = await withMembers(page, wantsMembers(req));
         return { totalResults, startIndex: req.startIndex, resources: page.map((g) => project(GROUP_SCHEMAS, render(g, members), req)) };
       }
       const { filter, narrowing } = parseFilter(GROUP_SCHEMAS, req.filter);
-      const candidates = await queries.groups(backend, {
-        narrowing: narrowing && narrowing.attribute !== 'userName' ? { column: narrowing.attribute, value: narrowing.value } : undefined,
-      });
-      // Members are read when the filter or the answer needs them.
-      const members = await withMembers(candidates, wantsMembers(req) || /members/i.test(req.filter));
-      const matched = candidates.map((g) => render(g, members)).filter((doc) => matches(filter, doc));
-      const page = pageOf(matched, req);
-      return { ...page, resources: page.resources.map((d) => project(GROUP_SCHEMAS, d, req)) };
+      const sql = narrowing && {
+        column: narrowing.attribute === 'userName' ? ('username' as const) : narrowing.attribute,
+        value: narrowing.value,
+      };
+      checkCandidates(await queries.countGroups(backend, sql), 'groups');
+      const candidates = await queries.groups(backend, { narrowing: sql, limit: MAX_CANDIDATES });
+      // The members are read for the filter only when it names them, within bounds; else for the page alone.
+      const filterReadsMembers = /members/i.test(req.filter);
+      if (filterReadsMembers && (await queries.countMembersOfGroups(candidates.map((g) => g.id))) > MAX_MEMBER_ROWS) {
+        throw scimErrors.badRequest(
+          'tooMany',
+          `the filter would be evaluated over more than ${MAX_MEMBER_ROWS} members: narrow it with an eq on displayName, externalId or id`,
+        );
+      }
+      const forFilter = await withMembers(candidates, filterReadsMembers);
+      const matched = candidates.filter((g) => matches(filter, render(g, forFilter)));
+      const start = req.startIndex - 1;
+      const page = req.count === 0 ? [] : matched.slice(start, start + req.count);
+      const members = filterReadsMembers ? forFilter : await withMembers(page, wantsMembers(req));
+      return {
+        totalResults: matched.length,
+        startIndex: req.startIndex,
+        resources: page.map((g) => project(GROUP_SCHEMAS, render(g, members), req)),
+      };
     },
 
     async create(caller: ScimCaller, body: unknown, origin: Origin): Promise<ScimDocument> {
@@ -237,15 +289,17 @@ export function scimGroups(deps: ScimServiceDeps) {
     },
 
     async patch(caller: ScimCaller, id: string, body: unknown, o: { ifMatch?: string; origin: Origin }): Promise<ScimDocument> {
-      const prepared = preparePatch(GROUP_SCHEMAS, readPatchBody(body), id);
+      // Members change as a set of ids (src/scim/patch.ts), never through the library: thousands named cost thousands of steps.
+      const prepared = preparePatch(GROUP_SCHEMAS, readPatchBody(body), id, { sets: ['members'] });
       return claiming(caller.backend, (claim) =>
         transaction(async (tx) => {
           const g = await found(tx, caller, id, o.ifMatch);
-          const members = (await tx.queries.scim.memberIds(id)).map((value) => ({ value }));
-          const base: ScimDocument = { schemas: [SCIM_SCHEMAS.group], id, displayName: g.displayName, members };
+          const current = await tx.queries.scim.memberIds(id);
+          const members = applySetOperations(current, prepared.sets);
+          const base: ScimDocument = { schemas: [SCIM_SCHEMAS.group], id, displayName: g.displayName };
           if (g.externalId !== null) base.externalId = g.externalId;
           const { document } = writtenDocument(GROUP_SCHEMAS, applyPatch(base, prepared));
-          return write(tx, caller, g, document, { action: 'scim.patch_group', origin: o.origin, claim });
+          return write(tx, caller, g, document, { action: 'scim.patch_group', origin: o.origin, claim, members, current });
         }),
       );
     },

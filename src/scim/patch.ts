@@ -5,10 +5,14 @@
  * operation without `path` whose value names several attributes, dotted (`name.givenName`) or by URN,
  * as Okta's `{"op":"replace","value":{"active":false}}`; a `remove` of `members` with the members in
  * `value`; paths in any case; values of the wrong JSON type (`"False"`, a plain-string `manager`).
+ * A group's `members` never reach the library: they are changed as a set of ids (`applySetOperations`),
+ * so a PATCH naming thousands of members costs thousands of steps, not thousands of scans of them.
  */
 import { scimPatch, ScimError as LibraryError, type ScimPatchOperation } from 'scim-patch';
+import type { Filter } from 'scim2-parse-filter';
 import { attributeValue } from './documents.ts';
 import { scimErrors } from './errors.ts';
+import { matches, parseValueFilter } from './filters.ts';
 import { SCIM_SCHEMAS, type ScimDocument } from './model.ts';
 import { extensionNamed, resolvePath, UNKNOWN_EXTENSION, type ResolvedPath } from './paths.ts';
 import type { ResourceSchemas } from './schemas.ts';
@@ -65,7 +69,25 @@ export function readPatchBody(body: unknown): Operation[] {
 export interface PreparedPatch {
   operations: Operation[];
   password?: string;
+  /** The changes of a set attribute (a group's `members`), applied by `applySetOperations`. */
+  sets: SetOperation[];
 }
+
+/**
+ * A change of a multi-valued attribute kept as a set of `value`s (a group's members): `values` are
+ * those the operation names (an add's or replace's new ones, a remove's listed ones); `selected` are
+ * those a value filter picks (`members[value eq "…"]`), as values when the filter is an `eq` on `value`
+ * (or an `or` of them), else as the filter, evaluated over the members.
+ */
+export interface SetOperation {
+  op: Op;
+  path: string;
+  values: string[];
+  selected?: { values: string[] } | { filter: Filter };
+}
+
+/** The most values (members) one PATCH may name, and the most value filters other than `value eq` it may evaluate over them. */
+export const SET_LIMITS = { values: 50_000, filters: 20 } as const;
 
 const quote = (v: unknown) => JSON.stringify(typeof v === 'string' ? v : String(v));
 
@@ -142,17 +164,68 @@ function noValues(doc: ScimDocument, path: string): boolean {
   return !Array.isArray(list) || list.length === 0;
 }
 
+/** The values of `eq` filters on `value`, alone or joined by `or`; undefined for any other filter. */
+function valuesOf(f: Filter): string[] | undefined {
+  if (f.op === 'eq' && f.attrPath === 'value' && typeof f.compValue === 'string') return [f.compValue];
+  if (f.op === 'or') {
+    const parts = f.filters.map(valuesOf);
+    return parts.every((p) => p !== undefined) ? parts.flat() : undefined;
+  }
+  return undefined;
+}
+
+/** One operation on a set attribute, from its resolved path. */
+function setOperation(rs: ResourceSchemas, o: Operation, resolved: ResolvedPath): SetOperation {
+  const where = resolved.canonical;
+  if (resolved.sub && resolved.sub.name !== 'value') {
+    throw scimErrors.badRequest('invalidPath', `"${o.path}": a member is named by its value (${resolved.attribute.name}[value eq "<id>"])`);
+  }
+  const selected = (() => {
+    if (resolved.filter === undefined) return undefined;
+    const filter = parseValueFilter(rs, resolved.attribute.name, resolved.filter);
+    const values = valuesOf(filter);
+    return values ? { values } : { filter };
+  })();
+  const idOf = (item: unknown, i: number): string => {
+    const v = isObject(item) ? item.value : item;
+    if (typeof v !== 'string' || v === '') {
+      throw scimErrors.badRequest('invalidValue', `${where}[${i}]: every member needs a "value", the id of a User`);
+    }
+    return v;
+  };
+  const given = o.value === undefined || o.value === null ? [] : Array.isArray(o.value) ? o.value : [o.value];
+  // An add of no members changes nothing; one through a filter says what the selected members become, so it needs one.
+  if (o.op !== 'remove' && given.length === 0 && resolved.filter !== undefined) {
+    throw scimErrors.badRequest('invalidValue', `${o.op} ${where}: needs a value`);
+  }
+  return { op: o.op, path: where, values: given.map(idOf), ...(selected ? { selected } : {}) };
+}
+
 /**
  * The operations of a PATCH in the RFC's own form, their paths resolved against the schemas (400
  * invalidPath, mutability, invalidValue here, before anything is read or written). A `password`
- * set by an operation comes apart, to be hashed outside the write's transaction.
+ * set by an operation comes apart, to be hashed outside the write's transaction; the attributes of
+ * `sets` (a group's `members`) come apart as set operations. The operations an operation expands to
+ * (one per attribute of a value without path, one per value removed from a list) count against
+ * MAX_OPERATIONS, and the members named against SET_LIMITS: past them, 400 tooMany.
  */
-export function preparePatch(rs: ResourceSchemas, operations: readonly Operation[], id: string): PreparedPatch {
+export function preparePatch(
+  rs: ResourceSchemas,
+  operations: readonly Operation[],
+  id: string,
+  o: { sets?: readonly string[] } = {},
+): PreparedPatch {
   let password: string | undefined;
   const plain: Operation[] = [];
-  for (const o of operations) {
-    const list = o.path === undefined ? expanded(rs, o) : (wholeExtension(rs, o) ?? [o]);
+  const sets: SetOperation[] = [];
+  for (const op of operations) {
+    const list = op.path === undefined ? expanded(rs, op) : (wholeExtension(rs, op) ?? [op]);
     for (const one of list) {
+      const resolved = resolvePath(rs, one.path!);
+      if (resolved !== UNKNOWN_EXTENSION && !resolved.extension && o.sets?.includes(resolved.attribute.name)) {
+        sets.push(setOperation(rs, one, resolved));
+        continue;
+      }
       const n = normalisedWithPath(rs, { ...one, path: one.path! }, id);
       if (n === 'password') {
         if (one.op === 'remove') throw scimErrors.badRequest('mutability', 'a password cannot be removed, only replaced');
@@ -161,9 +234,54 @@ export function preparePatch(rs: ResourceSchemas, operations: readonly Operation
       } else {
         plain.push(...n);
       }
+      if (plain.length > MAX_OPERATIONS) {
+        throw scimErrors.badRequest(
+          'tooMany',
+          `at most ${MAX_OPERATIONS} operations in one PATCH, counting one per attribute and per value removed`,
+        );
+      }
     }
   }
-  return { operations: plain, password };
+  const named = sets.reduce((n, s) => n + s.values.length + (s.selected && 'values' in s.selected ? s.selected.values.length : 0), 0);
+  if (named > SET_LIMITS.values) throw scimErrors.badRequest('tooMany', `at most ${SET_LIMITS.values} members named in one PATCH`);
+  if (sets.filter((s) => s.selected && 'filter' in s.selected).length > SET_LIMITS.filters) {
+    throw scimErrors.badRequest('tooMany', `at most ${SET_LIMITS.filters} member filters other than value eq in one PATCH`);
+  }
+  return { operations: plain, password, sets };
+}
+
+/**
+ * A set attribute's values (a group's member ids) after the set operations, in order: each step costs
+ * the values it names (a Set keyed by value), except a filter other than `value eq`, which is
+ * evaluated once over the members. A replace or add through a filter that selects nothing is 400 noTarget.
+ */
+export function applySetOperations(current: readonly string[], sets: readonly SetOperation[]): string[] {
+  const members = new Set(current);
+  for (const s of sets) {
+    let picked: string[] | undefined;
+    if (s.selected) {
+      const { selected } = s;
+      picked =
+        'values' in selected
+          ? selected.values.filter((v) => members.has(v))
+          : [...members].filter((value) => matches(selected.filter, { value }));
+      if (s.op !== 'remove' && picked.length === 0)
+        throw scimErrors.badRequest('noTarget', `${s.op} ${s.path}: no value matches the filter`);
+    }
+    if (s.op === 'remove') {
+      if (picked) for (const v of picked) members.delete(v);
+      else if (s.values.length > 0) for (const v of s.values) members.delete(v);
+      else members.clear();
+    } else if (s.op === 'replace' && !picked) {
+      members.clear();
+      for (const v of s.values) members.add(v);
+    } else {
+      // add; or a replace (or add) through a filter: the selected members give way to the values.
+      if (picked) for (const v of picked) members.delete(v);
+      for (const v of s.values) members.add(v);
+    }
+  }
+  return [...members];
 }
 
 /** `doc` (the resource as stored) after the prepared operations; the library's refusals as SCIM errors with its scimType. */

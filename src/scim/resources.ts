@@ -35,6 +35,25 @@ export function checkIfMatch(ifMatch: string | undefined, updatedAt: number): vo
   throw scimErrors.preconditionFailed(`the resource has changed: its version is ${versionOf(updatedAt)}`);
 }
 
+/**
+ * The most resources a filter is evaluated over in memory (what SQL cannot narrow: only an `eq` on
+ * userName, externalId, id or displayName is narrowed there). Past it, 400 tooMany (RFC 7644 §3.12):
+ * the client narrows the filter, rather than the server reading a whole backend for one request.
+ */
+export const MAX_CANDIDATES = 10_000;
+
+/** 400 tooMany when a filter would be evaluated over more than MAX_CANDIDATES `what`. */
+export function checkCandidates(n: number, what: string): void {
+  if (n > MAX_CANDIDATES) {
+    throw scimErrors.badRequest(
+      'tooMany',
+      `the filter would be evaluated over ${n} ${what}, more than the ${MAX_CANDIDATES} allowed: narrow it with an eq on ${
+        what === 'users' ? 'userName, externalId or id' : 'displayName, externalId or id'
+      }, alone or in an and`,
+    );
+  }
+}
+
 /** A page cut from a list already in order: RFC 7644 §3.4.2.4's 1-based startIndex and count. */
 export function pageOf(all: readonly ScimDocument[], req: ScimListRequest): ScimListPage {
   const start = req.startIndex - 1;
@@ -52,7 +71,8 @@ export function paging(startIndex: unknown, count: unknown): Pick<ScimListReques
   const s = integer(startIndex, 'startIndex');
   const c = integer(count, 'count');
   return {
-    startIndex: s === undefined || s < 1 ? 1 : s,
+    // Past what a list can hold it is past the end all the same: kept an exact integer.
+    startIndex: s === undefined || s < 1 ? 1 : Math.min(s, Number.MAX_SAFE_INTEGER),
     count: c === undefined ? SCIM_PAGE.default : Math.min(Math.max(c, 0), SCIM_PAGE.max),
   };
 }

@@ -4,11 +4,18 @@
  * SCIM no longer shows), the SCIM groups and their members. The users' own columns are written
  * through the user queries (src/users/queries.ts); only `scim` and `groups` are written here.
  */
+import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 import { bool, json, num } from '../db/rows.ts';
 import type { ScimDocument, ScimGroup, ScimMembership, ScimUserRecord, SqlNarrowing } from './model.ts';
 
 type Row = Record<string, unknown>;
+
+/** An invitation waiting in `scim_invitations`: whom, and the request that created them (for its audit event). */
+export interface QueuedInvitation {
+  userId: string;
+  origin: { requestId?: string; ip?: string };
+}
 
 const CHUNK = 500;
 const chunks = <T>(list: readonly T[]): T[][] => {
@@ -35,6 +42,9 @@ const toGroup = (r: Row): ScimGroup => ({
   createdAt: num(r.created_at),
   updatedAt: num(r.updated_at),
 });
+
+/** How much of a userName a retired record keeps before `~<id>` (255 characters in all, an id of 36). */
+export const RETIRED_PREFIX = 255 - 36 - 1;
 
 const USER_COLUMNS = ['id', 'backend', 'username', 'disabled', 'scim', 'created_at', 'updated_at'];
 
@@ -76,9 +86,44 @@ export const scimQueries = ({ knex: db }: Database) => {
   }
 
   return {
-    async findUser(backend: string, id: string): Promise<ScimUserRecord | undefined> {
-      const row = await scimUsers(backend).where({ id }).first(USER_COLUMNS);
+    /**
+     * A SCIM user of the backend. `lock` (inside a write's transaction) holds the row until the commit
+     * (`select … for update` on PostgreSQL; SQLite runs one transaction at a time), so two writes of one
+     * user run one after the other and the second reads what the first wrote.
+     */
+    async findUser(backend: string, id: string, o: { lock?: boolean } = {}): Promise<ScimUserRecord | undefined> {
+      const q = scimUsers(backend).where({ id }).first(USER_COLUMNS);
+      const row = await (o.lock ? q.forUpdate() : q);
       return row ? toUserRecord(row) : undefined;
+    },
+
+    /**
+     * The write of a user goes ahead only on the version it read: `updated_at` moves from `seen` to
+     * `next`, and false (nothing written) when another write changed the row meanwhile.
+     */
+    async moveVersion(id: string, seen: number, next: number): Promise<boolean> {
+      return (await db('users').where({ id, updated_at: seen }).update({ updated_at: next })) > 0;
+    },
+
+    /** Whether a user of a backend other than `backend` holds the name (without case): names are kept apart across backends. */
+    async nameHeldElsewhere(backend: string, username: string): Promise<boolean> {
+      const row = await db('users').where('username_key', username.toLowerCase()).whereNot({ backend }).first('id');
+      return row !== undefined;
+    },
+
+    /**
+     * The newest record of the backend that SCIM retired under the name (a DELETE renames it
+     * `<userName>~<id>`, src/scim/user-delete.ts): its id, or undefined.
+     */
+    async retiredUser(backend: string, username: string): Promise<string | undefined> {
+      const prefix = username.slice(0, RETIRED_PREFIX).toLowerCase();
+      const rows: Row[] = await db('users')
+        .where({ backend })
+        .whereNull('scim')
+        .whereRaw("username_key like ? escape '\\'", [`${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}~%`])
+        .orderBy('created_at', 'desc')
+        .select('id', 'username_key');
+      return rows.map((r) => String(r.id)).find((id, i) => rows[i]!.username_key === `${prefix}~${id.toLowerCase()}`);
     },
 
     /** Whether a record of the backend other than `id` holds the userName (without case) or the externalId: after a failed write, was it a race? */
@@ -236,6 +281,57 @@ export const scimQueries = ({ knex: db }: Database) => {
 
     async removeMembers(groupId: string, userIds: readonly string[]): Promise<void> {
       for (const part of chunks(userIds)) await db('scim_group_members').where({ group_id: groupId }).whereIn('user_id', part).delete();
+    },
+
+    /** How many members the groups have in all: what reading all their members would read. */
+    async countMembersOfGroups(groupIds: readonly string[]): Promise<number> {
+      let n = 0;
+      for (const part of chunks(groupIds)) {
+        const row = await db('scim_group_members').whereIn('group_id', part).count({ n: '*' }).first();
+        n += num(row?.n);
+      }
+      return n;
+    },
+
+    /** An invitation to mail, written with the user it invites (docs/scim-provisioning.md "How SCIM users sign in"). */
+    async queueInvitation(userId: string, origin: { requestId?: string | null; ip?: string | null }, now: number): Promise<void> {
+      await db('scim_invitations')
+        .insert({ user_id: userId, request_id: origin.requestId ?? null, ip: origin.ip ?? null, created_at: now, leased_until: null })
+        .onConflict('user_id')
+        .ignore();
+    },
+
+    /**
+     * The oldest invitation no process is mailing (none leased, or its lease ran out), leased to this
+     * one until `now + leaseMs`; undefined when there is none. Two processes never take the same one:
+     * the lease is taken by a conditional update.
+     */
+    async leaseInvitation(now: number, leaseMs: number): Promise<QueuedInvitation | undefined> {
+      const free = (q: Knex.QueryBuilder) => q.where((w) => w.whereNull('leased_until').orWhere('leased_until', '<', now));
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const row = await free(db('scim_invitations'))
+          .orderBy([{ column: 'created_at' }, { column: 'user_id' }])
+          .first();
+        if (!row) return undefined;
+        const taken = await free(db('scim_invitations').where({ user_id: row.user_id })).update({ leased_until: now + leaseMs });
+        if (taken > 0) {
+          return {
+            userId: String(row.user_id),
+            origin: { requestId: (row.request_id as string | null) ?? undefined, ip: (row.ip as string | null) ?? undefined },
+          };
+        }
+      }
+      return undefined;
+    },
+
+    /** The invitation is done with (mailed, or nobody to invite any more). */
+    async dropInvitation(userId: string): Promise<void> {
+      await db('scim_invitations').where({ user_id: userId }).delete();
+    },
+
+    /** Gives a leased invitation back, for the next start or kick to take up. */
+    async releaseInvitation(userId: string): Promise<void> {
+      await db('scim_invitations').where({ user_id: userId }).update({ leased_until: null });
     },
 
     /** Takes a user out of every SCIM group (a DELETE); the groups' ids, whose lastModified moves. */

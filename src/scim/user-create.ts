@@ -8,7 +8,7 @@ import { actorOf, callerDetails, type ScimServiceDeps } from './deps.ts';
 import { USER_SCHEMAS } from './schemas.ts';
 import { userDocument } from './user-document.ts';
 import { userFields } from './user-fields.ts';
-import { checkUnique, claiming, hashed } from './user-write-checks.ts';
+import { checkUnique, claiming, emailVerified, hashed } from './user-write-checks.ts';
 
 /**
  * POST of a User: a Latchkey user record of the caller's backend, active unless the document says
@@ -29,7 +29,8 @@ export function scimUserCreate(deps: ScimServiceDeps) {
       externalId: fields.externalId ?? id,
       username: fields.username,
       email: fields.email,
-      // A SCIM client is the organisation's own directory: its addresses are as good as an administrator's.
+      // A SCIM client is the organisation's own directory: its addresses are as good as an
+      // administrator's, unless another account holds the address verified (set in the transaction).
       emailVerified: true,
       displayName: fields.displayName,
       passwordHash: passwordHash ?? null,
@@ -41,12 +42,15 @@ export function scimUserCreate(deps: ScimServiceDeps) {
       createdAt: now,
       updatedAt: now,
     };
+    const invite = active && !!user.email && !passwordHash && !!deps.invite && deps.invites(caller.backend);
     const created = await claiming(queries, caller.backend, (claim) =>
       transaction(async (tx) => {
-        await checkUnique(tx, caller.backend, id, user.username, fields.externalId, claim);
+        await checkUnique(tx, caller.backend, id, user.username, fields.externalId, claim, { renamed: true });
+        if (user.email) user.emailVerified = await emailVerified(tx, user.email, id, deps.upstreams);
         await tx.queries.users.insert(user);
-        if (user.email) await tx.queries.users.demoteClaimedEmail(user.email, id, deps.upstreams);
         await tx.queries.scim.setDocument(id, document);
+        // Queued with the user: a restart before it is mailed loses nothing (src/scim/invitations.ts).
+        if (invite) await tx.queries.scim.queueInvitation(id, origin, now);
         await tx.audit.change(
           'scim.create_user',
           actorOf(caller, origin),
@@ -59,12 +63,7 @@ export function scimUserCreate(deps: ScimServiceDeps) {
         return (await tx.queries.scim.findUser(caller.backend, id))!;
       }),
     );
-    if (active && user.email && !passwordHash && deps.invite && deps.invites(caller.backend)) {
-      // The user exists whatever becomes of the mail; the invitation's own service records its outcome.
-      await deps.invite(user, origin).catch((err: unknown) => {
-        deps.logger.error({ err, userId: id, requestId: origin.requestId }, 'SCIM invitation not sent');
-      });
-    }
+    if (invite) deps.invitations.kick();
     return userDocument(base, created, []);
   };
 }

@@ -2,7 +2,7 @@ import { project, type Projection } from './documents.ts';
 import { scimErrors } from './errors.ts';
 import { matches, parseFilter, type Narrowing } from './filters.ts';
 import type { ScimCaller, ScimDocument, ScimListPage, ScimListRequest, SqlNarrowing } from './model.ts';
-import { pageOf } from './resources.ts';
+import { checkCandidates, MAX_CANDIDATES, pageOf } from './resources.ts';
 import type { ScimServiceDeps } from './deps.ts';
 import { USER_SCHEMAS } from './schemas.ts';
 import { userDocument } from './user-document.ts';
@@ -24,7 +24,11 @@ export function scimUserReads({ queries, base }: Pick<ScimServiceDeps, 'queries'
       const { backend } = caller;
       if (!req.filter) {
         const totalResults = await queries.countUsers(backend);
-        const page = req.count === 0 ? [] : await queries.users(backend, { offset: req.startIndex - 1, limit: req.count });
+        // Past the end (startIndex=1e300 too) is an empty page, asked of nobody.
+        const page =
+          req.count === 0 || req.startIndex > totalResults
+            ? []
+            : await queries.users(backend, { offset: req.startIndex - 1, limit: req.count });
         const memberships =
           page.length > 0
             ? await queries.membershipsOfUsers(
@@ -39,9 +43,16 @@ export function scimUserReads({ queries, base }: Pick<ScimServiceDeps, 'queries'
         };
       }
       const { filter, narrowing } = parseFilter(USER_SCHEMAS, req.filter);
-      const candidates = await queries.users(backend, { narrowing: sqlNarrowing(narrowing) });
+      const sql = sqlNarrowing(narrowing);
+      checkCandidates(await queries.countUsers(backend, sql), 'users');
+      const candidates = await queries.users(backend, { narrowing: sql, limit: MAX_CANDIDATES });
       const memberships =
-        candidates.length === 0 ? [] : await queries.membershipsOfUsers(backend, narrowing ? candidates.map((u) => u.id) : undefined);
+        candidates.length === 0
+          ? []
+          : await queries.membershipsOfUsers(
+              backend,
+              candidates.map((u) => u.id),
+            );
       const matched = candidates.map((u) => userDocument(base, u, memberships)).filter((doc) => matches(filter, doc));
       const page = pageOf(matched, req);
       return { ...page, resources: page.resources.map((d) => project(USER_SCHEMAS, d, req)) };

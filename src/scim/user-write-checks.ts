@@ -2,7 +2,8 @@ import { hashPassword } from '../crypto/passwords.ts';
 import { InputError } from '../errors/service.ts';
 import { checkPassword } from '../users/service.ts';
 import { ScimError, scimErrors } from './errors.ts';
-import type { ScimCaller, ScimUserRecord } from './model.ts';
+import type { User } from '../users/model.ts';
+import type { ScimCaller, ScimDocument, ScimUserRecord } from './model.ts';
 import { checkIfMatch } from './resources.ts';
 import type { ScimQueries } from './scim-queries.ts';
 import type { ScimTransaction } from './deps.ts';
@@ -26,7 +27,12 @@ export async function hashed(password: string | undefined): Promise<string | und
   return hashPassword(password);
 }
 
-/** 409 when another record of the backend holds the userName (without case) or the externalId. */
+/**
+ * 409 when another record of the backend holds the userName (without case) or the externalId; and,
+ * for a new user or a new name (`renamed`), when a user of another backend holds the name: a name is
+ * one person's across the chain, which signs in the first backend holding it. The detail names no
+ * other user (docs/scim-provisioning.md "What the endpoint supports").
+ */
 export async function checkUnique(
   tx: ScimTransaction,
   backend: string,
@@ -34,14 +40,29 @@ export async function checkUnique(
   username: string,
   externalId: string | null,
   claim?: Claim,
+  o: { renamed?: boolean } = {},
 ) {
   if (claim) Object.assign(claim, { id, username, externalId });
   const holder = await tx.queries.users.findByUsername(backend, username);
   if (holder && holder.id !== id) throw scimErrors.conflict(`userName "${username}" is taken in this backend`);
+  if (o.renamed && (await tx.queries.scim.nameHeldElsewhere(backend, username))) {
+    throw scimErrors.conflict(`userName "${username}" is taken by an account of another backend here`);
+  }
   if (externalId !== null) {
     const other = await tx.queries.users.findByExternalId(backend, externalId);
     if (other && other.id !== id) throw scimErrors.conflict(`externalId "${externalId}" is taken in this backend`);
   }
+}
+
+/**
+ * Whether a SCIM user's address is stored verified (docs/decisions.md "Upstream emails"): the
+ * upstream accounts that held it verified keep it unverified from now on, as for an administrator's
+ * address; but another account (a database, directory or SCIM user) holding it verified keeps it, and
+ * the SCIM user's is stored unverified, so no application is told two accounts own one address.
+ */
+export async function emailVerified(tx: ScimTransaction, email: string, id: string, upstreams: readonly string[]): Promise<boolean> {
+  await tx.queries.users.demoteClaimedEmail(email, id, upstreams);
+  return !(await tx.queries.users.holdsVerifiedEmail(email, id));
 }
 
 /**
@@ -60,10 +81,52 @@ export async function claiming<T>(queries: ScimQueries, backend: string, work: (
   }
 }
 
-/** The user a write is about: 404 when the backend has none, 412 when `If-Match` names another version. */
+/**
+ * The user a write is about, its row held until the commit (two writes of one user run one after the
+ * other): 404 when the backend has none, 412 when `If-Match` names another version.
+ */
 export async function found(tx: ScimTransaction, caller: ScimCaller, id: string, ifMatch?: string): Promise<ScimUserRecord> {
-  const rec = await tx.queries.scim.findUser(caller.backend, id);
+  const rec = await tx.queries.scim.findUser(caller.backend, id, { lock: true });
   if (!rec) throw scimErrors.notFound(`no User ${id}`);
   checkIfMatch(ifMatch, rec.updatedAt);
   return rec;
+}
+
+/** The email addresses of a document, without case: what a write would change of where the user is mailed or matched. */
+const emailsOf = (doc: ScimDocument): string[] =>
+  [
+    ...new Set(
+      (Array.isArray(doc.emails) ? (doc.emails as Array<{ value?: unknown }>) : [])
+        .map((e) => (typeof e?.value === 'string' ? e.value.trim().toLowerCase() : ''))
+        .filter(Boolean),
+    ),
+  ].sort();
+
+/**
+ * The admin API's rule that whoever acts on a user holds every permission of theirs
+ * (docs/scim-provisioning.md "What a SCIM token is trusted with"), as it applies to a SCIM client, which holds none: a user an
+ * administrator gave an admin role keeps their password, userName and emails against it, since
+ * any of them hands the account over (a password; a mailed reset link; an upstream name that links).
+ * Deprovisioning and the other attributes stay the client's, as a directory's.
+ */
+export function checkTakeover(
+  user: Pick<User, 'id' | 'roles' | 'username' | 'email'>,
+  before: ScimDocument,
+  after: { username: string; email: string | null; document: ScimDocument; password: boolean },
+): void {
+  if (user.roles.length === 0) return;
+  const changed: string[] = [];
+  if (after.password) changed.push('password');
+  if (after.username.toLowerCase() !== user.username.toLowerCase()) changed.push('userName');
+  if (
+    (after.email ?? '').toLowerCase() !== (user.email ?? '').toLowerCase() ||
+    emailsOf(after.document).join('\n') !== emailsOf(before).join('\n')
+  ) {
+    changed.push('emails');
+  }
+  if (changed.length === 0) return;
+  throw scimErrors.forbidden(
+    `User ${user.id} holds an admin role given here: a SCIM client may not change their ${changed.join(', ')}, only an administrator may ` +
+      "(deprovisioning and other attributes stay the client's)",
+  );
 }

@@ -32,15 +32,19 @@ export function traceRequests(): RequestHandler {
     span.end();
   }
   return (req, res, next) => {
-    const attributes = {
-      'http.request.method': req.method,
-      'url.path': req.path,
-      'url.scheme': req.protocol,
-      'client.address': req.ip ?? '',
-    };
-    tracer.serve(req.headers, req.method, attributes, (span) => {
-      (res as Traced)[SPAN] = span;
-      res.once('close', closed);
+    tracer.serve(req.headers, req.method, (span) => {
+      // A request the sampler left out still has its span (its ids in the log, traceparent on calls
+      // out), but nothing is recorded on it: no attributes to work out, nothing to end.
+      if (span.isRecording()) {
+        span.setAttributes({
+          'http.request.method': req.method,
+          'url.path': req.path,
+          'url.scheme': req.protocol,
+          'client.address': req.ip ?? '',
+        });
+        (res as Traced)[SPAN] = span;
+        res.once('close', closed);
+      }
       next();
     });
   };

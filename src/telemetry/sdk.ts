@@ -80,7 +80,9 @@ export async function startSdk(protocol: 'http/protobuf' | 'http/json'): Promise
   return {
     span(name, kind, attributes, fn, standalone) {
       const parent = context.active();
-      if (!standalone && trace.getSpan(parent) === undefined) return fn(undefined);
+      // Only below a request's span, and only when that one is recorded: a request the sampler left
+      // out costs no more spans.
+      if (!standalone && !trace.getSpan(parent)?.isRecording()) return fn(undefined);
       const span = tracer.startSpan(name, { kind: KINDS[kind], attributes }, parent);
       return context.with(trace.setSpan(parent, span), () => {
         let result: ReturnType<typeof fn>;
@@ -110,13 +112,13 @@ export async function startSdk(protocol: 'http/protobuf' | 'http/json'): Promise
     },
     start(name, kind, attributes) {
       const parent = context.active();
-      if (trace.getSpan(parent) === undefined) return undefined;
+      if (!trace.getSpan(parent)?.isRecording()) return undefined;
       return tracer.startSpan(name, { kind: KINDS[kind], attributes }, parent);
     },
     fail,
-    serve(headers, name, attributes, run) {
+    serve(headers, name, run) {
       const parent = propagation.extract(ROOT_CONTEXT, headers);
-      const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+      const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, parent);
       context.with(trace.setSpan(parent, span).setValue(REQUEST_SPAN, span), run, undefined, span);
     },
     requestSpan: () => context.active().getValue(REQUEST_SPAN) as Span | undefined,

@@ -74,6 +74,7 @@ export function deviceHandler(ctx: AppContext): RequestHandler {
         resume: `${paths.device}?${new URLSearchParams({ user_code: userCode })}`,
         // The approval page below is this flow's consent, asked every time.
         requireConsent: false,
+        kerberos: client.kerberos,
         scopesFor: (user) => grantableScopes(asked, user),
       });
       if (step.show === 'refused') return codeForm(req, res, 400, step.description);

@@ -2,6 +2,8 @@ import type { Request, Response } from 'express';
 import { Passport, type Strategy } from 'passport';
 import type { StrategyState, Upstream, UpstreamAsk, UpstreamIdentity } from '../identity/upstreams/contract.ts';
 import type { SignInOutcome, SignInService } from '../login/sign-in.ts';
+import type { KerberosOutcome, KerberosSignIns } from '../kerberos/service.ts';
+import { NegotiateStrategy } from './strategies/negotiate.ts';
 import { PasskeyStrategy } from './strategies/passkey.ts';
 import { passwordStrategy } from './strategies/password.ts';
 import { setSoFar, type SignInSoFar } from './strategies/so-far.ts';
@@ -12,10 +14,12 @@ import { setSoFar, type SignInSoFar } from './strategies/so-far.ts';
  * counted sign-in sequence (login/sign-in.ts) and answers with its outcome. An upstream identity
  * provider's strategy (openid-client/passport for OIDC, docs/upstream-identity-providers.md) is the upstream's own, run here too.
  */
-export function signInStrategies(signIn: SignInService) {
+export function signInStrategies(signIn: SignInService, kerberos: KerberosSignIns) {
   const passport = new Passport();
   passport.use('password', passwordStrategy(signIn));
   passport.use('passkey', new PasskeyStrategy(signIn));
+  // docs/identity-backends.md "Desktop single sign-on": a Kerberos ticket; its own sign-in service, its own outcome.
+  passport.use('negotiate', new NegotiateStrategy(kerberos));
 
   return {
     /** Runs one way of signing in on the sign-in so far; resolves with the sign-in outcome. */
@@ -29,6 +33,20 @@ export function signInStrategies(signIn: SignInService) {
             if (err) reject(err);
             // passport-local answers a missing field itself, before the sequence: a plain wrong-credentials.
             else resolve(ok || info?.outcome || { ok: false, reason: 'invalid_credentials' });
+          },
+        )(req, res, () => undefined);
+      }),
+
+    /** The request's `Authorization: Negotiate` token (strategies/negotiate.ts); resolves with its outcome. */
+    negotiate: (req: Request, res: Response, soFar: SignInSoFar): Promise<KerberosOutcome> =>
+      new Promise((resolve, reject) => {
+        setSoFar(res, soFar);
+        passport.authenticate(
+          'negotiate',
+          { session: false },
+          (err: unknown, ok: KerberosOutcome | false, info?: { outcome?: KerberosOutcome }) => {
+            if (err) reject(err);
+            else resolve(ok || info?.outcome || { ok: false, reason: 'invalid_token' });
           },
         )(req, res, () => undefined);
       }),

@@ -1,5 +1,6 @@
 import { throttled } from '../errors/oauth.ts';
 import type { AccountRefusal } from '../identity/contract.ts';
+import type { KerberosRefusal } from '../kerberos/model.ts';
 import type { SignInOutcome } from '../login/sign-in.ts';
 
 /** What a page says for a refused sign-in step: its status, its words, and how long a throttled browser waits. */
@@ -48,6 +49,28 @@ export function refusalOf(outcome: Extract<SignInOutcome, { ok: false }>, asked:
     default:
       return { status: 401, message: asked === 'password' ? accountRefusals[outcome.reason] : wrongAnswer[asked] };
   }
+}
+
+/** What the login page says after a refused Kerberos ticket, the form below it (docs/identity-backends.md "Desktop single sign-on"). */
+const kerberosWords: Record<Exclude<KerberosRefusal, 'account_refused'>, string> = {
+  ntlm: 'Your computer offered Windows (NTLM) sign-in, which this server does not take. Sign in with your password.',
+  wrong_service: "Your computer's Kerberos ticket is not for this site. Sign in with your password.",
+  wrong_realm: "Your computer's Kerberos ticket is from another domain. Sign in with your password.",
+  expired: "Your computer's Kerberos ticket has expired. Sign in with your password, or sign in to your computer again.",
+  replay: 'That single sign-on attempt was used already. Sign in with your password, or reload the page.',
+  clock_skew: "Your computer's clock is more than five minutes off. Correct it, or sign in with your password.",
+  unknown_principal: 'Your Windows account is not known here. Sign in with your password.',
+  invalid_token: 'Single sign-on did not work. Sign in with your password.',
+};
+
+/**
+ * A refused Kerberos ticket's status and words: the login page without a new challenge (a browser
+ * would only send the same ticket again), so the user can sign in with a password.
+ */
+export function kerberosRefusalOf(outcome: { reason: KerberosRefusal | 'unavailable'; refusal?: AccountRefusal }): Refusal {
+  if (outcome.reason === 'unavailable') return refusalOf({ ok: false, reason: 'unavailable' }, 'password');
+  if (outcome.reason === 'account_refused') return { status: 401, message: accountRefusals[outcome.refusal ?? 'disabled'] };
+  return { status: 401, message: kerberosWords[outcome.reason] };
 }
 
 /** The words of a form whose CSRF token or pending sign-in is no longer good. */

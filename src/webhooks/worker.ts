@@ -27,6 +27,12 @@ const READ = 100;
 const TURN_MS = 20_000;
 /** The error of an event given up without a try: the endpoint had failed all through the event's retry window. */
 const FAILING_ALL_ALONG = 'endpoint failing all through the retry window';
+/**
+ * The error of an event given up without a try whose window ended while it waited behind others: the
+ * endpoint failed only after it was recorded, or answers too slowly for the events (2xx each, one at a
+ * time), and falls behind.
+ */
+const FELL_BEHIND = 'endpoint behind by more than the retry window';
 
 export interface WebhookWorkerDeps {
   outbox: EventOutbox;
@@ -74,13 +80,15 @@ export function webhookBody(e: OutgoingEvent): string {
  * (a lease on the endpoint's place in the queue, src/events/), and sends each its events in order, one
  * at a time: the next waits for the previous one's success or give-up. A failed event is tried again
  * after `webhooks.retryDelays` until `webhooks.retryWindow` after it was recorded, then given up and
- * audited (`webhook.given_up`). An endpoint is never told of its own give-ups, which would feed
+ * audited (`webhook.given_up`); so is an event whose window ended before its turn, whether the endpoint
+ * was failing or only too slow for the events. An endpoint is never told of its own give-ups, which would feed
  * themselves. Off every request: a dead endpoint delays only its own events.
  */
 export function webhookWorker(deps: WebhookWorkerDeps): DeliveryWorker {
   const { outbox, queries, config, logger } = deps;
   const { retryDelays: delays, retryWindow, claimLease } = config.webhooks;
-  const windowMs = retryWindow * 1000;
+  // No longer than any sink may fall behind (docs/decisions.md "Events out"): past it, retention purges.
+  const windowMs = Math.min(retryWindow, config.audit.sinkMaxBacklog) * 1000;
   const turnMs = Math.min(TURN_MS, claimLease - TIMEOUT_MS - 1000);
 
   const wanted = (hook: Webhook, e: OutgoingEvent) =>
@@ -107,7 +115,7 @@ export function webhookWorker(deps: WebhookWorkerDeps): DeliveryWorker {
   }
 
   /** Records the events given up, one audit event for them all, and moves the cursor past them (and past `through`). */
-  async function giveUp(hook: Webhook, sink: string, given: GivenUp[], through: EventPosition, failingSince: number): Promise<void> {
+  async function giveUp(hook: Webhook, sink: string, given: GivenUp[], through: EventPosition, failingSince: number | null): Promise<void> {
     const now = clock.now();
     const [head, last] = [given[0]!, given.at(-1)!];
     await deps.transaction(async (tx) => {
@@ -157,7 +165,8 @@ export function webhookWorker(deps: WebhookWorkerDeps): DeliveryWorker {
 
     const settleGivenUp = async () => {
       if (given.length === 0) return;
-      await giveUp(hook, sink, given, passed!, failingSince ?? clock.now());
+      // A slow endpoint that answers is behind, not failing: its `failingSince` stays as it is.
+      await giveUp(hook, sink, given, passed!, failingSince);
       [position, passed, given, attempts] = [passed!, undefined, [], 0];
     };
 
@@ -173,9 +182,11 @@ export function webhookWorker(deps: WebhookWorkerDeps): DeliveryWorker {
           }
           const now = clock.now();
           const windowEnds = e.at + windowMs;
-          // Not tried yet, failing since before it was recorded, and its window over: it is given up untried.
-          if (attempts === 0 && now >= windowEnds && failingSince !== null && failingSince <= e.at) {
-            given.push({ event: e, attempt: 0, httpStatus: null, error: FAILING_ALL_ALONG });
+          // Not tried yet and its window over: it is given up untried. So an endpoint that falls behind,
+          // failing or just slow, keeps no more than its window's events from retention.
+          if (attempts === 0 && now >= windowEnds) {
+            const error = failingSince !== null && failingSince <= e.at ? FAILING_ALL_ALONG : FELL_BEHIND;
+            given.push({ event: e, attempt: 0, httpStatus: null, error });
             passed = e.position;
             continue;
           }

@@ -7,6 +7,8 @@ import { bindRefusalTests } from './bind-refusals.ts';
 import { adConformance } from './conformance.ts';
 import { domainLdif } from './directory.ts';
 import { domain } from './harness.ts';
+import { kerberosTests } from './kerberos.ts';
+import { kerberosChromiumTests } from './kerberos-chromium.ts';
 import { outageTests } from './outage.ts';
 import { passwordTests } from './passwords.ts';
 import { syncTests } from './sync.ts';
@@ -34,6 +36,11 @@ describe('Active Directory (Samba 4.17 domain controller)', () => {
   }
   // docs/identity-backends.md's writes; the database side of the change step runs on both databases in the slapd suite.
   passwordTests('sqlite');
+  // Desktop single sign-on against the DC's KDC: every case on SQLite, the sign-in and the client setting on PostgreSQL too.
+  kerberosTests('sqlite');
+  kerberosTests('postgres', { all: false });
+  // docs/windows-desktop-sso.md's browsers: Chromium signed in by a ticket from the DC's KDC.
+  kerberosChromiumTests('sqlite');
   // Last: its set-up restarts the DC once, to add 1,600 users offline.
   for (const kind of databaseKinds) syncTests(kind);
 });

@@ -336,6 +336,84 @@ describe.each(databaseKinds)('built-in admin roles on %s', (kind) => {
       expect(res.updateClient).toEqual({ owners: [ids.owen, ids.helen] });
       expect((await ok('owen', '{ clients { totalCount } }')).clients).toEqual({ totalCount: 2 });
     });
+
+    test('owning a client that holds rights gives nothing over it (a row named owners before the rule)', async () => {
+      const made = await ok('admin', 'mutation($input: RegisterClientInput!) { registerClient(input: $input) { client { clientId } } }', {
+        input: { name: 'Old automation', redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'], roles: ['admin'] },
+      });
+      const automation = (made.registerClient as { client: { clientId: string } }).client.clientId;
+      // The API no longer names owners of such a client; a row from before may still.
+      await server
+        .sql('clients')
+        .where({ client_id: automation })
+        .update({ owners: JSON.stringify([ids.owen]) });
+      const before = (await server.ctx.clients.find(automation))!;
+      expect(before.owners).toEqual([ids.owen]);
+      const rotate = await refused(
+        'owen',
+        'only an admin may rotate its secret',
+        'mutation($id: ID!) { rotateClientSecret(clientId: $id) { clientSecret } }',
+        {
+          id: automation,
+        },
+      );
+      expect(rotate.data?.rotateClientSecret ?? null).toBeNull();
+      await refused(
+        'owen',
+        'only an admin may change it',
+        'mutation($id: ID!) { updateClient(clientId: $id, input: { redirectUris: ["https://attacker.example.net/cb"] }) { clientId } }',
+        { id: automation },
+      );
+      expect(await server.ctx.clients.find(automation)).toMatchObject({ secretHash: before.secretHash, redirectUris: [] });
+      await ok('admin', 'mutation($id: ID!) { updateClient(clientId: $id, input: { owners: null }) { clientId } }', { id: automation });
+    });
+  });
+
+  /** A user holding a new custom role of `permissions`, with an admin-cli token in `tokens[name]`. */
+  const holder = async (name: string, permissions: string[]) => {
+    await ok('admin', 'mutation($n: String!, $p: [String!]!) { createAdminRole(name: $n, permissions: $p) { name } }', {
+      n: `${name}-role`,
+      p: permissions,
+    });
+    ids[name] = await server.user(name, `${name}-password-1`, { roles: [`${name}-role`] });
+    tokens[name] = (await adminCliToken(server, name, `${name}-password-1`)).access_token;
+  };
+
+  test('SCIM tokens take what a SCIM token does (users:write, users:credentials, users:enable) besides keys:manage', async () => {
+    await holder('kit', ['keys:manage', 'backends:read']);
+    await holder('pia', ['keys:manage', 'users:read', 'users:write', 'users:credentials', 'users:enable']);
+    const CREATE = 'mutation { createScimToken(backend: "hr") { token } }';
+    const made = await refused('kit', 'createScimToken needs the permission users:write', CREATE);
+    expect(made.errors?.[0]?.extensions?.permission).toBe('users:write');
+    await refused('kit', 'revokeScimToken needs the permission users:write', 'mutation { revokeScimToken(id: "x") }');
+    await holder('uma', ['keys:manage', 'users:write']);
+    await refused('uma', 'createScimToken needs the permission users:credentials', CREATE);
+    // The list shows no secret and nothing about users: backends:read, as before.
+    expect((await ok('kit', '{ scimTokens { id } }')).scimTokens).toEqual([]);
+    // pia passes the check: the service then judges the backend (none of plugin scim here).
+    const res = await call('pia', CREATE);
+    expect(res.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', field: 'backend' });
+    expect((await ok('pia', 'mutation { revokeScimToken(id: "x") }')).revokeScimToken).toBe(false);
+  });
+
+  test('a webhook receives the audit trail: registering one, or changing where it goes or what it gets, takes audit:read too', async () => {
+    await holder('wendy', ['webhooks:manage']);
+    await holder('walt', ['webhooks:manage', 'audit:read']);
+    const REGISTER = 'mutation($url: String!) { registerWebhook(url: $url, events: ["*"]) { webhook { id } } }';
+    const url = 'https://hooks.example.invalid/latchkey';
+    const refusal = await refused('wendy', 'registerWebhook needs the permission audit:read', REGISTER, { url });
+    expect(refusal.errors?.[0]?.extensions?.permission).toBe('audit:read');
+    expect((await ok('admin', '{ webhooks { id } }')).webhooks).toEqual([]);
+    const id = ((await ok('walt', REGISTER, { url })).registerWebhook as { webhook: { id: string } }).webhook.id;
+    const UPDATE =
+      'mutation($id: ID!, $url: String, $events: [String!], $d: String) { updateWebhook(id: $id, url: $url, events: $events, description: $d) { url events description } }';
+    await refused('wendy', 'updateWebhook(url) needs the permission audit:read', UPDATE, { id, url: 'https://attacker.example.net/hook' });
+    await refused('wendy', 'updateWebhook(events) needs the permission audit:read', UPDATE, { id, events: ['login.*'] });
+    // The rest of webhooks:manage stays: the list, a note, deliveries, deleting.
+    expect((await ok('wendy', UPDATE, { id, d: 'SIEM bridge' })).updateWebhook).toEqual({ url, events: ['*'], description: 'SIEM bridge' });
+    expect((await ok('wendy', '{ webhooks { id } }')).webhooks).toEqual([{ id }]);
+    expect((await ok('walt', UPDATE, { id, events: ['user.*'] })).updateWebhook).toMatchObject({ events: ['user.*'] });
+    expect((await ok('wendy', 'mutation($id: ID!) { deleteWebhook(id: $id) }', { id })).deleteWebhook).toBe(true);
   });
 
   test('every admin change records the actor, the permission it used and the role that gave it', async () => {

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import * as consoleCatalogue from '../../console/src/auth/catalogue.ts';
+import { CLIENT_GRANTS } from '../../src/admin-roles/rules.ts';
+import { ADMIN_CLIENTS } from '../../src/clients/scopes.ts';
 import { upstreamRoles } from '../../src/identity/upstreams/policy.ts';
 import { groupDn, people } from '../fixtures/ldap/directory.ts';
 import { adminCliToken, graphqlPost, type GraphQLAnswer } from '../helpers/admin-api.ts';
@@ -172,6 +175,100 @@ describe.each(databaseKinds)('custom admin roles on %s', (kind) => {
     await ok('admin', 'mutation($id: ID!) { updateClient(clientId: $id, input: { roles: ["introspect"] }) { clientId } }', {
       id: clientId,
     });
+  });
+
+  describe('acting on a client needs what it holds now, not only what changes', () => {
+    const REGISTER = 'mutation($input: RegisterClientInput!) { registerClient(input: $input) { client { clientId } } }';
+    const UPDATE = 'mutation($id: ID!, $input: UpdateClientInput!) { updateClient(clientId: $id, input: $input) { clientId } }';
+    const ROTATE = 'mutation($id: ID!) { rotateClientSecret(clientId: $id) { clientSecret } }';
+    const DELETE = 'mutation($id: ID!) { deleteClient(clientId: $id) }';
+    const app: Record<string, string> = {};
+    const register = async (input: Record<string, unknown>) =>
+      ((await ok('admin', REGISTER, { input })).registerClient as { client: { clientId: string } }).client.clientId;
+    const service = { redirectUris: [], grantTypes: ['CLIENT_CREDENTIALS'] };
+
+    beforeAll(async () => {
+      // wes registers and changes applications; rita may besides read users.
+      await ok('admin', CREATE, { n: 'client-writer', p: ['apps:read', 'apps:write'] });
+      await ok('admin', CREATE, { n: 'resource-writer', p: ['apps:read', 'apps:write', 'users:read'] });
+      ids.wes = await server.user('wes', 'wes-password-1', { roles: ['client-writer'] });
+      ids.rita = await server.user('rita', 'rita-password-1', { roles: ['resource-writer'] });
+      app.automation = await register({ name: 'Automation', ...service, roles: ['admin'] });
+      app.feed = await register({ name: 'HR feed', ...service, roles: ['scim'] });
+      app.api = await register({ name: 'Orders API', ...service, roles: ['introspect'] });
+      app.portal = await register({ name: 'Ops portal', redirectUris: ['https://ops.example.com/cb'], scopes: ['openid', 'admin'] });
+      app.wiki = await register({ name: 'Wiki', redirectUris: ['https://wiki.example.com/cb'] });
+    });
+
+    test("apps:write alone neither rotates an admin client's secret nor redirects an admin client's sign-ins", async () => {
+      const secretHash = (await server.ctx.clients.find(app.automation!))!.secretHash;
+      // Its client_credentials token would be an admin's: the secret is the admin role.
+      const rotate = await refused('wes', `client ${app.automation} holds the admin role: only an admin may rotate its secret`, ROTATE, {
+        id: app.automation,
+      });
+      expect(rotate.data?.rotateClientSecret ?? null).toBeNull();
+      expect((await server.ctx.clients.find(app.automation!))!.secretHash).toBe(secretHash);
+      await refused('wes', 'only an admin may change it', UPDATE, { id: app.automation, input: { name: 'Automation (mine)' } });
+      await refused('wes', 'only an admin may delete it', DELETE, { id: app.automation });
+
+      // The built-in admin clients and a client with the admin scope: their redirect URIs are where admins' tokens go.
+      const consoleUris = (await server.ctx.clients.find('admin-console'))!.redirectUris;
+      await refused('wes', 'client admin-console is a built-in admin client: only an admin may change it', UPDATE, {
+        id: 'admin-console',
+        input: { redirectUris: ['https://attacker.example.net/cb'] },
+      });
+      await refused('wes', 'client admin-cli is a built-in admin client', UPDATE, { id: 'admin-cli', input: { name: 'CLI' } });
+      await refused('wes', `client ${app.portal} has the admin scope: only an admin may change it`, UPDATE, {
+        id: app.portal,
+        input: { redirectUris: ['https://attacker.example.net/cb'] },
+      });
+      expect((await server.ctx.clients.find('admin-console'))!.redirectUris).toEqual(consoleUris);
+      expect((await server.ctx.clients.find(app.portal!))!.redirectUris).toEqual(['https://ops.example.com/cb']);
+      expect((await server.ctx.clients.find(app.automation!))!.name).toBe('Automation');
+    });
+
+    test('a SCIM client takes what a SCIM token does; a resource server (introspect) takes users:read', async () => {
+      const feed = await refused('wes', `client ${app.feed} holds the scim role`, ROTATE, { id: app.feed });
+      expect(feed.errors?.[0]?.message).toContain('you lack users:write, users:credentials, users:enable');
+      expect(feed.errors?.[0]?.extensions?.permission).toBe('users:write');
+      await refused('wes', 'users:read', UPDATE, { id: app.api, input: { name: 'Orders API v2' } });
+      await refused('rita', 'users:write', UPDATE, { id: app.feed, input: { name: 'HR feed v2' } });
+      await ok('rita', UPDATE, { id: app.api, input: { name: 'Orders API v2' } });
+      expect((await ok('rita', ROTATE, { id: app.api })).rotateClientSecret).toMatchObject({ clientSecret: expect.any(String) });
+    });
+
+    test("an application's own changes stay apps:write's, and an admin does every one", async () => {
+      await ok('wes', UPDATE, { id: app.wiki, input: { redirectUris: ['https://wiki.example.com/cb2'] } });
+      await ok('wes', ROTATE, { id: app.wiki });
+      const rotated = await ok('admin', ROTATE, { id: app.automation });
+      expect(rotated.rotateClientSecret).toMatchObject({ clientSecret: expect.any(String) });
+      await ok('admin', UPDATE, { id: 'admin-cli', input: { name: 'Latchkey admin CLI' } });
+      await ok('admin', UPDATE, { id: app.feed, input: { name: 'HR feed' } });
+    });
+
+    test('a client holding rights has no owners, either way round (BAD_USER_INPUT naming the field)', async () => {
+      const own = { owners: [ids.pat] };
+      expect(await badInput('admin', 'owners', REGISTER, { input: { name: 'Owned feed', ...service, roles: ['scim'], ...own } })).toContain(
+        'has no owners',
+      );
+      for (const id of [app.automation, app.feed, app.api, app.portal, 'admin-console']) {
+        expect(await badInput('admin', 'owners', UPDATE, { id, input: own })).toContain(`client ${id} holds`);
+      }
+      const team = await register({ name: 'Team tool', redirectUris: ['https://team.example.com/cb'], ...own });
+      expect(await badInput('admin', 'roles', UPDATE, { id: team, input: { roles: ['introspect'] } })).toContain('has owners');
+      expect(await badInput('admin', 'scopes', UPDATE, { id: team, input: { scopes: ['openid', 'admin'] } })).toContain('has owners');
+      // Without its owners it may: the owners go in the same change.
+      await ok('admin', UPDATE, { id: team, input: { owners: null, roles: ['introspect'] } });
+      expect((await server.ctx.clients.find(team))!).toMatchObject({ owners: [], roles: ['introspect'] });
+      expect((await server.ctx.clients.find(app.automation!))!.owners).toEqual([]);
+    });
+  });
+});
+
+describe("the console's copy of what a client's rights take", () => {
+  test("is the server's: it hides the buttons the API would refuse", () => {
+    expect(consoleCatalogue.CLIENT_GRANTS).toEqual(CLIENT_GRANTS);
+    expect([...consoleCatalogue.ADMIN_CLIENTS].sort()).toEqual([...ADMIN_CLIENTS].sort());
   });
 });
 

@@ -7,7 +7,19 @@ import { eventually } from '../helpers/eventually.ts';
 import type { CodeFlowClient } from '../helpers/flow.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
-import { active, addPerson, deleteEntry, dnOf, moveEntry, refreshStatus, signedIn, type SignedIn, ssoSignsIn, syncNow } from './harness.ts';
+import {
+  active,
+  addPerson,
+  deleteEntry,
+  dnOf,
+  moveEntry,
+  passwordOf,
+  refreshStatus,
+  signedIn,
+  type SignedIn,
+  ssoSignsIn,
+  syncNow,
+} from './harness.ts';
 
 /** Short back-off and a quick poll, so a notice is delivered within the test. */
 const FAST = { logout: { backchannelRetryDelays: [300, 300, 300], backchannelPollInterval: 100 } };
@@ -93,6 +105,23 @@ describe.each(databaseKinds)('directory sync of leavers on %s', (kind) => {
       deprovisioned: 0,
       reenabled: 0,
     });
+  });
+
+  test('a lockout by failed binds is no leaving: the pass leaves the user alone, while their password sign-in is refused', async () => {
+    await addPerson(slapd, 'guessed');
+    await syncNow(server, token);
+    // What ppolicy writes after too many failed binds (anyone who knows the name can cause it): the
+    // time of the lockout, not an administrator's 000001010000Z.
+    const now = new Date()
+      .toISOString()
+      .replace(/[-:T]/g, '')
+      .replace(/\.\d+Z$/, 'Z');
+    await slapd.modify(dnOf('guessed'), 'pwdAccountLockedTime', [now]);
+    expect((await syncNow(server, token)).pass).toMatchObject({ outcome: 'APPLIED', deprovisioned: 0 });
+    expect(await server.ctx.users.findByUsername('corp', 'guessed')).toMatchObject({ disabled: false, disabledBy: null });
+    const signIn = await server.ctx.identity.signIn('guessed', passwordOf('guessed'));
+    expect(signIn.ok).toBe(false);
+    await slapd.modify(dnOf('guessed'), 'pwdAccountLockedTime', []);
   });
 
   test('a new entry given the name of one that left takes the name; the old record is kept as name~id', async () => {

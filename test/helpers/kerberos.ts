@@ -1,5 +1,5 @@
 /**
- * Kerberos for the tests of desktop single sign-on (docs/windows-desktop-sso.md): the KDC of the AD
+ * Kerberos for the tests of desktop single sign-on (docs/identity-backends.md "Desktop single sign-on"): the KDC of the AD
  * suite's Samba domain controller, a service principal and its keytab made with `samba-tool`, a
  * krb5.conf pointing at the DC, and users who `kinit` with a password into a ticket cache of their own.
  *
@@ -34,8 +34,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { SHARE_ENV, Worker } from 'node:worker_threads';
 import { Attribute, Change } from 'ldapts';
@@ -64,6 +63,7 @@ export interface Tickets {
 export interface CurlAnswer {
   statuses: number[];
   status: number;
+  /** By lower-case name; a header sent several times (Set-Cookie) has its values one a line. */
   headers: Record<string, string>;
   body: string;
 }
@@ -77,8 +77,11 @@ export interface KerberosFixture {
   backendConfig(extra?: Record<string, unknown>): Record<string, unknown>;
   /** Server config overrides: listening on `port`, with PUBLIC_URL at the SPN's host. */
   serverAt(port: number): { port: number; publicUrl: string };
-  /** A user in the directory (samba-tool user create), under the OU the AD suite's userSearch reads. */
-  user(name: string, password: string): Promise<void>;
+  /**
+   * A user in the directory (samba-tool user create), under the OU the AD suite's userSearch reads;
+   * with `outside`, in CN=Users, where the KDC knows them and Latchkey's user search does not.
+   */
+  user(name: string, password: string, options?: { outside?: boolean }): Promise<void>;
   /**
    * `kinit` with the password on stdin into a cache of its own. `lifetime` (kinit -l), `service`
    * (kinit -S: a service ticket straight from the AS exchange), `fakeOffset` (seconds, faketime) with
@@ -153,12 +156,20 @@ function runWithInput(command: string, args: string[], input: string, env: NodeJ
     child.stdout.on('data', (d: Buffer) => (out += d));
     child.stderr.on('data', (d: Buffer) => (out += d));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${out}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}: ${out}`)),
+    );
     child.stdin.end(input);
   });
 }
 
-const fakeEnv = (fakeTime: string): NodeJS.ProcessEnv => ({ LD_PRELOAD: FAKETIME_LIB, FAKETIME: fakeTime, FAKETIME_DONT_FAKE_MONOTONIC: '1' });
+/** libfaketime's settings; an absolute `@…` time is read in UTC. */
+const fakeEnv = (fakeTime: string): NodeJS.ProcessEnv => ({
+  LD_PRELOAD: FAKETIME_LIB,
+  FAKETIME: fakeTime,
+  FAKETIME_DONT_FAKE_MONOTONIC: '1',
+  TZ: 'UTC',
+});
 
 /** The script Python runs: a token (`token`) or a request through requests-kerberos (`get`). */
 const PY_TOKEN = `import sys, kerberos
@@ -179,7 +190,10 @@ function parseCurl(dump: string, body: string): CurlAnswer {
   const headers: Record<string, string> = {};
   for (const line of (blocks.at(-1) ?? '').split(/\r?\n/).slice(1)) {
     const i = line.indexOf(':');
-    if (i > 0) headers[line.slice(0, i).toLowerCase()] = line.slice(i + 1).trim();
+    if (i <= 0) continue;
+    const name = line.slice(0, i).toLowerCase();
+    // A header sent several times (Set-Cookie) keeps each value, one a line.
+    headers[name] = headers[name] === undefined ? line.slice(i + 1).trim() : `${headers[name]}\n${line.slice(i + 1).trim()}`;
   }
   return { statuses, status: statuses.at(-1) ?? 0, headers, body };
 }
@@ -202,7 +216,8 @@ export function kerberosFixture(dc: SambaDc): Promise<KerberosFixture> {
 
 async function makeFixture(dc: SambaDc): Promise<KerberosFixture> {
   ensureHostEntry();
-  const dir = mkdtempSync(join(tmpdir(), 'latchkey-krb5-'));
+  // Inside the DC's own temp folder: gone with it (`dc.destroy()`), whichever module used the fixture last.
+  const dir = mkdtempSync(join(dirname(dirname(dc.configFile)), 'krb5-'));
   const conf = join(dir, 'krb5.conf');
   const noSync = join(dir, 'krb5-nosync.conf');
   writeFileSync(conf, krb5Conf(true));
@@ -239,20 +254,22 @@ async function makeFixture(dc: SambaDc): Promise<KerberosFixture> {
     backendConfig: (extra = {}) => ({ keytab, servicePrincipal: SERVICE_PRINCIPAL, realm: AD_REALM, ...extra }),
     serverAt: (port) => ({ port, publicUrl: `http://${KERBEROS_HOST}:${port}` }),
 
-    async user(name, password) {
-      await samba('user', 'create', name, password, `--userou=${PEOPLE_OU}`, `--mail-address=${name}@latchkey.test`);
+    async user(name, password, options = {}) {
+      const ou = options.outside ? [] : [`--userou=${PEOPLE_OU}`];
+      await samba('user', 'create', name, password, ...ou, `--mail-address=${name}@latchkey.test`);
     },
 
     async kinit(name, password, options = {}) {
       const principal = name.includes('@') ? name : `${name}@${AD_REALM}`;
       const cache = `FILE:${join(dir, `cc-${++caches}`)}`;
+      // With a faked clock the KDC's time must not be taken over (kdc_timesync), or the faking is undone.
       const env = { KRB5_CONFIG: options.fakeOffset === undefined ? conf : noSync, KRB5CCNAME: cache };
       const args = [...(options.lifetime ? ['-l', options.lifetime] : []), ...(options.service ? ['-S', options.service] : []), principal];
       const fake = options.fakeOffset === undefined ? {} : fakeEnv(`${options.fakeOffset >= 0 ? '+' : ''}${options.fakeOffset}s`);
       await runWithInput('kinit', args, `${password}\n`, { ...process.env, ...env, ...fake });
       const tickets: Tickets = {
         principal,
-        env: { KRB5_CONFIG: conf, KRB5CCNAME: cache },
+        env,
         list: async () => (await run('klist', [], { env: { ...process.env, ...tickets.env, TZ: 'UTC' } })).stdout,
       };
       return tickets;

@@ -100,7 +100,7 @@ describe('the LDAP backend lists the whole directory', () => {
     }
   });
 
-  test('whatever userSearch.filter excludes is not listed; an entry without the id attribute is skipped, not a failure', async () => {
+  test('whatever userSearch.filter excludes is not listed; an entry without the id attribute fails the listing, naming it', async () => {
     const filtered = byName(
       await listAll(
         await backend(slapd, { userSearch: { baseDN: PEOPLE, filter: '(&(objectClass=inetOrgPerson)(uid={username})(!(uid=carol)))' } }),
@@ -108,11 +108,17 @@ describe('the LDAP backend lists the whole directory', () => {
     );
     expect(filtered.has('carol')).toBe(false);
     expect(filtered.has('bob')).toBe(true);
-    // Only alice and bob have an employeeNumber.
-    const byNumber = await listAll(
+    // Only alice and bob have an employeeNumber: the others' records would look gone, so the pass must
+    // fail rather than make them leavers.
+    const withoutId = await listingError(
       await backend(slapd, { userSearch: { baseDN: PEOPLE, filter: '(uid={username})', idAttr: 'employeeNumber' } }),
     );
-    expect(byNumber.map((u) => [u.username, u.externalId]).sort()).toEqual([
+    expect(withoutId).toBeInstanceOf(BackendUnavailableError);
+    expect((withoutId as Error).message).toMatch(/lack employeeNumber or uid \(first: uid=/);
+    const onlyNumbered = await listAll(
+      await backend(slapd, { userSearch: { baseDN: PEOPLE, filter: '(&(employeeNumber=*)(uid={username}))', idAttr: 'employeeNumber' } }),
+    );
+    expect(onlyNumbered.map((u) => [u.username, u.externalId]).sort()).toEqual([
       ['alice', '1001'],
       ['bob', '1002'],
     ]);

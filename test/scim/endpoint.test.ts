@@ -199,8 +199,10 @@ describe('the SCIM endpoint (sqlite)', () => {
         'uniqueness',
       );
       expectScimError(await h.scim('POST', '/Users', { body: { schemas: [USER_SCHEMA], displayName: 'no name' } }), 400, 'invalidValue');
-      // Another backend is another namespace.
-      expectStatus(await h.scim('POST', '/Users', { token: h.tokens.contractors!, body: { schemas: [USER_SCHEMA], userName } }), 201);
+      // A name is one account's across backends (the chain signs in the first holding it): another backend's client is refused it too.
+      const elsewhere = await h.scim('POST', '/Users', { token: h.tokens.contractors!, body: { schemas: [USER_SCHEMA], userName } });
+      expectScimError(elsewhere, 409, 'uniqueness');
+      expect(elsewhere.body.detail).toBe(`userName "${userName}" is taken by an account of another backend here`);
     });
 
     test('password: write-only, hashed, never returned, checked like every password', async () => {
@@ -545,6 +547,76 @@ describe('the SCIM endpoint (sqlite)', () => {
     });
   });
 
+  describe('what a SCIM token is trusted with', () => {
+    test('a user an administrator gave an admin role keeps their password, userName and emails from the client (403)', async () => {
+      const userName = unique('carol');
+      const emails = [{ value: `${userName}@example.com`, type: 'work', primary: true }];
+      const carol = await createUser({ userName, emails, title: 'Agent' });
+      const given = await h.graphql<{ updateUser: { roles: string[] } }>(
+        'mutation($id: ID!) { updateUser(id: $id, input: { roles: ["helpdesk"] }) { roles } }',
+        { id: carol.id },
+      );
+      expect(given.updateUser.roles).toEqual(['helpdesk']);
+      const before = (await record(carol.id))!;
+      // What the reviewer did: a password to sign in with; an address to mail a reset link to; an upstream's name.
+      const takeovers: Array<[string, unknown[]]> = [
+        ['password', [{ op: 'replace', path: 'password', value: 'taken-over-password-1' }]],
+        ['password', [{ op: 'replace', value: { password: 'taken-over-password-1', title: 'x' } }]],
+        ['userName', [{ op: 'replace', path: 'userName', value: 'mallory@partner.example' }]],
+        ['emails', [{ op: 'replace', path: 'emails[type eq "work"].value', value: 'mallory@example.com' }]],
+        ['emails', [{ op: 'add', path: 'emails', value: [{ value: 'mallory@example.com', type: 'home' }] }]],
+        ['emails', [{ op: 'remove', path: 'emails' }]],
+      ];
+      for (const [what, ops] of takeovers) {
+        const a = await patch(`/Users/${carol.id}`, ops);
+        expectScimError(a, 403);
+        about(a, () => expect(a.body.detail).toContain(`holds an admin role given here: a SCIM client may not change their ${what}`));
+      }
+      const put = await h.scim('PUT', `/Users/${carol.id}`, {
+        body: { schemas: [USER_SCHEMA], userName, emails: [{ value: 'mallory@example.com', primary: true }] },
+      });
+      expectScimError(put, 403);
+      expect(await record(carol.id)).toEqual(before);
+
+      // The rest stays the client's: other attributes, the same name and emails sent again, and deprovisioning.
+      expectStatus(await patch(`/Users/${carol.id}`, [{ op: 'replace', path: 'title', value: 'Lead' }]), 200);
+      const again = await h.scim('PUT', `/Users/${carol.id}`, {
+        body: { schemas: [USER_SCHEMA], userName: userName.toUpperCase(), emails: [...emails].reverse(), title: 'Lead' },
+      });
+      expectStatus(again, 200);
+      expectStatus(await patch(`/Users/${carol.id}`, [{ op: 'replace', path: 'active', value: false }]), 200);
+      const after = (await record(carol.id))!;
+      expect(after).toMatchObject({
+        disabled: true,
+        disabledBy: 'directory',
+        passwordHash: null,
+        email: emails[0]!.value,
+        roles: ['helpdesk'],
+      });
+      expect(after.username.toLowerCase()).toBe(userName.toLowerCase());
+    });
+
+    test('userName and email are kept apart from other backends’ users: 409 for a name, unverified for an address', async () => {
+      const local = unique('frank-local');
+      const address = `${unique('dana')}@example.com`;
+      await h.server.user(local, 'frank-local-password', { email: address });
+      const taken = await h.scim('POST', '/Users', { body: { schemas: [USER_SCHEMA], userName: local.toUpperCase() } });
+      expectScimError(taken, 409, 'uniqueness');
+      // The detail names the name the client sent, and nothing of the account holding it.
+      expect(taken.body.detail).toBe(`userName "${local.toUpperCase()}" is taken by an account of another backend here`);
+
+      const dana = await createUser({ userName: unique('dana'), emails: [{ value: address.toUpperCase(), primary: true }] });
+      expect((await record(dana.id))!.emailVerified).toBe(false);
+      const erin = await createUser({ userName: unique('erin'), emails: [{ value: `${unique('erin')}@example.com` }] });
+      expect((await record(erin.id))!.emailVerified).toBe(true);
+      expectStatus(await patch(`/Users/${erin.id}`, [{ op: 'replace', path: 'emails', value: [{ value: address }] }]), 200);
+      expect((await record(erin.id))!).toMatchObject({ email: address, emailVerified: false });
+      const renamed = await patch(`/Users/${erin.id}`, [{ op: 'replace', path: 'userName', value: local }]);
+      expectScimError(renamed, 409, 'uniqueness');
+      expect((await record(erin.id))!.username).toBe(erin.userName);
+    });
+  });
+
   describe('errors', () => {
     test('malformed JSON: 400 invalidSyntax; a body over 1 MiB: 413; an unknown path: 404', async () => {
       expectScimError(await h.scim('POST', '/Users', { raw: '{"userName": ' }), 400, 'invalidSyntax');
@@ -600,6 +672,34 @@ describe('the SCIM endpoint (postgres)', () => {
     expect(groups.map((a) => a.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
   });
 
+  test('a leaver stays a leaver: active false alongside other PATCHes of the same users, all at once', async () => {
+    const users = await Promise.all(Array.from({ length: 40 }, (_, i) => createUser({ userName: unique(`leaver-${i}`) })));
+    const answers = await Promise.all(
+      users.flatMap((u) => [
+        patch(`/Users/${u.id}`, [{ op: 'replace', path: 'title', value: 'Before' }]),
+        patch(`/Users/${u.id}`, [{ op: 'Replace', path: 'active', value: 'False' }]),
+        patch(`/Users/${u.id}`, [{ op: 'replace', path: 'title', value: 'After' }]),
+      ]),
+    );
+    for (const a of answers) expectStatus(a, 200);
+    const records = await Promise.all(users.map((u) => record(u.id)));
+    const active = records.filter((r) => !r!.disabled).map((r) => r!.username);
+    expect(active).toEqual([]);
+    const reenabled = await h.server
+      .sql('audit_events')
+      .where({ kind: 'user.reenabled' })
+      .whereIn(
+        'user_id',
+        users.map((u) => u.id),
+      );
+    expect(reenabled).toEqual([]);
+    // Each write saw the one before it: every user has both titles' writes and the deprovisioning, in some order.
+    for (const u of users) {
+      const patches = await h.server.sql('audit_events').where({ kind: 'admin.change', user_id: u.id }).select('details');
+      expect(patches.filter((e) => JSON.parse(String(e.details)).action === 'scim.patch_user')).toHaveLength(3);
+    }
+  });
+
   test('groups: members and their groups, rename, delete', async () => {
     const u = await createUser({ userName: unique('pg-member') });
     const g = await createGroup({ displayName: unique('PgGroup'), members: [{ value: u.id }] });
@@ -608,5 +708,109 @@ describe('the SCIM endpoint (postgres)', () => {
     expect((await record(u.id))!.groups).toEqual([`${g.displayName}-2`]);
     expectStatus(await h.scim('DELETE', `/Groups/${g.id}`), 204);
     expect((await record(u.id))!.groups).toEqual([]);
+  });
+});
+
+describe('the SCIM endpoint over a large backend (sqlite)', () => {
+  let h: ScimHarness;
+  const { createGroup, patch, record } = calls(() => h);
+  const ids: string[] = [];
+  const USERS = 10_001;
+
+  beforeAll(async () => {
+    h = await startScimServer('sqlite', { backends: ['bulk'] });
+    // Written as SCIM would write them, in one go: 10,001 POSTs would be most of the test's time.
+    const now = Date.now();
+    const rows = Array.from({ length: USERS }, (_, i) => {
+      const id = `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+      const username = `bulk-${String(i).padStart(5, '0')}`;
+      ids.push(id);
+      return {
+        id,
+        backend: 'bulk',
+        external_id: id,
+        username,
+        username_key: username,
+        email: null,
+        email_verified: false,
+        display_name: null,
+        password_hash: null,
+        roles: '[]',
+        groups: '[]',
+        attributes: null,
+        disabled: false,
+        disabled_by: null,
+        created_at: now + i,
+        updated_at: now + i,
+        scim: JSON.stringify({ schemas: [USER_SCHEMA], userName: username }),
+      };
+    });
+    for (let i = 0; i < rows.length; i += 500) await h.server.sql('users').insert(rows.slice(i, i + 500));
+  });
+  afterAll(() => h?.stop());
+
+  test('a filter SQL cannot narrow over more than 10,000 users: 400 tooMany, saying to narrow it; an eq on userName still answers', async () => {
+    const wide = await h.scim('GET', `/Users?filter=${encodeURIComponent('title eq "Engineer"')}`);
+    expectScimError(wide, 400, 'tooMany');
+    expect(wide.body.detail).toMatch(/more than the 10000 allowed: narrow it/);
+    const searched = await h.scim('POST', '/.search', { body: { schemas: [SEARCH], filter: 'userName sw "bulk"' } });
+    expectScimError(searched, 400, 'tooMany');
+    const one = expectListResponse(await h.scim('GET', `/Users?filter=${encodeURIComponent('userName eq "BULK-00042"')}`), 1);
+    expect(one[0].id).toBe(ids[42]);
+  });
+
+  test('/.search pages users then groups; startIndex=1e300 is an empty page of the right total', async () => {
+    const g = await createGroup({ displayName: unique('bulk-search') });
+    const total = USERS + 1;
+    const tail = await h.scim('POST', '/.search', { body: { schemas: [SEARCH], startIndex: USERS - 1, count: 5, attributes: ['id'] } });
+    expect(expectListResponse(tail, total).map((r) => r.id)).toEqual([ids[USERS - 2], ids[USERS - 1], g.id]);
+    const groupsOnly = await h.scim('POST', '/.search', { body: { schemas: [SEARCH], startIndex: USERS + 1, count: 5 } });
+    expect(expectListResponse(groupsOnly, total).map((r) => r.id)).toEqual([g.id]);
+    for (const [method, path, body] of [
+      ['GET', '/Users?startIndex=1e300', undefined],
+      ['GET', '/Groups?startIndex=1e300', undefined],
+      ['GET', `/Users?startIndex=1e300&filter=${encodeURIComponent('userName eq "bulk-00001"')}`, undefined],
+      ['POST', '/.search', { schemas: [SEARCH], startIndex: 1e300 }],
+    ] as const) {
+      const a = await h.scim(method, path, body === undefined ? {} : { body });
+      expectListResponse(a);
+      about(a, () => {
+        expect(a.body.Resources ?? []).toEqual([]);
+        expect(a.body.totalResults).toBe(
+          path.startsWith('/Groups') ? 1 : path.includes('filter') ? 1 : path === '/.search' ? total : USERS,
+        );
+      });
+    }
+  });
+
+  test('a PATCH naming 5,000 members of a group of 5,000 is set operations: it answers in seconds, not minutes', async () => {
+    const members = ids.slice(0, 5000);
+    const g = await createGroup({ displayName: unique('bulk-big'), members: members.map((value) => ({ value })) });
+    expect((await record(members[4999]!))!.groups).toEqual([g.displayName]);
+    const started = Date.now();
+    const removed = await patch(`/Groups/${g.id}?excludedAttributes=members`, [
+      { op: 'remove', path: 'members', value: members.map((value) => ({ value })) },
+    ]);
+    const took = Date.now() - started;
+    expectStatus(removed, 200);
+    // Through the library it was one scan of every member per value: 5,000 x 5,000 blocked the server for most of a minute.
+    expect(took).toBeLessThan(8000);
+    expect(await h.server.sql('scim_group_members').where({ group_id: g.id })).toEqual([]);
+    expect((await record(members[0]!))!.groups).toEqual([]);
+    // Put back with Entra's list, one taken out by Okta's filter path, then all by a remove without a value.
+    expectStatus(
+      await patch(`/Groups/${g.id}?excludedAttributes=members`, [
+        { op: 'Add', path: 'members', value: members.map((value) => ({ value })) },
+      ]),
+      200,
+    );
+    expectStatus(
+      await patch(`/Groups/${g.id}?excludedAttributes=members`, [{ op: 'remove', path: `members[value eq "${members[7]}"]` }]),
+      200,
+    );
+    expect(await h.server.sql('scim_group_members').where({ group_id: g.id }).count({ n: '*' }).first()).toEqual({ n: 4999 });
+    expect((await record(members[7]!))!.groups).toEqual([]);
+    expectStatus(await patch(`/Groups/${g.id}?excludedAttributes=members`, [{ op: 'remove', path: 'members' }]), 200);
+    expect(await h.server.sql('scim_group_members').where({ group_id: g.id })).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { startServer } from '../../src/server.ts';
 import { SPECIAL_NAME } from '../fixtures/ldap/directory.ts';
 import { adminCliToken, graphqlPost } from '../helpers/admin-api.ts';
 import { advanceClock, resetClock } from '../helpers/clock.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { databaseKinds, freshDatabase, type DatabaseKind } from '../helpers/databases.ts';
 import { exchangeCode } from '../helpers/flow.ts';
 import { basic, postForm } from '../helpers/http.ts';
@@ -459,10 +460,15 @@ describe.each(databaseKinds)('SCIM tokens and how SCIM users sign in on %s', (ki
       expect(await upstreamRecords()).toEqual([]);
     });
 
-    test('else by its verified email; someone no SCIM user of a linked backend matches is an ordinary upstream user', async () => {
+    test('by its verified email only when it sends no username claim; someone no SCIM user matches is an ordinary upstream user', async () => {
       const bob = await scimUser(server, hr, { userName: 'BOB@example.com', emails: [{ value: 'bob@example.com' }] });
-      upstream.accounts.set('u-bob', { sub: 'u-bob', preferred_username: 'bobby', email: 'bob@example.com', email_verified: true });
+      upstream.accounts.set('u-bob', { sub: 'u-bob', email: 'bob@example.com', email_verified: true });
       expect(await viaUpstream('u-bob')).toMatchObject({ status: 200, sub: bob });
+      // A username claim of its own names someone else: the email is never a second way in.
+      upstream.accounts.set('u-bobby', { sub: 'u-bobby', preferred_username: 'bobby', email: 'bob@example.com', email_verified: true });
+      const bobby = await viaUpstream('u-bobby');
+      expect(bobby.status).toBe(200);
+      expect(bobby.sub).not.toBe(bob);
 
       // An unverified email links nobody.
       await scimUser(server, hr, { userName: 'cleo@example.com', emails: [{ value: 'cleo@example.com' }] });
@@ -475,8 +481,86 @@ describe.each(databaseKinds)('SCIM tokens and how SCIM users sign in on %s', (ki
       expect(cleo.status).toBe(200);
       expect(other.status).toBe(200);
       expect(other.sub).not.toBe(dora);
-      expect((await upstreamRecords()).sort()).toEqual(['cleo.p@partner', 'dora@partner']);
+      expect((await upstreamRecords()).sort()).toEqual(['bobby@partner', 'cleo.p@partner', 'dora@partner']);
     });
+
+    test('a user the client deleted or deprovisioned is refused, never signed in as an ordinary upstream user', async () => {
+      const gail = await scimUser(server, hr, { userName: 'gail@example.com', password: 'gail-scim-password-1' });
+      upstream.accounts.set('u-gail', {
+        sub: 'u-gail',
+        preferred_username: 'Gail@example.com',
+        email: 'gail@example.com',
+        email_verified: true,
+      });
+      expect(await viaUpstream('u-gail')).toMatchObject({ status: 200, sub: gail });
+      expect((await scim(server, hr, 'DELETE', `/Users/${gail}`)).status).toBe(204);
+      const deleted = await viaUpstream('u-gail');
+      expect(deleted.status).toBe(400);
+      expect(deleted.html).toContain('this account is disabled here');
+      expect((await upstreamRecords()).filter((n) => n.startsWith('gail'))).toEqual([]);
+      const failure = await server.sql('audit_events').where({ kind: 'login.failure', user_id: gail }).first();
+      expect(JSON.parse(failure.details)).toMatchObject({ upstream: 'partner', reason: 'this account is disabled here' });
+
+      // Hired again: the new record of the name signs in; deprovisioned, it is refused too.
+      const again = await scimUser(server, hr, { userName: 'gail@example.com' });
+      expect(await viaUpstream('u-gail')).toMatchObject({ status: 200, sub: again });
+      await deactivate(server, hr, again);
+      expect((await viaUpstream('u-gail')).status).toBe(400);
+      expect((await upstreamRecords()).filter((n) => n.startsWith('gail'))).toEqual([]);
+    });
+  });
+});
+
+describe('SCIM invitations are queued in the database', () => {
+  test('an invitation not mailed before a restart is mailed by the next start', async () => {
+    const smtp = await MailServer.start();
+    const db = await freshDatabase('sqlite');
+    const settings = {
+      host: '127.0.0.1',
+      databaseUrl: db.url,
+      secret: 'test-secret-test-secret-test-secret-0123',
+      admin: { username: 'admin', password: ADMIN_PASSWORD },
+      smtp: { url: smtp.url, from: 'Latchkey <sso@example.com>' },
+      identity: {
+        backends: [
+          { id: 'local', plugin: 'database' },
+          { id: 'hr', plugin: 'scim', config: { invite: true } },
+        ],
+      },
+    };
+    const start = async () => {
+      const port = await freePort();
+      return startServer(
+        loadConfig({ LATCHKEY_CONFIG: undefined }, { ...settings, port, publicUrl: `http://127.0.0.1:${port}` }),
+        pino({ level: 'silent' }),
+      );
+    };
+    let running = await start();
+    try {
+      const { token } = await running.ctx.scimTokens.create('hr', 'restart', CLI_ACTOR);
+      const asServer = running as unknown as TestServer;
+      // The mail server hangs: the first invitation is being mailed when the server stops, the second waits behind it.
+      await smtp.stop('hang');
+      const first = await scimUser(asServer, token, { userName: 'wren', emails: [{ value: 'wren@example.com' }] });
+      const second = await scimUser(asServer, token, { userName: 'xena', emails: [{ value: 'xena@example.com' }] });
+      await eventually('the first invitation at the hanging mail server', async () => smtp.hanging > 0);
+      await running.close();
+      await smtp.start();
+
+      running = await start();
+      const mail = await smtp.nth('xena@example.com', 1);
+      expect(mail.subject).toMatch(/^You have been invited to /);
+      await eventually('the queue emptied', async () => (await running.sql('scim_invitations').select('user_id')).length === 0);
+      const audited = await running.sql('audit_events').where({ kind: 'password_reset.requested', user_id: second });
+      expect(audited).toHaveLength(1);
+      // The one the hanging server was mailing was tried and failed: recorded, not sent twice.
+      expect(await running.sql('audit_events').where({ kind: 'password_reset.mail_failed', user_id: first })).toHaveLength(1);
+      expect(smtp.to('wren@example.com')).toEqual([]);
+    } finally {
+      await running.close();
+      await db.drop();
+      await smtp.close();
+    }
   });
 });
 

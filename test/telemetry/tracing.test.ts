@@ -66,6 +66,8 @@ describe('OpenTelemetry traces', () => {
   let key: { privateKey: CryptoKey; jwk: JWK };
   /** The trace headers the client's JWKS endpoint received. */
   const jwksCalls: Array<{ traceparent?: string; baggage?: string }> = [];
+  /** A trace its caller did not sample: nothing of it may be exported. */
+  const unsampled = traceparent();
   /** Every secret the tests used or were given: none may appear in any exported span. */
   const secrets: string[] = [DANA_PASSWORD, people.alice.password, ADMIN_PASSWORD, SECRET];
 
@@ -210,6 +212,13 @@ describe('OpenTelemetry traces', () => {
       expect(s.attributes['db.operation']).toMatch(/^[A-Z ]+$/);
     }
     expect(db.map((s) => s.name)).toEqual(expect.arrayContaining(['SELECT clients', 'SELECT users']));
+    // The caller's decision is followed: a request it did not sample is not recorded (checked once all is sent, below).
+    await tokenRequest(
+      { url: home } as TestServer,
+      { grant_type: 'password', client_id: app.clientId, client_secret: app.clientSecret!, username: 'dana', password: DANA_PASSWORD },
+      { traceparent: unsampled.header.replace(/-01$/, '-00') },
+    ).then((t) => secrets.push(t.access_token, t.refresh_token!));
+
     const hashing = children.find((s) => s.name === 'password verify');
     expect(hashing?.attributes).toEqual({ 'latchkey.password.algorithm': 'argon2id' });
     // The hashing of the password is in the trace of the request, below its span.
@@ -341,6 +350,7 @@ describe('OpenTelemetry traces', () => {
     }
     // No query string anywhere: a path is a path.
     for (const s of receiver.spans) for (const key of ['url.path', 'url.full']) expect(String(s.attributes[key] ?? '')).not.toContain('?');
+    expect(inTrace(unsampled.traceId)).toEqual([]);
     // The receiver decoded what the SDK exported by default: protobuf.
     expect(receiver.exports.every((e) => e.contentType === 'application/x-protobuf')).toBe(true);
 

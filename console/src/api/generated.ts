@@ -223,6 +223,8 @@ export type RegisterClientInput = {
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use PKCE `plain` (code_challenge_method=plain, or a code_challenge without a method). Default false: only S256, as RFC 9700 2.1.1 advises; turn it on only for an old client that cannot hash. */
   allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Its users may sign in with their desktop's Kerberos ticket when a directory backend has `kerberos` (docs/identity-backends.md "Desktop single sign-on"). Default true; false shows them only the login form, with no Negotiate challenge. */
+  kerberos?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the browser sign-on flow. Default true. */
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the OAuth endpoints at all. Default true. */
@@ -239,7 +241,8 @@ export type RegisterClientInput = {
    * a service account of this API through client_credentials (it may also introspect and revoke every
    * token). `scim`: a SCIM client of /scim/v2 through client_credentials, for the first backend of
    * plugin `scim`. Give a resource server `introspect`, never `admin`. Any other name is refused
-   * (BAD_USER_INPUT naming it). Default none.
+   * (BAD_USER_INPUT naming it). Giving one needs what it gives: `admin` an admin, `scim` `users:write`,
+   * `users:credentials` and `users:enable`, `introspect` `users:read`; a client with owners holds none. Default none.
    */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   /** The id_token's signing algorithm (OIDC `id_token_signed_response_alg`). Default RS256. */
@@ -290,7 +293,7 @@ export type RegisterClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
-  /** User ids of its owners, who may read and change it with the `app-owner` role. Default none. */
+  /** User ids of its owners, who may read and change it with the `app-owner` role. Default none; none for a client holding the admin role or scope, `scim` or `introspect` (BAD_USER_INPUT). */
   owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
@@ -310,6 +313,8 @@ export type UpdateClientInput = {
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use PKCE `plain`; see RegisterClientInput.allowPlainPkce. */
   allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Desktop single sign-on for its users; see RegisterClientInput.kerberos. */
+  kerberos?: InputMaybe<Scalars['Boolean']['input']>;
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   oauthEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** Seconds; null goes back to the server's default. */
@@ -343,7 +348,7 @@ export type UpdateClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
-  /** Replaces its owners (user ids); null: none. Only with `apps:write`, never by an owner. */
+  /** Replaces its owners (user ids); null: none. Only with `apps:write`, never by an owner; none on a client holding the admin role or scope, `scim` or `introspect` (BAD_USER_INPUT). */
   owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
@@ -403,7 +408,7 @@ export type WebhookDeliveryStatus =
   | 'FAILED'
   /** The next try, not yet made: `at` is when it is due. */
   | 'PENDING'
-  /** The last try in the retry window failed, or the endpoint had failed all through the event's window: the event is given up (audited as `webhook.given_up`). */
+  /** The last try in the retry window failed, the endpoint had failed all through the event's window, or it fell so far behind that the event's window ended before its turn: the event is given up (audited as `webhook.given_up`). */
   | 'GIVEN_UP';
 
 export type ClientFieldsFragment = { clientId: string, name: string, redirectUris: Array<string>, postLogoutRedirectUris: Array<string>, grantTypes: Array<GrantType>, scopes: Array<string>, roles: Array<string>, confidential: boolean, requireConsent: boolean, ssoEnabled: boolean, oauthEnabled: boolean, accessTokenTtl?: number | null, refreshTokenTtl?: number | null, idTokenAlg: SigningAlgorithm, accessTokenFormat: AccessTokenFormat, webOrigins: Array<string>, allowPlainPkce: boolean, errorCodes: ErrorCodes, defaultAudience?: string | null, tokenEndpointAuthMethod?: TokenEndpointAuthMethod | null, jwks?: string | null, jwksUri?: string | null, backchannelLogoutUri?: string | null, initiateLoginUri?: string | null, owners: Array<string>, createdAt: string, updatedAt: string };

@@ -34,3 +34,17 @@ export const BUILT_IN_ROLES: Readonly<Record<string, readonly Permission[]>> = {
   auditor: ['users:read', 'apps:read', 'backends:read', 'audit:read'],
   'app-owner': ['apps:owned'],
 };
+
+/**
+ * What a client's own roles give, and so what changing it (or rotating its secret, deleting it) takes:
+ * `admin` an admin, as do the `admin` scope and the built-in admin clients. test/admin/roles.test.ts
+ * fails when this differs from the server's (src/admin-roles/rules.ts).
+ */
+export const CLIENT_GRANTS: Readonly<Record<string, readonly Permission[] | 'admin'>> = {
+  admin: 'admin',
+  scim: ['users:write', 'users:credentials', 'users:enable'],
+  introspect: ['users:read'],
+};
+
+/** The built-in clients whose tokens reach the admin API: only an admin changes them. */
+export const ADMIN_CLIENTS: readonly string[] = ['admin-cli', 'admin-console'];

@@ -8,7 +8,7 @@
 import { request } from '../api/graphql.ts';
 import { AdminRolesQuery, ViewerQuery } from '../api/generated.ts';
 import { store } from '../ui/store.ts';
-import { BUILT_IN_ROLES, type Permission, PERMISSIONS } from './catalogue.ts';
+import { ADMIN_CLIENTS, BUILT_IN_ROLES, CLIENT_GRANTS, type Permission, PERMISSIONS } from './catalogue.ts';
 
 export { type Permission, PERMISSIONS };
 
@@ -66,6 +66,16 @@ export interface Can {
   /** May change this application: every one (apps:write), or one whose owners name them (apps:owned). */
   changeApp: (owners: readonly string[]) => boolean;
   /**
+   * May change this client, rotate its secret or delete it, as far as its own rights go: the API lets
+   * only a holder of what it gives act on it (an admin for admin-cli, admin-console, the admin role or
+   * scope; users:write, users:credentials and users:enable for scim; users:read for introspect).
+   */
+  holdClient: (client: { clientId: string; roles: readonly string[]; scopes: readonly string[] }) => boolean;
+  /** May make and revoke SCIM tokens: a token provisions users, so it takes what that takes besides keys:manage. */
+  manageScimTokens: boolean;
+  /** May register a webhook (or change where one goes): it receives the audit trail, so audit:read too. */
+  registerWebhooks: boolean;
+  /**
    * May act on this user at all: the API lets nobody act on a user whose roles give a permission the
    * actor lacks (a helpdesk cannot take over an admin's account).
    */
@@ -78,6 +88,16 @@ export function canOf(v: Viewer | null | undefined): Can {
     any: (...ps: Permission[]) => ps.some(has),
     manageApps: has('apps:write'),
     changeApp: (owners: readonly string[]) => has('apps:write') || (has('apps:owned') && !!v && owners.includes(v.userId)),
+    holdClient: (client: { clientId: string; roles: readonly string[]; scopes: readonly string[] }) => {
+      const admin = !!v?.roles.includes('admin');
+      if (ADMIN_CLIENTS.includes(client.clientId) || client.scopes.includes('admin')) return admin;
+      return client.roles.every((r) => {
+        const needs = CLIENT_GRANTS[r];
+        return !needs || (needs === 'admin' ? admin : needs.every(has));
+      });
+    },
+    manageScimTokens: (['keys:manage', 'users:write', 'users:credentials', 'users:enable'] as const).every(has),
+    registerWebhooks: has('webhooks:manage') && has('audit:read'),
     actOn: (user: { roles: readonly string[] }) =>
       !!v && user.roles.every((r) => (v.catalogue.get(r) ?? []).every((p) => v.permissions.has(p))),
   });

@@ -139,7 +139,7 @@ function ClientsList() {
           empty={search ? `No client matches “${search}”.` : 'No clients yet.'}
           actions={(c) => (
             <>
-              {can.changeApp(c.owners) ? (
+              {can.changeApp(c.owners) && can.holdClient(c) ? (
                 <button
                   type="button"
                   class="secondary"
@@ -152,7 +152,7 @@ function ClientsList() {
                   Edit
                 </button>
               ) : null}
-              {c.confidential && can.changeApp(c.owners) ? (
+              {c.confidential && can.changeApp(c.owners) && can.holdClient(c) ? (
                 <button
                   type="button"
                   class="secondary"
@@ -165,7 +165,7 @@ function ClientsList() {
                   Rotate secret
                 </button>
               ) : null}
-              {BUILT_IN.has(c.clientId) || !can.manageApps ? null : (
+              {BUILT_IN.has(c.clientId) || !can.manageApps || !can.holdClient(c) ? null : (
                 <button
                   type="button"
                   class="danger"

@@ -29,10 +29,10 @@ export const PERMISSION_WORDS: Record<Permission, string> = {
   'apps:read': 'read every application',
   'apps:write': 'register, change and delete applications, and name their owners',
   'apps:owned': 'change the applications whose owners name them',
-  'keys:manage': 'rotate signing keys, make and revoke SCIM tokens',
+  'keys:manage': 'rotate signing keys; with users:write, users:credentials and users:enable, make and revoke SCIM tokens',
   'backends:read': 'read the identity backends, signing keys and SCIM tokens',
   'audit:read': 'read the audit log',
-  'webhooks:manage': 'register and remove webhooks',
+  'webhooks:manage': 'register (with audit:read) and remove webhooks',
   'roles:manage': 'make admin roles and give them to users',
 };
 

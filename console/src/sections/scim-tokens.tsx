@@ -1,4 +1,7 @@
-/** SCIM tokens (docs/scim-provisioning.md "Tokens"): list (backends:read); create (the secret shown once) and revoke (keys:manage). */
+/**
+ * SCIM tokens (docs/scim-provisioning.md "Tokens"): list (backends:read); create (the secret shown once) and revoke
+ * (keys:manage with users:write, users:credentials and users:enable: a token provisions users).
+ */
 import { useState } from 'preact/hooks';
 import { request } from '../api/graphql.ts';
 import { CreateScimTokenMutation, RevokeScimTokenMutation, ScimTokensQuery } from '../api/generated.ts';
@@ -90,7 +93,7 @@ export function ScimTokensSection() {
   const [notice, setNotice] = useState<string>();
   const revoke = useConfirm<Token>();
   const can = useCan();
-  const manage = can('keys:manage');
+  const manage = can.manageScimTokens;
   const tokens = list.data?.scimTokens;
   const backends = (list.data?.identityBackends ?? []).filter((b) => b.type === 'backend' && b.plugin === 'scim').map((b) => b.id);
 

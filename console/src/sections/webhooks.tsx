@@ -4,6 +4,7 @@ import { request } from '../api/graphql.ts';
 import { DeleteWebhookMutation, RegisterWebhookMutation, WebhookDeliveriesQuery, WebhooksQuery } from '../api/generated.ts';
 import { ConfirmDialog, useConfirm } from '../ui/confirm.tsx';
 import { ErrorNote, Field, FormActions, Loading, Notice, Pager, useAction, useCursorPages, useLoad, when, words } from '../ui/kit.tsx';
+import { useCan } from '../auth/permissions.ts';
 import { SecretPanel } from '../ui/secret-panel.tsx';
 import { Table, type Column } from '../ui/table.tsx';
 
@@ -153,6 +154,8 @@ export function WebhooksSection() {
   const [notice, setNotice] = useState<string>();
   const remove = useConfirm<Hook>();
   const hooks = list.data?.webhooks;
+  // Registering one sends it the audit trail: that takes audit:read besides webhooks:manage.
+  const mayRegister = useCan().registerWebhooks;
 
   async function confirmed() {
     const deleting = remove.asked;
@@ -169,16 +172,18 @@ export function WebhooksSection() {
     <section aria-busy={list.loading}>
       <div class="toolbar">
         <p class="lede">Each endpoint is sent the audit events it asks for, signed, in order, retried for 24 hours.</p>
-        <button
-          type="button"
-          aria-expanded={registering}
-          onClick={() => {
-            setRegistering(true);
-            setSecret(undefined);
-          }}
-        >
-          Register webhook
-        </button>
+        {mayRegister ? (
+          <button
+            type="button"
+            aria-expanded={registering}
+            onClick={() => {
+              setRegistering(true);
+              setSecret(undefined);
+            }}
+          >
+            Register webhook
+          </button>
+        ) : null}
       </div>
       <Notice text={notice} />
       {secret ? <NewSecret {...secret} onClose={() => setSecret(undefined)} /> : null}

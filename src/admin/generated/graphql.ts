@@ -482,7 +482,11 @@ export type Query = {
   samlServiceProvider?: Maybe<SamlServiceProvider>;
   /** The identity provider's own values, for an SP's admin page: public (its metadata URL serves them), so any caller, an application owner included. */
   samlIdentityProvider: SamlIdentityProvider;
-  /** The SCIM clients' secret tokens (docs/scim-provisioning.md), newest first, without their secrets, which are shown only when made. */
+  /**
+   * The SCIM clients' secret tokens (docs/scim-provisioning.md), newest first, without their secrets, which
+   * are shown only when made. `backends:read`: the list tells which backends are provisioned, by whom
+   * made and when last used, nothing about users and no secret.
+   */
   scimTokens: Array<ScimToken>;
   /** The registered webhooks (docs/webhooks.md), oldest first, without their signing secrets, which are shown only at registration. */
   webhooks: Array<Webhook>;
@@ -555,11 +559,15 @@ export type Mutation = {
   __typename?: 'Mutation';
   /** Registers a client application. Its secret is in the answer, and only there. */
   registerClient: ClientRegistration;
-  /** Changes a client; fields left out keep their value. Its owners may change the fields marked so (`app-owner`). */
+  /**
+   * Changes a client; fields left out keep their value. Its owners may change the fields marked so (`app-owner`).
+   * A client holding the admin role or scope (or admin-cli, admin-console), `scim` or `introspect` is changed
+   * only by a caller holding what it gives (docs/admin-api.md "Nobody grants what they lack"), and has no owners.
+   */
   updateClient: Client;
-  /** Issues a new secret; the old one stops working at once. */
+  /** Issues a new secret; the old one stops working at once. A client holding rights (see updateClient) needs what it gives. */
   rotateClientSecret: ClientRegistration;
-  /** Deletes a client and every token issued to it. False when there was no such client. */
+  /** Deletes a client and every token issued to it. False when there was no such client. A client holding rights (see updateClient) needs what it gives. */
   deleteClient: Scalars['Boolean']['output'];
   /** Creates a user of the built-in database backend. */
   createUser: User;
@@ -624,19 +632,25 @@ export type Mutation = {
    * Makes a secret token for a SCIM client (Microsoft Entra ID's "Secret Token", Okta's API token) whose
    * requests to `/scim/v2` may reach `backend` only. `backend` must be a configured backend of plugin `scim`
    * (else BAD_USER_INPUT naming the field). The secret is in the answer and nowhere else: only its SHA-256
-   * is stored.
+   * is stored. The token creates, changes, disables and deletes users and sets their passwords, so making
+   * one needs what doing that needs (`users:write`, `users:credentials`, `users:enable`) besides `keys:manage`.
    */
   createScimToken: CreatedScimToken;
-  /** Revokes a SCIM token: the next request carrying it is refused (401), on every process. False when there is no such token. */
+  /** Revokes a SCIM token: the next request carrying it is refused (401), on every process. False when there is no such token. Needs what making one needs. */
   revokeScimToken: Scalars['Boolean']['output'];
   /**
    * Registers an endpoint for the audit events whose kinds the patterns name, from now on. Each is POSTed
    * as JSON and signed as the Standard Webhooks specification says, in order, retried for 24 hours
    * (docs/webhooks.md). The signing secret is in the answer and nowhere else. A URL Latchkey never calls
    * (a link-local address such as 169.254.169.254, `outbound.denyNetworks`) is a BAD_USER_INPUT naming `url`.
+   * The endpoint receives the audit trail, so registering one needs `audit:read` besides `webhooks:manage`.
    */
   registerWebhook: RegisteredWebhook;
-  /** Changes a webhook's URL, patterns or description (those given); its secret and the events already queued for it stay. NOT_FOUND naming `id` when there is no such webhook. */
+  /**
+   * Changes a webhook's URL, patterns or description (those given); its secret and the events already queued
+   * for it stay. A new URL or new patterns need `audit:read` too (where the audit trail goes, and which of it).
+   * NOT_FOUND naming `id` when there is no such webhook.
+   */
   updateWebhook: Webhook;
   /** Deletes a webhook with the record of its deliveries: nothing more is sent to it. False when there is no such webhook. */
   deleteWebhook: Scalars['Boolean']['output'];
@@ -819,6 +833,8 @@ export type RegisterClientInput = {
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use PKCE `plain` (code_challenge_method=plain, or a code_challenge without a method). Default false: only S256, as RFC 9700 2.1.1 advises; turn it on only for an old client that cannot hash. */
   allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Its users may sign in with their desktop's Kerberos ticket when a directory backend has `kerberos` (docs/identity-backends.md "Desktop single sign-on"). Default true; false shows them only the login form, with no Negotiate challenge. */
+  kerberos?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the browser sign-on flow. Default true. */
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use the OAuth endpoints at all. Default true. */
@@ -835,7 +851,8 @@ export type RegisterClientInput = {
    * a service account of this API through client_credentials (it may also introspect and revoke every
    * token). `scim`: a SCIM client of /scim/v2 through client_credentials, for the first backend of
    * plugin `scim`. Give a resource server `introspect`, never `admin`. Any other name is refused
-   * (BAD_USER_INPUT naming it). Default none.
+   * (BAD_USER_INPUT naming it). Giving one needs what it gives: `admin` an admin, `scim` `users:write`,
+   * `users:credentials` and `users:enable`, `introspect` `users:read`; a client with owners holds none. Default none.
    */
   roles?: InputMaybe<Array<Scalars['String']['input']>>;
   /** The id_token's signing algorithm (OIDC `id_token_signed_response_alg`). Default RS256. */
@@ -886,7 +903,7 @@ export type RegisterClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
-  /** User ids of its owners, who may read and change it with the `app-owner` role. Default none. */
+  /** User ids of its owners, who may read and change it with the `app-owner` role. Default none; none for a client holding the admin role or scope, `scim` or `introspect` (BAD_USER_INPUT). */
   owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
@@ -906,6 +923,8 @@ export type UpdateClientInput = {
   requireMfa?: InputMaybe<Scalars['Boolean']['input']>;
   /** May use PKCE `plain`; see RegisterClientInput.allowPlainPkce. */
   allowPlainPkce?: InputMaybe<Scalars['Boolean']['input']>;
+  /** Desktop single sign-on for its users; see RegisterClientInput.kerberos. */
+  kerberos?: InputMaybe<Scalars['Boolean']['input']>;
   ssoEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   oauthEnabled?: InputMaybe<Scalars['Boolean']['input']>;
   /** Seconds; null goes back to the server's default. */
@@ -939,7 +958,7 @@ export type UpdateClientInput = {
   claimMappings?: InputMaybe<Array<ClaimMappingInput>>;
   /** OIDC third-party initiated login (`initiate_login_uri`): where "My applications" starts a sign-in to it (an absolute https or http URL); unset: not listed there. */
   initiateLoginUri?: InputMaybe<Scalars['String']['input']>;
-  /** Replaces its owners (user ids); null: none. Only with `apps:write`, never by an owner. */
+  /** Replaces its owners (user ids); null: none. Only with `apps:write`, never by an owner; none on a client holding the admin role or scope, `scim` or `introspect` (BAD_USER_INPUT). */
   owners?: InputMaybe<Array<Scalars['ID']['input']>>;
 };
 
@@ -957,6 +976,8 @@ export type Client = {
   requireMfa: Scalars['Boolean']['output'];
   /** May use PKCE `plain`; otherwise only S256 (RFC 9700 2.1.1). */
   allowPlainPkce: Scalars['Boolean']['output'];
+  /** Its users may sign in with their desktop's Kerberos ticket; false: the login form only (docs/identity-backends.md "Desktop single sign-on"). */
+  kerberos: Scalars['Boolean']['output'];
   ssoEnabled: Scalars['Boolean']['output'];
   oauthEnabled: Scalars['Boolean']['output'];
   /** Seconds; null means the server default. */
@@ -1258,7 +1279,7 @@ export enum WebhookDeliveryStatus {
   Failed = 'failed',
   /** The next try, not yet made: `at` is when it is due. */
   Pending = 'pending',
-  /** The last try in the retry window failed, or the endpoint had failed all through the event's window: the event is given up (audited as `webhook.given_up`). */
+  /** The last try in the retry window failed, the endpoint had failed all through the event's window, or it fell so far behind that the event's window ended before its turn: the event is given up (audited as `webhook.given_up`). */
   GivenUp = 'given_up'
 }
 
@@ -1741,6 +1762,7 @@ export type ClientResolvers<ContextType = AdminContext, ParentType extends Resol
   requireConsent?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   requireMfa?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   allowPlainPkce?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
+  kerberos?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   ssoEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   oauthEnabled?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
   accessTokenTtl?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;

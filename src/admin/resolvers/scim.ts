@@ -13,8 +13,9 @@ const toToken = (t: Kept): ScimToken => ({
 });
 
 /**
- * SCIM tokens (docs/scim-provisioning.md "Tokens"): the admin API's guard (src/admin/auth.ts: the admin
- * role) is the only one; every rule and audit event is the token service's, the resolvers only translate.
+ * SCIM tokens (docs/scim-provisioning.md "Tokens"): who may make or revoke one is the SDL's `@requires`
+ * (checked once, in src/admin/permissions.ts); every rule and audit event is the token service's, the
+ * resolvers only translate.
  */
 export const scimResolvers: Resolvers = {
   Query: {

@@ -14,7 +14,7 @@ export type Severity = (typeof SEVERITY)[keyof typeof SEVERITY];
  * them all. Matched on the kind's last part, so a kind added later (a webhook given up, …) is rated
  * without a change here.
  */
-const WARNING = /(^|[._])(failure|failed|refused|denied|throttled|guessing|replayed|reuse_detected|given_up)$/;
+const WARNING = /(^|[._])(failure|failed|refused|denied|throttled|guessing|replayed|reuse_detected|given_up|skipped)$/;
 
 /** Changes to accounts, credentials and configuration: normal, but what an auditor reads. */
 const NOTICE = /^(admin\.|user\.|account\.|mfa\.|password_reset\.done$)/;
@@ -70,6 +70,7 @@ const TITLES: Record<string, string> = {
   'directory.sync_failed': 'Directory sync failed',
   'logout.saml_soap_delivered': 'SAML SOAP logout delivered',
   'logout.saml_soap_failed': 'SAML SOAP logout failed',
+  'event_sink.skipped': 'Audit events skipped by a sink',
 };
 
 /** "Sign-in failed"; a kind without a title yet reads as itself ("webhook given up"). */

@@ -6,7 +6,7 @@ import { clock } from '../../clock.ts';
 import { SYSLOG_FACILITIES, type Config } from '../../config/schema.ts';
 import { projectRoot } from '../../root.ts';
 import type { EventPosition } from '../model.ts';
-import type { EventOutbox } from '../outbox.ts';
+import { BOUND_CHECK_MS, positionAfter, type EventOutbox } from '../outbox.ts';
 import { formatCef } from './format-cef.ts';
 import { formatRfc5424, type MessageOrigin } from './format-rfc5424.ts';
 import { openSyslog, parseSyslogUrl, reasonOf, type SyslogSocket, type SyslogTarget } from './transport.ts';
@@ -114,6 +114,8 @@ export function syslogSink(config: SyslogConfig, outbox: EventOutbox, logger: Lo
   let backoff = 0;
   let retryAt = 0;
   let outageSince: number | undefined;
+  /** When the sink is next checked against `audit.sinkMaxBacklog` (the server's time). */
+  let boundCheckAt = 0;
 
   const schedule = (ms: number) => {
     if (stopped) return;
@@ -179,6 +181,20 @@ export function syslogSink(config: SyslogConfig, outbox: EventOutbox, logger: Lo
     }
   }
 
+  /**
+   * Skips what is older than `audit.sinkMaxBacklog` (docs/audit-to-siem.md "Delivery"), connected or
+   * not: this sink holds its lease while the receiver is down, so nobody else does it. What was written
+   * and is now skipped is no longer confirmed (the cursor is past it); what follows stays as it was.
+   */
+  async function checkBound(): Promise<void> {
+    if (clock.now() < boundCheckAt) return;
+    boundCheckAt = clock.now() + BOUND_CHECK_MS;
+    const skipped = await outbox.skipStale(SYSLOG_SINK);
+    if (!skipped) return;
+    unconfirmed = unconfirmed.filter((u) => positionAfter(u.position, skipped.through));
+    if (sentUpTo && !positionAfter(sentUpTo, skipped.through)) sentUpTo = undefined;
+  }
+
   /** One step; the time until the next. */
   async function pass(): Promise<number> {
     if (!leased || Date.now() >= leaseRenewAt) {
@@ -190,6 +206,7 @@ export function syslogSink(config: SyslogConfig, outbox: EventOutbox, logger: Lo
         return t.leaseMs / 3;
       }
     }
+    await checkBound();
     if (!socket && !(await connect())) return Math.max(retryAt - Date.now(), 0);
     await confirm();
     const s = socket;

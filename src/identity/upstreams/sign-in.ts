@@ -35,9 +35,10 @@ type Deps = {
   logger: Logger;
   /**
    * The SCIM user an upstream's sign-in is linked to (docs/scim-provisioning.md "How SCIM users sign
-   * in"), if any: that user signs in, as their SCIM record says, instead of an upstream record.
+   * in"), by the upstream's username, if any: that user signs in, as their SCIM record says, instead of
+   * an upstream record; a disabled or retired one is refused.
    */
-  linked?: (upstreamId: string, claimed: { username: string; email?: string | null }) => Promise<User | undefined>;
+  linked?: (upstreamId: string, claimed: { username: string }) => Promise<User | undefined>;
 };
 
 export type UpstreamOutcome = { ok: true; user: User; amr: Amr[] } | { ok: false; fault: UpstreamFault };
@@ -111,7 +112,10 @@ export function upstreamSignIns(deps: Deps) {
         );
       }
       // A linked SCIM user is theirs as provisioned (groups, attributes, roles, disabled): nothing of the upstream is copied.
-      const linked = await deps.linked?.(upstream.id, { username: identity.username, email: identity.email });
+      // Matched by the username alone: the upstream puts its verified email there only when it sends no
+      // username claim, so one person's email never reaches another's SCIM record. A deprovisioned or
+      // deleted SCIM user is found too, and refused below, never signed in as an ordinary upstream user.
+      const linked = await deps.linked?.(upstream.id, { username: identity.username });
       const user =
         linked ??
         (await deps.identity.provision(

@@ -25,6 +25,8 @@ const flowOf = (ctx: AppContext, req: Request, request: AuthorizeRequest): Flow 
   // Back here after an upstream's callback, whose sign-in counts as fresh for it (web/sign-in/fresh.ts).
   resume: `${req.baseUrl + req.path}?${new URLSearchParams(request.carried)}`,
   requireConsent: request.client.requireConsent,
+  // docs/identity-backends.md "Desktop single sign-on": false, the login form only.
+  kerberos: request.client.kerberos,
   // The admin scope is never granted to a user without an admin role (docs/admin-api.md).
   scopesFor: (user) => grantableScopes(request.scopes, user),
 });

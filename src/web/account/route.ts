@@ -29,9 +29,12 @@ export function accountHandlers(ctx: AppContext): { account: RequestHandler; tot
     try {
       const signedIn = await currentSession(ctx, req);
       if (req.method !== 'POST') {
-        return signedIn
-          ? await views.show(req, res, signedIn, { show: 'account' })
-          : await views.signIn(req, res, { show: 'login', status: 200 });
+        if (signedIn) return await views.show(req, res, signedIn, { show: 'account' });
+        // A Kerberos ticket answering the login page's challenge (docs/identity-backends.md "Desktop single sign-on").
+        const answered = await answers.answer(req, res, {}, accountFlow, undefined);
+        if (answered && 'show' in answered) return await views.signIn(req, res, answered);
+        if (answered) return res.redirect(303, '/account');
+        return await views.signIn(req, res, answers.loginPage(accountFlow));
       }
       const form = (req.body ?? {}) as Record<string, string>;
       if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) {

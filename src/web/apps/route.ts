@@ -38,7 +38,14 @@ export function appsHandler(ctx: AppContext): RequestHandler {
     res.setHeader('Cache-Control', 'no-store');
     try {
       const signedIn = await currentSession(ctx, req);
-      if (req.method !== 'POST') return signedIn ? await show(res, signedIn) : await signIn(req, res, { show: 'login', status: 200 });
+      if (req.method !== 'POST') {
+        if (signedIn) return await show(res, signedIn);
+        // A Kerberos ticket answering the login page's challenge (docs/identity-backends.md "Desktop single sign-on").
+        const answered = await answers.answer(req, res, {}, appsFlow, undefined);
+        if (answered && 'show' in answered) return await signIn(req, res, answered);
+        if (answered) return res.redirect(303, APPS_PATH);
+        return await signIn(req, res, answers.loginPage(appsFlow));
+      }
       const form = (req.body ?? {}) as Record<string, string>;
       if (!checkCsrfToken(req, ctx.csrfKey, form.csrf_token)) {
         if (signedIn) return res.redirect(303, APPS_PATH);

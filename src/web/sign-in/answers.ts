@@ -12,6 +12,7 @@ import { attemptOf } from '../attempt.ts';
 import { directoryChangeAnswer } from '../directory-password.ts';
 import { askForCode, type Flow, type PageStep, type SignedInNow } from './step.ts';
 import { freshSignIns } from './fresh.ts';
+import { kerberosSteps } from './kerberos.ts';
 import { upstreamSteps } from './upstream.ts';
 import { originOf } from '../../http/origin.ts';
 
@@ -31,6 +32,7 @@ const newPasswordWanted = {
  */
 export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
   const upstream = upstreamSteps(ctx);
+  const kerberos = kerberosSteps(ctx, strategies);
   const pending = pendingSignIns(ctx.csrfKey, secureCookies(ctx.config), ctx.sessions);
   const freshness = freshSignIns(ctx);
   // Expired, forged, or another browser's: the sign-in starts again (docs/decisions.md).
@@ -176,7 +178,13 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
     /** An upstream identity provider's callback (docs/upstream-identity-providers.md), and the authorize request's `idp`. */
     upstream,
 
-    /** The answer to a posted sign-in form (`_action` login, mfa, passkey or upstream); `undefined` for any other form. */
+    /** The login page for a browser without a session: with the Negotiate challenge when Kerberos is offered (kerberos.ts). */
+    loginPage: kerberos.loginPage,
+
+    /**
+     * The answer to a posted sign-in form (`_action` login, mfa, passkey or upstream), or to a browser's
+     * Kerberos ticket (`Authorization: Negotiate`, no form, no session); `undefined` for anything else.
+     */
     answer(
       req: Request,
       res: Response,
@@ -189,6 +197,7 @@ export function signInAnswers(ctx: AppContext, strategies: SignInStrategies) {
       if (form._action === 'mfa') return code(req, res, form, flow, current);
       if (form._action === 'passkey') return passkey(req, res, form, flow, current);
       if (form._action === 'upstream') return upstream.chosen(req, res, form, flow);
+      if (form._action === undefined && kerberos.brings(req, flow, current)) return kerberos.answer(req, res, flow);
       return undefined;
     },
   };

@@ -86,5 +86,7 @@ export async function showStep(ctx: AppContext, req: Request, res: Response, ste
   const html = await pageOf(ctx, step, place, issueCsrfToken(req, res, ctx.csrfKey, secureCookies(ctx.config)));
   const status = step.show === 'recovery_codes' ? 200 : step.status;
   if ('retryAfter' in step && step.retryAfter !== undefined) res.setHeader('Retry-After', String(step.retryAfter));
+  // RFC 4559: a browser with a Kerberos ticket answers this with it; any other shows the form, the body.
+  if (step.show === 'login' && step.negotiate) res.setHeader('WWW-Authenticate', 'Negotiate');
   res.status(status).type('html').send(html);
 }

@@ -22,6 +22,11 @@ export interface Flow {
   idp?: string;
   /** The original request as a URL of this server, continued after a sign-in at an upstream. */
   resume: string;
+  /**
+   * The client's `kerberos` (docs/identity-backends.md "Desktop single sign-on"): false shows only the login form,
+   * without the Negotiate challenge. Left out (the account page, a SAML service provider): offered.
+   */
+  kerberos?: boolean;
   requireConsent: boolean;
   /** The scopes this user may be granted (the admin scope only to an admin, docs/admin-api.md). */
   scopesFor(user: User): string[];
@@ -33,7 +38,8 @@ export interface Flow {
  * `continue`, goes on with the request, and for `refused` sends the error back to the client.
  */
 export type Step =
-  | { show: 'login'; status: number; error?: string; username?: string; retryAfter?: number }
+  /** `negotiate`: the first showing, to a browser without a session: `401` and `WWW-Authenticate: Negotiate` (kerberos.ts). */
+  | { show: 'login'; status: number; error?: string; username?: string; retryAfter?: number; negotiate?: boolean }
   /** The directory asks for a new password after a right one (docs/identity-backends.md); `pending` holds the old one, sealed. */
   | { show: 'change_password'; status: number; notice: string; error?: string; username: string; pending: string }
   /** Signed in; the password expires soon (docs/identity-backends.md): change it now (`mayChange`: the user's backend lets them), or continue. */

@@ -21,7 +21,7 @@ export type { Flow, Step } from './step.ts';
  * then finds the first step still missing by the rules of next-step.ts (pure, tested alone); it says what to show, the route shows it.
  */
 export function signInSteps(ctx: AppContext) {
-  const answers = signInAnswers(ctx, signInStrategies(ctx.signIn));
+  const answers = signInAnswers(ctx, signInStrategies(ctx.signIn, ctx.kerberos));
   const enrolment = enrolmentSteps(ctx);
   const consent = consentStep(ctx);
   const freshness = freshSignIns(ctx);
@@ -66,8 +66,10 @@ export function signInSteps(ctx: AppContext) {
       if (signIn?.kind === 'refused') return { show: 'refused', error: 'login_required', description: 'the user is not signed in' };
       // `idp` (docs/upstream-identity-providers.md): no chooser, straight to that upstream.
       if (signIn?.kind === 'upstream') return (await answers.upstream.direct(req, res, flow)) ?? { show: 'login', status: 200 };
-      // (Without a session the rules always answer a sign-in.)
-      if (signIn || !signedIn) return { show: 'login', status: 200 };
+      // (Without a session the rules always answer a sign-in.) A browser without one is asked for a
+      // Kerberos ticket too, when offered (kerberos.ts); one whose session must sign in again is not.
+      if (!signedIn) return answers.loginPage(flow);
+      if (signIn) return { show: 'login', status: 200 };
 
       const current = signedIn;
       const app = flow.application;
