@@ -26,13 +26,17 @@ const SAMPLE = 5;
 /**
  * A page is hundreds of entries, each made into a user (or a group into the index) on the event
  * loop, which the server's requests share (docs/directory-sync.md "Reading the directory"): after
- * every `SLICE_MS` of that work the listing rests about as long again while requests keep the loop
- * busy, and not at all on a quiet server. No request waits behind a whole page, and a pass leaves
- * the requests most of the loop.
+ * every `SLICE_MS` of that work the listing rests while requests keep the loop busy, and not at all
+ * on a quiet server. No request waits behind a whole page.
  */
 const SLICE_MS = 5;
-/** A rest's length, as a multiple of the slice before it. */
-const REST_FACTOR = 1.5;
+/**
+ * A rest's length, as a multiple of the slice before it. Making users is not all a page costs the
+ * loop: ldapts parses the page as it arrives (during the rests, as the next page is asked for early)
+ * and the garbage collector clears up after both, together about twice as long again. Rests of five
+ * times the slice leave requests over half the loop while the directory is read (bench/README.md).
+ */
+const REST_FACTOR = 5;
 
 /** The listing's slices: `mark()` starts one (after a wait for the directory); `rest()` rests once one has had its time. */
 function slices() {

@@ -65,6 +65,12 @@ export class GroupIndex {
   private readonly listedIn = new Map<string, number[]>();
   /** Group position → that group and every group containing it at any depth, computed once when first asked. */
   private readonly closures = new Map<number, Group[]>();
+  /**
+   * The groups of members in several groups, by their direct groups' positions: many users share a
+   * combination (a team and its site), and a pass asks for 100,000 users' groups. The lists are
+   * shared, and read only.
+   */
+  private readonly combined = new Map<string, Group[]>();
 
   constructor(private readonly nested: Nested) {}
 
@@ -88,9 +94,15 @@ export class GroupIndex {
     if (!direct) return [];
     if (this.nested === 'none') return direct.map((i) => this.groups[i]!);
     if (direct.length === 1) return this.closure(direct[0]!);
-    const seen = new Set<Group>();
-    for (const i of direct) for (const g of this.closure(i)) seen.add(g);
-    return [...seen];
+    const key = direct.join(',');
+    let groups = this.combined.get(key);
+    if (!groups) {
+      const seen = new Set<Group>();
+      for (const i of direct) for (const g of this.closure(i)) seen.add(g);
+      groups = [...seen];
+      this.combined.set(key, groups);
+    }
+    return groups;
   }
 
   /** Breadth first from the group at `start` up through the groups that list it; a group already reached ends its branch (a cycle). */

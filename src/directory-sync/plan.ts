@@ -233,7 +233,7 @@ function* planning(backend: string, listing: Iterable<Identity>, locals: readonl
     if (i % STRIDE === 0) yield;
   }
   const order = yield* sorted(ids);
-  plan.creates.forEach((u, i) => (u.id = order[i]!));
+  for (const [i, u] of plan.creates.entries()) u.id = order[i]!;
   return plan;
 }
 
