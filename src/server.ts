@@ -112,7 +112,6 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const { port } = server.address() as AddressInfo;
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    logger.info({ url, publicUrl: config.publicUrl, database: config.databaseUrl.split(':')[0] }, 'latchkey listening');
 
     const stopPurge = ctx.retention.schedule();
     const stopDirectorySync = ctx.directorySync.schedule();
@@ -126,6 +125,9 @@ export async function startServer(config: Config, logger: Logger = createLogger(
     const stopTokenAudit = ctx.tokenAudit.schedule();
     // docs/decisions.md "Events out": sinks left behind past audit.sinkMaxBacklog, and what PostgreSQL holds back.
     const stopEventWatch = ctx.events.schedule();
+    // Said last, once every worker has started: a supervisor (or a test) that acts on this line, a
+    // SIGTERM included, finds the process whole (main.ts installs its signal handlers when this returns).
+    logger.info({ url, publicUrl: config.publicUrl, database: config.databaseUrl.split(':')[0] }, 'latchkey listening');
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
