@@ -34,7 +34,7 @@ const SLICE_MS = 5;
  * A rest's length, as a multiple of the slice before it. Making users is not all a page costs the
  * loop: ldapts parses the page as it arrives (during the rests, as the next page is asked for early)
  * and the garbage collector clears up after both, together about twice as long again. Rests of five
- * times the slice leave requests over half the loop while the directory is read (bench/README.md).
+ * times the slice leave requests over half the loop while the directory is read.
  */
 const REST_FACTOR = 5;
 

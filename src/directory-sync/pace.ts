@@ -12,9 +12,9 @@ const SLICE_MS = 10;
 
 /**
  * A rest lasts this many times as long as the slice before it while requests keep the loop busy: a
- * pass takes about a third of a busy server's loop, and requests keep over half their rate (they
- * had about 90 % of the loop before, and each costs a little more while a pass runs). A pass of
- * 100,000 users still takes well under the minute it is allowed (bench/README.md).
+ * pass takes about a third of a busy server's loop, and requests keep about half their rate or more
+ * (they had about 90 % of the loop before, and each costs a little more while a pass runs). A pass of
+ * 100,000 users still takes well under the minute it is allowed (docs/directory-sync.md "What a pass does").
  */
 const REST_FACTOR = 2;
 
@@ -29,6 +29,11 @@ export interface Pace {
   due(): boolean;
   /** Lets the event loop run other work for a while (not at all when it has none), then starts a new slice. */
   rest(): Promise<void>;
+  /**
+   * Starts a new slice without a rest: the pass has just waited for I/O (a PostgreSQL statement),
+   * and the loop was the requests' meanwhile.
+   */
+  waited(): void;
 }
 
 export function pace(): Pace {
@@ -44,6 +49,9 @@ export function pace(): Pace {
         // The loop's idle time is the time it waited for I/O: mostly waiting means nobody needs it now.
         if (performance.eventLoopUtilization(before).utilization < 0.5 || performance.now() >= until) break;
       }
+      sliceStart = performance.now();
+    },
+    waited: () => {
       sliceStart = performance.now();
     },
   };

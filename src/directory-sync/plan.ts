@@ -225,8 +225,8 @@ function* planning(backend: string, listing: Iterable<Identity>, locals: readonl
   // New records get their ids in ascending order, in the order they are listed (a directory lists
   // mostly in the order of its own ids and names): each batch of them then lands in one stretch of
   // each index of the users table, instead of in a page of its own for every row. Written at
-  // random places, 100,000 new records wrote each index page anew at nearly every batch, and the
-  // first pass spent half its writing time on commits (bench/README.md).
+  // random places, every batch rewrote pages all over each index, and the commits took half the
+  // writing time of a first pass of 100,000.
   const ids: string[] = [];
   for (let i = 0; i < plan.creates.length; i++) {
     ids.push(o.newId());

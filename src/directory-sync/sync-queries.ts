@@ -122,6 +122,12 @@ function toLastSync(r: Record<string, unknown>): LastSync {
 
 export const syncQueries = ({ knex: db }: Database) => ({
   /**
+   * Whether a statement runs on this process's event loop (SQLite, in the process) rather than in a
+   * database server while the loop is free (PostgreSQL): a pass rests after its writes only then.
+   */
+  onEventLoop: db.client.dialect !== 'postgresql',
+
+  /**
    * A page of the local records of `backend`, in the order of their external ids, from the one after
    * `after` (from the first without it). A pass reads them page by page, each a short statement, not
    * 100,000 rows in one (on SQLite a statement holds the event loop while it runs).
