@@ -50,6 +50,8 @@ export async function startLatchkey(options: {
   database: BenchDatabase;
   config: Record<string, unknown>;
   log?: (message: string) => void;
+  /** More environment for the server (and its CLI), e.g. the OTEL_* variables of the tracing phase. */
+  env?: Record<string, string>;
 }): Promise<Latchkey> {
   const scripts = packageScripts();
   const start = scripts.start;
@@ -72,6 +74,7 @@ export async function startLatchkey(options: {
     LATCHKEY_ADMIN_PASSWORD: ADMIN_PASSWORD,
     // BENCH_NODE_OPTIONS=--cpu-prof (for example) profiles the servers, and only them.
     ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+    ...options.env,
   };
   const npmRun = (script: string) =>
     promisify(execFile)('npm', ['run', '--silent', script], { cwd: REPO, env: { ...env, NODE_OPTIONS: process.env.NODE_OPTIONS } });

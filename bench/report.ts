@@ -43,6 +43,8 @@ export interface RunReport {
     startMs: number;
     peakRssBytes: number;
   };
+  /** The tracing phase's account of its spans (bench/tracing.ts): what arrived, what was lost, the receiver's CPU. */
+  tracing?: string[];
   warnings: string[];
   startedAt: Date;
   finishedAt: Date;
@@ -204,10 +206,11 @@ export function renderSection(r: RunReport): string {
     `- load: wrk -t${o.threads} -c${o.connections} -d${o.seconds}s after an uncounted ${o.warmupSeconds} s warm-up; Node drivers: ${o.connections} concurrent workers, same durations`,
     ...r.warnings.map((w) => `- **warning**: ${w}`),
     '',
-    '| Path | Latchkey | p99 | CPU | Peer (same run) | Peer p99 | Peer CPU | Ratio | Goal (issue 11) |',
+    '| Path | Latchkey | p99 | CPU | Peer (same run) | Peer p99 | Peer CPU | Ratio | Goal (issues 11, 37) |',
     '|---|---|---|---|---|---|---|---|---|',
     ...rows,
     ...pathPeaks(r),
+    ...(r.tracing ? ['', ...r.tracing] : []),
     ...realPeerTable(r),
     ...errorNotes(r.paths),
     '',

@@ -30,6 +30,7 @@ import * as m24 from '../../migrations/20261201000000_admin_roles.ts';
 import * as webhooksAndOutbox from '../../migrations/20261201010000_webhooks_and_outbox.ts';
 import * as clientKerberos from '../../migrations/20261202000000_client_kerberos.ts';
 import * as durableInvitations from '../../migrations/20261203000000_durable_invitations.ts';
+import * as clientVersion from '../../migrations/20261204000000_client_version.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -65,6 +66,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261201010000_webhooks_and_outbox.ts': webhooksAndOutbox,
   '20261202000000_client_kerberos.ts': clientKerberos,
   '20261203000000_durable_invitations.ts': durableInvitations,
+  '20261204000000_client_version.ts': clientVersion,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

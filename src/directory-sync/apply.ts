@@ -10,7 +10,7 @@
 import type { Origin } from '../audit/model.ts';
 import type { Leavers } from '../users/leavers.ts';
 import type { User } from '../users/model.ts';
-import type { SyncCounts } from './model.ts';
+import type { ProfileUpdate, SyncCounts } from './model.ts';
 import type { Pace } from './pace.ts';
 import type { SyncPlan } from './plan.ts';
 import type { SyncQueries } from './sync-queries.ts';
@@ -58,13 +58,13 @@ export async function applyPlan(plan: SyncPlan, d: ApplyDeps, counts: Omit<SyncC
   const size = d.onEventLoop ? BATCH.onEventLoop : BATCH.elsewhere;
   const renamed = new Set(plan.renames.map((r) => r.id));
   const emailChanged = new Set(plan.emailChanged);
-  /** The profile writes of `users` and what an email change brings along, in the caller's transaction. */
-  const write = async (q: SyncQueries, users: User[]) => {
-    await q.updateProfiles(users);
-    const changed = users.filter((u) => emailChanged.has(u.id));
+  /** The profile writes of `updates` and what an email change brings along, in the caller's transaction. */
+  const write = async (q: SyncQueries, updates: ProfileUpdate[]) => {
+    await q.updateProfiles(updates);
+    const changed = updates.flatMap(({ user }) => (emailChanged.has(user.id) ? [user] : []));
     await q.discardResets(changed.map((u) => u.id));
     await q.demoteClaimedEmails(emailsOf(changed), d.upstreams);
-    return users.length;
+    return updates.length;
   };
 
   if (plan.renames.length > 0) {
@@ -76,7 +76,7 @@ export async function applyPlan(plan: SyncPlan, d: ApplyDeps, counts: Omit<SyncC
       );
       return write(
         q,
-        plan.updates.filter((u) => renamed.has(u.id)),
+        plan.updates.filter((u) => renamed.has(u.user.id)),
       );
     });
     await settle();
@@ -91,7 +91,7 @@ export async function applyPlan(plan: SyncPlan, d: ApplyDeps, counts: Omit<SyncC
     await settle();
   }
   for (const batch of batches(
-    plan.updates.filter((u) => !renamed.has(u.id)),
+    plan.updates.filter((u) => !renamed.has(u.user.id)),
     size,
   )) {
     d.check();

@@ -1,7 +1,21 @@
 /**
- * Directory sync's types (docs/directory-sync.md): what a pass did, and what the `directory_syncs`
- * row keeps of the last one. A model module: types and their constants, no SQL.
+ * Directory sync's types (docs/directory-sync.md): what a pass did, what it writes of a changed
+ * record, and what the `directory_syncs` row keeps of the last one. A model module: types and their
+ * constants, no SQL.
  */
+import type { User } from '../users/model.ts';
+
+/**
+ * A changed record's profile as a pass writes it. `keep`: the columns its backend did not report
+ * (roles without `adminGroups`), which are the administrators' (docs/directory-sync.md "What a pass
+ * never touches"). The write leaves those as the row holds them when it is written, not as the pass
+ * read them: an administrator may change them in the seconds between the pass's read and its write,
+ * and the value read then would undo that change.
+ */
+export interface ProfileUpdate {
+  user: User;
+  keep: { roles: boolean; attributes: boolean };
+}
 
 /** What a pass changed, by kind of change. */
 export interface SyncCounts {

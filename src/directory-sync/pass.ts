@@ -43,6 +43,13 @@ async function readLocals(queries: SyncQueries, id: string, p: Pace): Promise<Us
   }
 }
 
+/**
+ * A seam for tests, never set by the server: awaited once a pass has read the local records and
+ * planned, before it writes, so that test/directory-sync/admin-during-pass.test.ts can make an
+ * administrator's change exactly while the pass holds what it read.
+ */
+export const passSeamForTests: { planned?: (backend: string) => Promise<void> } = {};
+
 export interface PassDeps {
   queries: SyncQueries;
   transaction: ApplyDeps['transaction'];
@@ -101,6 +108,7 @@ export async function runPass(d: PassDeps, id: string, source: SyncSource, o: Pa
     const p = pace();
     const locals = await readLocals(d.queries, id, p);
     const plan = await planPaced(id, listing, locals, { now: clock.now(), newId: randomUUID, pace: p });
+    await passSeamForTests.planned?.(id);
     counts.users = plan.listed;
     if (plan.duplicates.length > 0)
       d.logger.warn(

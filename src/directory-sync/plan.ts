@@ -7,6 +7,7 @@
 import type { Identity } from '../identity/contract.ts';
 import type { User } from '../users/model.ts';
 import type { LeaveReason } from '../users/leavers.ts';
+import type { ProfileUpdate } from './model.ts';
 import type { Pace } from './pace.ts';
 
 export interface SyncPlan {
@@ -17,7 +18,7 @@ export interface SyncPlan {
   /** New local records, as a first sign-in would make them. */
   creates: User[];
   /** Records whose profile changes (returners' included), as they will be written. */
-  updates: User[];
+  updates: ProfileUpdate[];
   /** The ids of `updates` whose email changes: their reset links die (docs/decisions.md "Reset links and the admin's remedies"). */
   emailChanged: string[];
   /**
@@ -47,7 +48,8 @@ function profile(identity: Identity, existing: User | undefined) {
     emailVerified: true,
     displayName: identity.displayName ?? null,
     groups: identity.groups ?? [],
-    // A backend that reports roles or attributes owns them; one that does not leaves them as they are.
+    // A backend that reports roles or attributes owns them; one that does not leaves them as they are
+    // (and its update keeps them: `ProfileUpdate.keep`).
     roles: identity.roles ?? existing?.roles ?? [],
     attributes: identity.attributes ?? existing?.attributes ?? {},
   };
@@ -206,7 +208,10 @@ function* planning(backend: string, listing: Iterable<Identity>, locals: readonl
           plan.renames.push({ id: existing.id, from: existing.username, to: retiredName(existing) });
         }
       }
-      plan.updates.push({ ...existing, ...fields, updatedAt: o.now });
+      plan.updates.push({
+        user: { ...existing, ...fields, updatedAt: o.now },
+        keep: { roles: identity.roles === undefined, attributes: identity.attributes === undefined },
+      });
       if (existing.email !== fields.email) plan.emailChanged.push(existing.id);
     }
     // The account state: an administrator's disabling is theirs, never undone or redone here.

@@ -8,7 +8,7 @@ import type { Database } from '../db/database.ts';
 import { num, numOrNull } from '../db/rows.ts';
 import type { User } from '../users/model.ts';
 import { joinedUser, joinedUserColumns } from '../users/queries.ts';
-import type { LastSync, SyncCounts, SyncOutcome } from './model.ts';
+import type { LastSync, ProfileUpdate, SyncCounts, SyncOutcome } from './model.ts';
 
 /** A refusal's error starts so: the row keeps one text column for both kinds of error. */
 const REFUSED = 'refused: ';
@@ -27,7 +27,10 @@ const PROFILE = [
 ] as const;
 /** Every column of a new record. */
 const ALL = ['id', 'backend', 'external_id', ...PROFILE, 'password_hash', 'disabled', 'disabled_by', 'created_at'] as const;
-const PG_TYPES: Record<(typeof ALL)[number], string> = {
+/** The profile columns a backend may leave to the administrators, and the flags that say it did (`ProfileUpdate.keep`). */
+const KEPT = { roles: 'keep_roles', attributes: 'keep_attributes' } as const;
+type Column = (typeof ALL)[number] | (typeof KEPT)[keyof typeof KEPT];
+const PG_TYPES: Record<Column, string> = {
   id: 'text',
   backend: 'text',
   external_id: 'text',
@@ -44,6 +47,8 @@ const PG_TYPES: Record<(typeof ALL)[number], string> = {
   disabled: 'boolean',
   disabled_by: 'text',
   created_at: 'bigint',
+  keep_roles: 'boolean',
+  keep_attributes: 'boolean',
 };
 
 /** A user's row as users/queries.ts writes it. */
@@ -71,28 +76,46 @@ function toRow(u: User): Record<string, unknown> {
 /**
  * Many rows as one JSON parameter, unpacked by the database into a table `v` of `columns`
  * (`jsonb_to_recordset`, SQLite's `json_each`): a batch is one short statement, whatever its size,
- * with no SQL text of thousands of placeholders to build and parse. Each row carries every column;
- * the statement takes those it names.
+ * with no SQL text of thousands of placeholders to build and parse. Each row may carry more columns
+ * than the statement takes.
  */
-function rowsOf(db: Knex, users: User[], columns: ReadonlyArray<(typeof ALL)[number]>): { from: string; rows: string } {
-  const rows = JSON.stringify(users.map(toRow));
+function rowsOf(db: Knex, rows: Array<Record<string, unknown>>, columns: readonly Column[]): { from: string; rows: string } {
+  const json = JSON.stringify(rows);
   if (db.client.dialect === 'postgresql')
-    return { from: `jsonb_to_recordset(?::jsonb) as v(${columns.map((c) => `"${c}" ${PG_TYPES[c]}`).join(', ')})`, rows };
-  return { from: `(select ${columns.map((c) => `json_extract(value, '$.${c}') as "${c}"`).join(', ')} from json_each(?)) as v`, rows };
+    return { from: `jsonb_to_recordset(?::jsonb) as v(${columns.map((c) => `"${c}" ${PG_TYPES[c]}`).join(', ')})`, rows: json };
+  return {
+    from: `(select ${columns.map((c) => `json_extract(value, '$.${c}') as "${c}"`).join(', ')} from json_each(?)) as v`,
+    rows: json,
+  };
 }
 
-/** Many rows' profile columns in one statement, joined on the id. */
-function bulkUpdate(db: Knex, users: User[]) {
-  const { from, rows } = rowsOf(db, users, ['id', ...PROFILE]);
-  const set = PROFILE.map((c) => `"${c}" = v."${c}"`).join(', ');
+/**
+ * Many rows' profile columns in one statement, joined on the id. A column its backend did not report
+ * keeps what the row holds when the statement runs (`keep_…`), never the value the pass read seconds
+ * before, which an administrator may have changed since. Every other column it writes comes from the
+ * directory's listing, not from that read, so no update has to wait for the row to be unchanged
+ * (`where updated_at = <as read>`), which would also take a millisecond timestamp, set by the
+ * clocks of several hosts, for a version.
+ */
+function bulkUpdate(db: Knex, updates: ProfileUpdate[]) {
+  const flagged = updates.map(({ user, keep }) => {
+    const r = toRow(user);
+    r[KEPT.roles] = keep.roles;
+    r[KEPT.attributes] = keep.attributes;
+    return r;
+  });
+  const { from, rows } = rowsOf(db, flagged, ['id', ...PROFILE, KEPT.roles, KEPT.attributes]);
+  const row = db.client.dialect === 'postgresql' ? 'u' : 'users';
+  const set = PROFILE.map((c) =>
+    c in KEPT ? `"${c}" = case when v."${KEPT[c as keyof typeof KEPT]}" then ${row}."${c}" else v."${c}" end` : `"${c}" = v."${c}"`,
+  ).join(', ');
   const target = db.client.dialect === 'postgresql' ? 'users as u' : 'users';
-  const key = db.client.dialect === 'postgresql' ? 'u.id' : 'users.id';
-  return db.raw(`update ${target} set ${set} from ${from} where ${key} = v.id`, [rows]);
+  return db.raw(`update ${target} set ${set} from ${from} where ${row}.id = v.id`, [rows]);
 }
 
 /** Many new rows in one statement; a row that clashes with one inserted meanwhile (a sign-in's) is left out. */
 async function bulkInsert(db: Knex, users: User[]): Promise<number> {
-  const { from, rows } = rowsOf(db, users, ALL);
+  const { from, rows } = rowsOf(db, users.map(toRow), ALL);
   const columns = ALL.map((c) => `"${c}"`).join(', ');
   // SQLite reads `on conflict` after a select's `from` as a join's unless a `where` comes first.
   const result = await db.raw(
@@ -148,9 +171,9 @@ export const syncQueries = ({ knex: db }: Database) => ({
     return bulkInsert(db, users);
   },
 
-  /** Writes the profile columns (not the account state) of existing records. */
-  async updateProfiles(users: User[]): Promise<void> {
-    if (users.length > 0) await bulkUpdate(db, users);
+  /** Writes the profile columns (not the account state) of existing records, but those each leaves to the administrators. */
+  async updateProfiles(updates: ProfileUpdate[]): Promise<void> {
+    if (updates.length > 0) await bulkUpdate(db, updates);
   },
 
   /** Renames records (a name another entry now holds is freed first: docs/directory-sync.md). */

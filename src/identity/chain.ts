@@ -12,6 +12,7 @@ import {
   type PasswordWrite,
 } from './contract.ts';
 import { clock } from '../clock.ts';
+import { verifyPassword } from '../crypto/passwords.ts';
 
 export interface ChainMember {
   id: string;
@@ -123,6 +124,7 @@ export class IdentityChain {
     // An empty password is refused here, before any backend: an LDAP bind with one is anonymous.
     if (!username || !password) return { ok: false, reason: 'invalid_credentials', skipped: [] };
     const down: string[] = [];
+    let decoy = false;
     for (const member of this.members) {
       let check: PasswordCheck;
       try {
@@ -132,7 +134,10 @@ export class IdentityChain {
         down.push(member.id);
         continue;
       }
-      if (!check.identity) continue;
+      if (!check.identity) {
+        decoy ||= check.decoy === true;
+        continue;
+      }
       if (!check.validPassword) return { ok: false, reason: 'invalid_credentials', backend: member.id, skipped: down };
       const user = await this.provision(member.id, check.identity);
       // Refused if an administrator disabled the account here, or the backend refuses it (and says why).
@@ -141,6 +146,9 @@ export class IdentityChain {
         return { ok: false, reason: check.identity.refusal ?? 'disabled', user, backend: member.id, skipped: down };
       return { ok: true, user, ...(check.passwordExpiresAt !== undefined ? { passwordExpiresAt: check.passwordExpiresAt } : {}) };
     }
+    // No backend answers for the name: one decoy hash, owed by the backends that would have hashed one
+    // for their "not mine", so that the answer takes as long as a wrong password of theirs.
+    if (decoy) await verifyPassword(null, password);
     if (down.length > 0) return { ok: false, reason: 'unavailable', backends: down };
     return { ok: false, reason: 'invalid_credentials', skipped: [] };
   }

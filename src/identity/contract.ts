@@ -48,6 +48,13 @@ export interface PasswordCheck {
    * (ppolicy's `timeBeforeExpiration`, AD's `msDS-UserPasswordExpiryTimeComputed`). docs/identity-backends.md's warning.
    */
   passwordExpiresAt?: number;
+  /**
+   * Without `identity`: the backend would hash a decoy password here, so that an unknown name takes
+   * as long as a known one (the database backend does). The chain hashes one decoy for the whole
+   * sign-in instead, and only when no backend answers for the name: a directory user behind the
+   * database backend does not pay an argon2 hash for the database's "not mine" (docs/identity-backends.md).
+   */
+  decoy?: true;
 }
 
 /** Why a directory refused a new password (docs/identity-backends.md); each is told to the user in words. */

@@ -11,10 +11,11 @@ export function localPasswordBackend({ localUsers: users }: Pick<PluginContext, 
   return {
     async checkPassword(username, password) {
       const user = await users.find(username);
-      // A decoy hash for an unknown user or one without a password (invited, or signing in upstream
-      // only): the same time for every answer.
-      const validPassword = await verifyPassword(user?.passwordHash ?? null, password);
-      if (!user) return { validPassword: false };
+      // An unknown name: the chain hashes a decoy if no other backend answers for it (`decoy`).
+      if (!user) return { validPassword: false, decoy: true };
+      // A user without a password (invited, or signing in upstream only) gets a decoy hash here: the
+      // same time as any other answer for a known name.
+      const validPassword = await verifyPassword(user.passwordHash, password);
       return {
         validPassword,
         identity: {

@@ -28,7 +28,8 @@ export interface SignInAttempt {
 
 export type SignInOutcome =
   /** `passwordExpiresAt`: the directory warns that the password expires soon (docs/identity-backends.md). */
-  | { ok: true; user: User; deviceCookie: string; amr: Amr[]; passwordExpiresAt?: number }
+  /** `deviceCookie`: for a browser only; a grant's client keeps no cookie. */
+  | { ok: true; user: User; deviceCookie?: string; amr: Amr[]; passwordExpiresAt?: number }
   /** The password was right and the user has a second factor, not given: ask for it (the login page's second step). */
   /** `passwordExpiresAt`: as with `ok`, told after the second factor. */
   | { ok: false; reason: 'second_factor'; user: User; passwordExpiresAt?: number }
@@ -116,6 +117,8 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
       deps.metrics.login(user.backend, 'success');
       await release.succeeded();
       await deps.audit.record({ kind: 'login.success', userId: user.id, ...event, details: { amr, ...details } });
+      // A grant's client would drop the cookie: none is made for it (an HMAC per password grant).
+      if (o.grant) return { ok: true, user, amr };
       return { ok: true, user, amr, deviceCookie: device ? o.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };
     },
   };

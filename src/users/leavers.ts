@@ -36,9 +36,10 @@ export const leavers = (transaction: Transaction<LeaverTransaction>) => ({
    */
   deprovision(userId: string, o: { backend: string; reason: LeaveReason; origin?: Origin }): Promise<boolean> {
     return transaction(async (tx) => {
-      const user = await tx.queries.users.find(userId);
-      if (!user || user.disabled) return false;
-      await tx.queries.users.update({ ...user, disabled: true, disabledBy: 'directory', updatedAt: clock.now() });
+      // Only the state, and only from enabled (a gone or disabled user is left alone): an administrator's
+      // disabling or roles committed since a pass read the record stay theirs.
+      const to = { disabled: true, disabledBy: 'directory', updatedAt: clock.now() } as const;
+      if (!(await tx.queries.users.moveState(userId, { disabled: false }, to))) return false;
       const ended = await tx.sessions.endAllOf(userId, {});
       // A reset link outlives no disabling (docs/decisions.md "Reset links and the admin's remedies").
       await tx.queries.resets.discardAllOf(userId);
@@ -59,7 +60,8 @@ export const leavers = (transaction: Transaction<LeaverTransaction>) => ({
       const user = await tx.queries.users.find(userId);
       if (!user?.disabled || user.disabledBy !== 'directory') return undefined;
       const next: User = { ...user, disabled: false, disabledBy: null, updatedAt: clock.now() };
-      await tx.queries.users.update(next);
+      // Only from a directory's disabling: an administrator's, committed since the read, is never undone.
+      if (!(await tx.queries.users.moveState(userId, { disabled: true, disabledBy: 'directory' }, next))) return undefined;
       await tx.audit.record({
         kind: 'user.reenabled',
         userId,

@@ -126,6 +126,21 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
     const { id, created_at, ...rest } = toRow(user);
     await db('users').where({ id }).update(rest);
   },
+  /**
+   * Moves the account state of `id` from `from` to `to`, and writes nothing else: false when the row no
+   * longer holds `from` (another write came first). A leaver's or returner's whole row written back
+   * from a read would undo what an administrator changed meanwhile (a disabling of their own, roles);
+   * PostgreSQL checks the `where` again on the row as a write it waited for left it.
+   */
+  async moveState(
+    id: string,
+    from: { disabled: boolean; disabledBy?: DisabledBy },
+    to: { disabled: boolean; disabledBy: DisabledBy | null; updatedAt: number },
+  ): Promise<boolean> {
+    const q = db('users').where({ id, disabled: from.disabled });
+    if (from.disabledBy !== undefined) q.andWhere('disabled_by', from.disabledBy);
+    return (await q.update({ disabled: to.disabled, disabled_by: to.disabledBy, updated_at: to.updatedAt })) > 0;
+  },
   async remove(id: string): Promise<boolean> {
     return (await db('users').where({ id }).delete()) > 0;
   },
