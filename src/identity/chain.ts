@@ -233,8 +233,27 @@ export class IdentityChain {
       // Most sign-ins change nothing: then there is nothing to write.
       if (sameFields(existing, fields)) return existing;
       if (existing.username !== fields.username && fallback === undefined) await this.freeUsername(backendId, identity);
-      const user = { ...existing, ...fields, updatedAt: now };
-      await this.users.update(user);
+      // Only what the backend reports is written, and a directory leaver's return moves the account
+      // state only from "disabled by the directory": an administrator's change committed since the
+      // read above (a disabling, roles) stays (the users' queries say why).
+      await this.users.updateProfile(existing.id, {
+        username: fields.username,
+        email: fields.email,
+        emailVerified: fields.emailVerified,
+        displayName: fields.displayName,
+        groups: fields.groups,
+        ...(identity.roles ? { roles: identity.roles } : {}),
+        ...(identity.attributes ? { attributes: identity.attributes } : {}),
+        updatedAt: now,
+      });
+      if (existing.disabledBy === 'directory' && !fields.disabled)
+        await this.users.moveState(
+          existing.id,
+          { disabled: true, disabledBy: 'directory' },
+          { disabled: false, disabledBy: null, updatedAt: now },
+        );
+      // Read back: the record as it is now, with whatever else changed meanwhile.
+      const user = (await this.users.find(existing.id)) ?? { ...existing, ...fields, updatedAt: now };
       if (existing.email !== user.email) {
         await this.options.emailChanged?.(user.id);
         await this.giveEmail(user, options);
@@ -284,13 +303,10 @@ export class IdentityChain {
       { backend: backendId, username: identity.username, staleUserId: holder.id },
       'username now belongs to another directory entry; retiring the old local record',
     );
-    await this.users.update({
-      ...holder,
-      username: `${holder.username}~${holder.id}`,
-      disabled: true,
-      disabledBy: 'directory',
-      updatedAt: clock.now(),
-    });
+    // The name and the state alone: an administrator's disabling of the old record stays theirs.
+    const now = clock.now();
+    await this.users.rename(holder.id, `${holder.username}~${holder.id}`, now);
+    await this.users.moveState(holder.id, { disabled: false }, { disabled: true, disabledBy: 'directory', updatedAt: now });
   }
 
   /**

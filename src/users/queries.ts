@@ -2,6 +2,7 @@ import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
+import { trigramCandidates } from '../db/text-search.ts';
 import { bool, json, num } from '../db/rows.ts';
 import type { DisabledBy, User } from './model.ts';
 
@@ -84,8 +85,14 @@ const sql = {
 };
 
 export const userQueries = ({ knex: db, fast }: Database) => ({
-  async find(id: string): Promise<User | undefined> {
-    const row = await fast.get(sql.find, [id]);
+  /**
+   * A user. `lock` (inside a write's transaction) holds the row until the commit, as SCIM's `findUser`
+   * does (`select … for update` on PostgreSQL; SQLite runs one transaction at a time): a change that
+   * writes the whole row back then reads what a sync pass, a leaver's deprovisioning or a SCIM write
+   * committed meanwhile, and does not put the old row back.
+   */
+  async find(id: string, o: { lock?: boolean } = {}): Promise<User | undefined> {
+    const row = o.lock ? await db('users').where({ id }).first().forUpdate() : await fast.get(sql.find, [id]);
     return row ? toUser(row) : undefined;
   },
   async findByUsername(backend: string, username: string): Promise<User | undefined> {
@@ -127,6 +134,35 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
     await db('users').where({ id }).update(rest);
   },
   /**
+   * What a backend reports of `id` at a sign-in, and nothing else: roles and attributes only when
+   * given (the backend reports them), never the account state or the password. A whole row written
+   * back from a read made before the sign-in would undo an administrator's change committed meanwhile
+   * (a disabling, roles); the columns written here are the backend's, so its answer is the newest.
+   */
+  async updateProfile(
+    id: string,
+    p: Pick<User, 'username' | 'email' | 'emailVerified' | 'displayName' | 'groups' | 'updatedAt'> &
+      Partial<Pick<User, 'roles' | 'attributes'>>,
+  ): Promise<void> {
+    await db('users')
+      .where({ id })
+      .update({
+        username: p.username,
+        username_key: p.username.toLowerCase(),
+        email: p.email,
+        email_verified: p.emailVerified,
+        display_name: p.displayName,
+        groups: JSON.stringify(p.groups),
+        ...(p.roles ? { roles: JSON.stringify(p.roles) } : {}),
+        ...(p.attributes ? { attributes: Object.keys(p.attributes).length > 0 ? JSON.stringify(p.attributes) : null } : {}),
+        updated_at: p.updatedAt,
+      });
+  },
+  /** `id` takes another name (a directory gave its name to a new entry), and nothing else changes. */
+  async rename(id: string, username: string, updatedAt: number): Promise<void> {
+    await db('users').where({ id }).update({ username, username_key: username.toLowerCase(), updated_at: updatedAt });
+  },
+  /**
    * Moves the account state of `id` from `from` to `to`, and writes nothing else: false when the row no
    * longer holds `from` (another write came first). A leaver's or returner's whole row written back
    * from a read would undo what an administrator changed meanwhile (a disabling of their own, roles);
@@ -155,6 +191,8 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
           .orWhereRaw("lower(email) like ? escape '\\'", [like])
           .orWhereRaw("lower(display_name) like ? escape '\\'", [like]),
       );
+      const candidates = trigramCandidates(db, 'users_search', req.search);
+      if (candidates) q.whereRaw(...candidates);
     }
     return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc' }, toUser);
   },

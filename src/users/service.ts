@@ -248,7 +248,9 @@ export const userService = (
     /** Users of other backends are read-only here but for roles and disabled (their profile is the directory's). */
     update(id: string, input: UpdateUserInput, actor: Actor): Promise<User> {
       return transaction(async (tx) => {
-        const user = await tx.queries.users.find(id);
+        // Locked: the whole row is written back, so it must be the row as a sync pass, a leaver's
+        // deprovisioning or a SCIM write committed it, not as it was before (docs/directory-sync.md).
+        const user = await tx.queries.users.find(id, { lock: true });
         if (!user) throw new NotFoundError('id', `no user ${id}`);
         const local = user.backend === localBackend;
         const next = { ...user, updatedAt: clock.now() };
@@ -288,7 +290,8 @@ export const userService = (
      */
     setGroups(id: string, groups: readonly string[], actor: Actor): Promise<User> {
       return transaction(async (tx) => {
-        const user = await tx.queries.users.find(id);
+        // Locked, as in `update`: the whole row is written back.
+        const user = await tx.queries.users.find(id, { lock: true });
         if (!user) throw new NotFoundError('id', `no user ${id}`);
         if (user.backend !== localBackend) {
           throw new InputError(
@@ -336,7 +339,8 @@ export const userService = (
       checkPassword(password);
       const passwordHash = await hashPassword(password);
       await transaction(async (tx) => {
-        const user = await tx.queries.users.find(id);
+        // Locked, as in `update`: a SCIM user's deactivation committed meanwhile is not undone.
+        const user = await tx.queries.users.find(id, { lock: true });
         if (!user) throw new NotFoundError('id', `no user ${id}`);
         await tx.queries.users.update({ ...user, passwordHash, updatedAt: clock.now() });
         await tx.sessions.endAllOf(id, { except: keep, actor });
@@ -365,11 +369,12 @@ export const userService = (
       const generated = password ? undefined : randomToken(18);
       const existing = await queries.findByUsername(localBackend, username);
       if (existing) {
-        await queries.update({
-          ...existing,
-          roles: [...new Set([...existing.roles, 'admin'])],
-          passwordHash: await hashPassword(password ?? generated!),
-          updatedAt: clock.now(),
+        const passwordHash = await hashPassword(password ?? generated!);
+        // Read again, locked, in the write's transaction: the hash took a while, and the whole row is written back.
+        await transaction(async (tx) => {
+          const user = await tx.queries.users.find(existing.id, { lock: true });
+          if (!user) throw new NotFoundError('username', `${username} was deleted meanwhile`);
+          await tx.queries.users.update({ ...user, roles: [...new Set([...user.roles, 'admin'])], passwordHash, updatedAt: clock.now() });
         });
       } else {
         await this.create({ username, password: password ?? generated!, roles: ['admin'], displayName: 'Administrator' }, SYSTEM_ACTOR);
