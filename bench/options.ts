@@ -2,6 +2,10 @@ import { parseArgs } from 'node:util';
 
 export type DatabaseKind = 'sqlite' | 'postgres';
 
+/** The phases that run alone with `--only`. */
+const PHASES = ['sync', 'tracing'] as const;
+type Phase = (typeof PHASES)[number];
+
 export interface BenchOptions {
   database: DatabaseKind;
   quick: boolean;
@@ -13,17 +17,30 @@ export interface BenchOptions {
   threads: number;
   /** wrk -c, and the concurrency of the Node drivers: the contract's figures are at 32. */
   connections: number;
-  /** `--only sync`: that phase alone, printed and not written to bench/RESULTS.md. */
-  only?: 'sync';
+  /** `--only sync` or `--only tracing`: that phase alone, printed and not written to bench/RESULTS.md. */
+  only?: Phase;
+  /**
+   * `--scale`: the hot paths and admin lists on an empty database and on one filled to enterprise size
+   * (bench/scale.ts), as a fraction of that size (1; `--scale-fraction` for a trial of the bench).
+   */
+  scale?: number;
 }
 
-const usage = `usage: npm run bench [-- --quick] [-- --postgres] [-- --only sync]
+const usage = `usage: npm run bench [-- --quick] [-- --postgres] [-- --only sync|tracing] [-- --scale]
 
   --quick      short runs (about two minutes in all) for a first look; the full run takes about ten
   --postgres   Latchkey on a fresh PostgreSQL database (CREATE DATABASE on BENCH_POSTGRES_URL, default
                postgres://postgres@127.0.0.1:5432/test) instead of a fresh SQLite file
   --only sync  the directory sync phase alone (100,000 users in 5,000 groups); printed, not written
                to bench/RESULTS.md, whose sections are whole runs
+  --only tracing
+               client_credentials and userinfo untraced, then with OpenTelemetry tracing on (every
+               request, and 10 % of them), spans sent to an OTLP receiver on loopback; printed only
+  --scale      the hot paths and the admin API's lists on an empty database and on one filled with
+               1,000,000 users, 100,000 clients, 10,000,000 live tokens and 1,000,000 audit events,
+               then the directory sync phase; printed only (bench/README.md, "--scale")
+  --scale-fraction F
+               --scale at F times that size (0 < F ≤ 1): a trial of the bench, not a figure
 
 Prints the figures and writes them to bench/RESULTS.md. Run it on an otherwise idle machine.`;
 
@@ -34,11 +51,19 @@ export function parseOptions(argv: string[]): BenchOptions {
       quick: { type: 'boolean', default: false },
       postgres: { type: 'boolean', default: false },
       only: { type: 'string' },
+      scale: { type: 'boolean', default: false },
+      'scale-fraction': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (values.only !== undefined && values.only !== 'sync') {
-    process.stderr.write(`--only: the one phase that runs alone is "sync", not "${values.only}"\n${usage}\n`);
+  const only = values.only as Phase | undefined;
+  if (only !== undefined && !PHASES.includes(only)) {
+    process.stderr.write(`--only: the phases that run alone are ${PHASES.join(' and ')}, not "${values.only}"\n${usage}\n`);
+    process.exit(2);
+  }
+  const fraction = values['scale-fraction'] === undefined ? 1 : Number(values['scale-fraction']);
+  if (!(fraction > 0 && fraction <= 1)) {
+    process.stderr.write(`--scale-fraction: a number above 0 and at most 1, not "${values['scale-fraction']}"\n${usage}\n`);
     process.exit(2);
   }
   if (values.help) {
@@ -54,6 +79,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     warmupSeconds: quick ? 2 : 5,
     threads: 1,
     connections: 32,
-    ...(values.only === 'sync' ? { only: 'sync' as const } : {}),
+    ...(only ? { only } : {}),
+    ...(values.scale || values['scale-fraction'] !== undefined ? { scale: fraction } : {}),
   };
 }

@@ -2,7 +2,7 @@
  * `npm run bench`: Latchkey's hot paths against the servers a Node shop would pick instead, measured
  * side by side in one run on this machine (bench/README.md). A benchmark, never a test.
  *
- *   npm run bench [-- --quick] [-- --postgres] [-- --only sync]
+ *   npm run bench [-- --quick] [-- --postgres] [-- --only sync|tracing]
  *
  * What it does, in order:
  *   1. starts Latchkey as `npm start` would, on a fresh database, and seeds it through its interfaces
@@ -11,11 +11,15 @@
  *      and Glewlwyd (bench/glewlwyd.ts) when its Debian package is installed;
  *   3. drives each path with wrk (or a Node driver where one request depends on the last), after an
  *      uncounted warm-up, Latchkey first, then its peer;
- *   4. reads the server's peak RSS, stops it, and measures the LDAP password grant on a second
- *      Latchkey next to a plain-bind loop against a throwaway slapd;
+ *   4. reads the server's peak RSS, stops it, and measures client_credentials and userinfo with
+ *      OpenTelemetry tracing on, spans sent to an OTLP receiver (bench/tracing.ts; `--only tracing`);
+ *      then the LDAP password grant on a second Latchkey next to a plain-bind loop against a
+ *      throwaway slapd;
  *   5. times directory sync passes of 100,000 users in 5,000 groups on a third Latchkey, and userinfo
  *      during the first (bench/directory-sync.ts; `--only sync` runs that phase alone);
  *   6. prints the table and writes it to bench/RESULTS.md.
+ * `--scale` runs bench/scale.ts instead: the hot paths and admin lists on an empty database and on one
+ * filled to enterprise size, then the directory sync phase.
  * Whatever happens (a failure, Ctrl-C), every process it started and every temp database is removed.
  * Typecheck: npx tsc --noEmit -p bench (bench/ is outside the project's tsconfig, hence not in npm test).
  */
@@ -30,6 +34,9 @@ import { hotPaths } from './hot-paths.ts';
 import { startLatchkey } from './latchkey.ts';
 import { directorySyncPhase, type DirectorySyncPhase } from './directory-sync.ts';
 import { ldapPhase } from './ldap.ts';
+import { tracingPhase } from './tracing.ts';
+import { scalePhase } from './scale.ts';
+import { renderScale } from './scale-report.ts';
 import type { BenchContext } from './measure.ts';
 import { parseOptions } from './options.ts';
 import { startPeers } from './peers.ts';
@@ -61,8 +68,13 @@ async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> 
   const peakRssBytes = server.peakRss();
   await Promise.all([server.stop(), peers.stopAll()]);
 
+  // What tracing costs, next to the untraced figures just measured (bench/tracing.ts).
+  const untraced = (key: 'client_credentials' | 'userinfo') => paths.find((p) => p.key === key)!.latchkey;
+  const tracing = await tracingPhase(ctx, { client_credentials: untraced('client_credentials'), userinfo: untraced('userinfo') });
+  paths.push(...tracing.paths);
+
   const ldap = await ldapPhase(ctx);
-  paths.push(ldap.result);
+  paths.push(ldap.result, ldap.refresh, ldap.versusRefresh);
   const sync = await directorySyncPhase(ctx);
   paths.push(sync.userinfo);
   return {
@@ -76,6 +88,7 @@ async function bench(ctx: BenchContext, warnings: string[]): Promise<RunReport> 
     ldapStartMs: ldap.startMs,
     ldapPeakRssBytes: ldap.peakRssBytes,
     directorySync: syncFigures(sync),
+    tracing: tracing.notes,
     warnings,
     startedAt,
     finishedAt: new Date(),
@@ -111,6 +124,27 @@ async function syncOnly(ctx: BenchContext, warnings: string[]): Promise<RunRepor
   };
 }
 
+/** `--only tracing`: the tracing phase alone, its untraced side measured first (bench/tracing.ts). */
+async function tracingOnly(ctx: BenchContext, warnings: string[]): Promise<RunReport> {
+  const startedAt = new Date();
+  const tracing = await tracingPhase(ctx);
+  return {
+    options: ctx.options,
+    database: tracing.database,
+    paths: tracing.paths,
+    startMs: tracing.startMs,
+    peakRssBytes: tracing.peakRssBytes,
+    serverCommand: tracing.serverCommand,
+    glewlwyd: 'not run (--only tracing)',
+    tracing: tracing.notes,
+    warnings,
+    startedAt,
+    finishedAt: new Date(),
+  };
+}
+
+const phaseAlone = { sync: syncOnly, tracing: tracingOnly };
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   installSignalHandlers();
@@ -129,7 +163,14 @@ async function main(): Promise<void> {
   onCleanup('remove the work dir', () => rmSync(workDir, { recursive: true, force: true }));
   try {
     const ctx: BenchContext = { options, workDir, log, disturbed: new Map() };
-    const report = await (options.only === 'sync' ? syncOnly : bench)(ctx, warnings);
+    if (options.scale !== undefined) {
+      // `--scale` compares Latchkey with itself and reports on those terms (bench/scale-report.ts), printed only.
+      const startedAt = new Date();
+      const run = await scalePhase(ctx);
+      process.stdout.write(`\n${renderScale(run, ctx, warnings, startedAt, new Date())}\n`);
+      return;
+    }
+    const report = await (options.only ? phaseAlone[options.only] : bench)(ctx, warnings);
     if (ctx.disturbed.size > 0) {
       const what = new Set([...ctx.disturbed.values()].flatMap((s) => [...s]));
       report.warnings.push(

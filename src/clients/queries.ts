@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 import { statement, type FastDb } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
+import { trigramCandidates } from '../db/text-search.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { IdTokenAlg, AccessTokenFormat, AuthMethod, Client } from './model.ts';
 import { EVERYONE, type AccessPolicy, type AppRole, type ClaimMapping } from '../access/model.ts';
@@ -175,6 +176,8 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
     if (req.search) {
       const like = likePattern(req.search);
       q.where((w) => w.whereRaw("lower(name) like ? escape '\\'", [like]).orWhereRaw("lower(client_id) like ? escape '\\'", [like]));
+      const candidates = trigramCandidates(db, 'clients_search', req.search);
+      if (candidates) q.whereRaw(...candidates);
     }
     return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'client_id', direction: 'asc' }, toClient);
   },

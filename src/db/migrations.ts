@@ -31,6 +31,7 @@ import * as webhooksAndOutbox from '../../migrations/20261201010000_webhooks_and
 import * as clientKerberos from '../../migrations/20261202000000_client_kerberos.ts';
 import * as durableInvitations from '../../migrations/20261203000000_durable_invitations.ts';
 import * as clientVersion from '../../migrations/20261204000000_client_version.ts';
+import * as listSearchIndexes from '../../migrations/20261205000000_list_search_indexes.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -67,6 +68,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261202000000_client_kerberos.ts': clientKerberos,
   '20261203000000_durable_invitations.ts': durableInvitations,
   '20261204000000_client_version.ts': clientVersion,
+  '20261205000000_list_search_indexes.ts': listSearchIndexes,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
