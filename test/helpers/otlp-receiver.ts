@@ -34,6 +34,23 @@ export interface OtlpReceiver {
   stop(): Promise<void>;
 }
 
+/** The spans of `spans` below `root` in its trace, at any depth. */
+export function spansBelow(spans: readonly ReceivedSpan[], root: ReceivedSpan): ReceivedSpan[] {
+  const trace = spans.filter((s) => s.traceId === root.traceId);
+  const ids = new Set([root.spanId]);
+  const found: ReceivedSpan[] = [];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const s of trace)
+      if (!ids.has(s.spanId) && ids.has(s.parentSpanId)) {
+        ids.add(s.spanId);
+        found.push(s);
+        grew = true;
+      }
+  }
+  return found;
+}
+
 /** One protobuf field: its number, and the value as the wire type gives it. */
 type Field = { no: number; varint?: bigint; bytes?: Buffer };
 

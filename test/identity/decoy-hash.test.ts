@@ -7,7 +7,7 @@ import { people } from '../fixtures/ldap/directory.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { basic, postForm } from '../helpers/http.ts';
 import { spawnLatchkey, type LatchkeyProcess } from '../helpers/latchkey-process.ts';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
+import { spansBelow, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, startSlapd, type Slapd } from '../helpers/slapd.ts';
 
@@ -69,22 +69,7 @@ describe('the decoy hash of the identity chain, database backend first', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  /** The spans below `root` in its trace, at any depth. */
-  function below(root: ReceivedSpan): ReceivedSpan[] {
-    const trace = receiver.spans.filter((s) => s.traceId === root.traceId);
-    const ids = new Set([root.spanId]);
-    const found: ReceivedSpan[] = [];
-    for (let grew = true; grew; ) {
-      grew = false;
-      for (const s of trace)
-        if (!ids.has(s.spanId) && ids.has(s.parentSpanId)) {
-          ids.add(s.spanId);
-          found.push(s);
-          grew = true;
-        }
-    }
-    return found;
-  }
+  const below = (root: ReceivedSpan) => spansBelow(receiver.spans, root);
 
   /**
    * A password grant in a trace of its own (the caller's traceparent), and the names of the spans

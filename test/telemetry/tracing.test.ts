@@ -16,7 +16,7 @@ import { exchangeCode } from '../helpers/flow.ts';
 import { postForm } from '../helpers/http.ts';
 import { spawnLatchkey, type LatchkeyProcess } from '../helpers/latchkey-process.ts';
 import { startOidcUpstream, type OidcUpstream } from '../helpers/oidc-upstream.ts';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
+import { spansBelow, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts';
 import { freePort } from '../helpers/ports.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../helpers/slapd.ts';
@@ -151,22 +151,7 @@ describe('OpenTelemetry traces', () => {
   const authorizeUrl = () =>
     `${home}/oauth/v20/authorize?${new URLSearchParams({ client_id: app.clientId, redirect_uri: app.redirectUri, response_type: 'code', scope: 'openid', state: 'st' })}`;
   const inTrace = (traceId: string) => receiver.spans.filter((s) => s.traceId === traceId);
-  /** The spans below `root` in its trace, at any depth. */
-  function below(root: ReceivedSpan): ReceivedSpan[] {
-    const trace = inTrace(root.traceId);
-    const ids = new Set([root.spanId]);
-    const found: ReceivedSpan[] = [];
-    for (let grew = true; grew; ) {
-      grew = false;
-      for (const s of trace)
-        if (!ids.has(s.spanId) && ids.has(s.parentSpanId)) {
-          ids.add(s.spanId);
-          found.push(s);
-          grew = true;
-        }
-    }
-    return found;
-  }
+  const below = (root: ReceivedSpan) => spansBelow(receiver.spans, root);
   /** The server span named `name` of a trace, once exported. */
   async function serverSpan(name: string, traceId?: string): Promise<ReceivedSpan> {
     let span: ReceivedSpan | undefined;
