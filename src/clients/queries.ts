@@ -108,8 +108,8 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
    * A client as its row is now. Every token request authenticates its client, and reading and decoding
    * the whole row was a fifth of an introspection's time: the version is read instead (one small
    * column of the same row), and the copy this process keeps is used while it matches. Any change to
-   * the row (in any process) raises the version (`update`), so the next request reads it again; a
-   * deleted client has no version. The copies are never changed by their users (the services make new
+   * the row (in any process, or at the SQL prompt) raises the version (a trigger: migration
+   * 20261204000000_client_version), so the next request reads it again; a deleted client has no version. The copies are never changed by their users (the services make new
    * objects from them).
    */
   async find(clientId: string): Promise<Client | undefined> {
@@ -137,10 +137,8 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
   async update(client: Client, origins: string[]): Promise<void> {
     const { client_id, created_at, ...rest } = toRow(client);
     await db.transaction(async (trx) => {
-      // A new version: every process's kept copy (find) is read again.
-      await trx('clients')
-        .where({ client_id })
-        .update({ ...rest, version: trx.raw('version + 1') });
+      // The database raises the row's version (a trigger): every process's kept copy (find) is read again.
+      await trx('clients').where({ client_id }).update(rest);
       await setOrigins(trx, client.clientId, origins);
     });
   },
