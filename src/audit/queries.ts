@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.ts';
-import { statement } from '../db/statements.ts';
+import { statement, type Step } from '../db/statements.ts';
 import { paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { num } from '../db/rows.ts';
 import type { AuditEvent } from './model.ts';
@@ -46,10 +46,18 @@ const copyWithDetailsSql = statement(
 );
 const deleteIfDetailsSql = statement('delete from audit_events where id = ? and details = ?');
 
+/**
+ * The write of one event, as a step of another job: an event that must commit with what it tells of
+ * (a token issue) rides in that job's transaction instead of a group commit of its own.
+ */
+export function insertStep(e: AuditEvent, at: number): Step {
+  const params = [at, e.kind, e.userId, e.clientId, e.actorUserId, e.actorClientId, e.ip, e.requestId].map((v) => v ?? null);
+  return { stmt: insertSql, params: [...params, e.details ? JSON.stringify(e.details) : null] };
+}
+
 export const auditQueries = ({ knex: db, fast }: Database) => ({
   async insert(e: AuditEvent, at: number): Promise<void> {
-    const params = [at, e.kind, e.userId, e.clientId, e.actorUserId, e.actorClientId, e.ip, e.requestId].map((v) => v ?? null);
-    await fast.groupCommit([{ stmt: insertSql, params: [...params, e.details ? JSON.stringify(e.details) : null] }]);
+    await fast.groupCommit([insertStep(e, at)]);
   },
 
   /** The summary event of `kind` for `clientId` at `at`, with its details as stored. */

@@ -105,12 +105,18 @@ export function tokenIssueAudit(
   }
 
   return {
-    /** Records one token issue: a summary's count for client_credentials (unless `everyToken`), an event otherwise. */
-    issued(e: AuditEvent & { details: { grant: string } }): Promise<void> {
-      if (e.details.grant !== 'client_credentials' || o.everyToken || !e.clientId) return audit.record(e);
+    /**
+     * Whether a token issue is counted in its client's summary (client_credentials, unless `everyToken`)
+     * rather than kept as an event of its own, which the token service writes with the tokens.
+     */
+    summed(e: AuditEvent & { details: { grant: string } }): boolean {
+      return e.details.grant === 'client_credentials' && !o.everyToken && !!e.clientId;
+    },
+
+    /** Counts one issue that summed() takes, once its token is committed. */
+    count(e: AuditEvent): void {
       const now = clock.now();
-      add({ clientId: e.clientId, minute: Math.floor(now / MINUTE_MS) * MINUTE_MS, count: 1, from: now, to: now });
-      return Promise.resolve();
+      add({ clientId: e.clientId!, minute: Math.floor(now / MINUTE_MS) * MINUTE_MS, count: 1, from: now, to: now });
     },
 
     flush,

@@ -71,7 +71,8 @@ function lineage(from: TokenRequest['from']): { spend?: Spend; codeHash: string 
 /**
  * Issues tokens; spends what they are issued for in the same transaction. When that was already
  * spent, everything issued from it is revoked, after the winner's tokens were committed, so none
- * survive (docs/decisions.md). Each outcome is audited here, once.
+ * survive (docs/decisions.md). Each outcome is audited here, once: an issue's `token.issued` event
+ * commits with its tokens (or is counted in its client's minute, for client_credentials).
  */
 export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys) =>
   async function issue(req: TokenRequest, trail: AuditTrail): Promise<IssuedTokens | IssueRefusal> {
@@ -98,6 +99,15 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
     const refreshToken = client.grantTypes.includes('refresh_token') && userId ? randomToken() : undefined;
 
     const { spend, codeHash, familyId: kept } = lineage(req.from);
+    const event = {
+      kind: 'token.issued' as const,
+      userId,
+      clientId: client.clientId,
+      ip: trail.ip,
+      requestId: trail.requestId,
+      details: { grant: req.grantType, scope },
+    };
+    const summed = trail.issues.summed(event);
     const familyId = refreshToken ? (kept ?? randomUUID()) : null;
     const common = {
       client_id: client.clientId,
@@ -122,6 +132,7 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
         : undefined,
       spend,
       now,
+      summed ? undefined : event,
     );
     if (!inserted) {
       // A concurrent request spent it first; what that one issued is revoked now.
@@ -144,13 +155,6 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
             sessionId: req.sessionId,
           })
         : undefined;
-    await trail.issues.issued({
-      kind: 'token.issued',
-      userId,
-      clientId: client.clientId,
-      ip: trail.ip,
-      requestId: trail.requestId,
-      details: { grant: req.grantType, scope },
-    });
+    if (summed) trail.issues.count(event);
     return { accessToken, expiresIn: accessTtl, refreshToken, idToken, scope };
   };

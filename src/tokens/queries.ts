@@ -4,6 +4,8 @@ import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { Amr } from '../login/model.ts';
 import { joinedUser, joinedUserColumns } from '../users/queries.ts';
 import type { AppRole, ClaimMapping } from '../access/model.ts';
+import type { AuditEvent } from '../audit/model.ts';
+import { insertStep } from '../audit/queries.ts';
 import type { CodeRow, RefreshRow, Spend, AccessGrant } from './model.ts';
 
 /** The columns codes and refresh tokens share, with the user joined to them. */
@@ -213,13 +215,15 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
      * Inserts new tokens; with `spend`, in one transaction with spending what they are issued for (a
      * code, or the refresh token they replace). The spend comes first and takes the row's lock, so a
      * concurrent replay waits until these tokens are committed and then revokes them (docs/decisions.md). False,
-     * with nothing written, when the code or token was already spent: a replay.
+     * with nothing written, when the code or token was already spent: a replay. `event`, the issue's
+     * audit event, is written in the same transaction.
      */
     async insertTokens(
       access: NewAccessToken,
       refresh: NewRefreshToken | undefined,
       spend: Spend | undefined,
       now: number,
+      event?: AuditEvent,
     ): Promise<boolean> {
       const steps: Step[] = [];
       if (spend) {
@@ -231,6 +235,8 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
       }
       steps.push({ stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) });
       if (refresh) steps.push({ stmt: sql.insertRefresh, params: values(refresh, REFRESH_COLUMNS) });
+      // The issue's audit event commits with the tokens: one job, one commit wait (issue 37).
+      if (event) steps.push(insertStep(event, now));
       return (await fast.groupCommit(steps)) !== null;
     },
 

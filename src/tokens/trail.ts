@@ -8,8 +8,11 @@ import type { TokenIssueAudit } from '../audit/token-issues.ts';
  */
 export interface AuditTrail {
   audit: Pick<AuditLog, 'record'>;
-  /** `token.issued`: client_credentials summed per client and minute (docs/decisions.md "Audit volume"). */
-  issues: Pick<TokenIssueAudit, 'issued'>;
+  /**
+   * `token.issued`: client_credentials summed per client and minute (docs/decisions.md "Audit volume");
+   * every other issue's event is written in the tokens' own transaction.
+   */
+  issues: Pick<TokenIssueAudit, 'summed' | 'count'>;
   ip?: string;
   requestId?: string;
 }

@@ -85,7 +85,7 @@ describe.each(databaseKinds)('the outbox of audit events on %s', (kind) => {
     await events.lease('test:sum', 10_000);
     freezeClock();
     try {
-      const issue = () => tokenAudit.issued({ kind: 'token.issued', clientId, details: { grant: 'client_credentials' } });
+      const issue = () => tokenAudit.count({ kind: 'token.issued', clientId, details: { grant: 'client_credentials' } });
       const summaries = async () => (await readSome('test:sum', 1)).filter((e) => e.kind === 'token.issued');
       await issue();
       await issue();
