@@ -110,13 +110,18 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
     inconclusive: () => release.inconclusive(),
     async failed(backend: string, reason: string, failedUserId?: string): Promise<void> {
       deps.metrics.login(backend, 'failure');
-      await release.failed();
-      await deps.audit.record({ kind: 'login.failure', ...(failedUserId ? { userId: failedUserId } : {}), ...event, details: { reason } });
+      // The count and the event are independent writes: both join the same group commit.
+      await Promise.all([
+        release.failed(),
+        deps.audit.record({ kind: 'login.failure', ...(failedUserId ? { userId: failedUserId } : {}), ...event, details: { reason } }),
+      ]);
     },
     async succeeded(user: User, amr: Amr[], details: Record<string, unknown> = {}): Promise<SignInOutcome> {
       deps.metrics.login(user.backend, 'success');
-      await release.succeeded();
-      await deps.audit.record({ kind: 'login.success', userId: user.id, ...event, details: { amr, ...details } });
+      await Promise.all([
+        release.succeeded(),
+        deps.audit.record({ kind: 'login.success', userId: user.id, ...event, details: { amr, ...details } }),
+      ]);
       // A grant's client would drop the cookie: none is made for it (an HMAC per password grant).
       if (o.grant) return { ok: true, user, amr };
       return { ok: true, user, amr, deviceCookie: device ? o.deviceCookie! : issueDeviceCookie(deps.deviceKey, account) };

@@ -106,21 +106,13 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
 
   /** Takes a slot on every gate, or none: `busy` when a slot is taken by attempts in flight, else the delay. */
   async function tryGates(gates: Array<[string, Ladder]>, now: number): Promise<{ ok: true } | { ok: false; key: string; ladder: Ladder }> {
-    const held: string[] = [];
-    for (const [key, ladder] of gates) {
-      if (await queries.reserve(key, ladder, now, now + LEASE_MS)) {
-        held.push(key);
-        continue;
-      }
-      if (held.length > 0)
-        await queries.endAttempt(
-          held.map((k) => ({ key: k, outcome: 'released' as const })),
-          now,
-        );
-      for (const k of held) waiters.wake(k);
-      return { ok: false, key, ladder };
-    }
-    return { ok: true };
+    // Every gate at once, in one commit shared with concurrent requests.
+    if (await queries.reserveAll(gates, now, now + LEASE_MS)) return { ok: true };
+    // Refused with nothing held: which gate refused is read, not written.
+    for (const [key, ladder] of gates) if (await queries.refuses(key, ladder, now)) return { ok: false, key, ladder };
+    // A slot was freed since: the lane is asked again after the caller's pause.
+    const [key, ladder] = gates[1]!;
+    return { ok: false, key, ladder };
   }
 
   return {

@@ -82,7 +82,7 @@ const sql = {
   reserve: named(reserveSql),
   clear: named(clearSql),
   release: named(releaseSql),
-  state: statement('select failures, window_start, blocked_until from login_throttle where key = ?'),
+  state: statement('select failures, window_start, blocked_until, inflight, inflight_until from login_throttle where key = ?'),
 };
 
 export const throttleQueries = ({ fast }: Database) => {
@@ -95,10 +95,30 @@ export const throttleQueries = ({ fast }: Database) => {
   };
 
   return {
-    /** Takes a slot under `key` for an attempt about to be checked; false when the key is delayed or its slots are taken. */
-    async reserve(key: string, l: Ladder, now: number, leaseUntil: number): Promise<boolean> {
-      const step = bind(sql.reserve, { key, now, leaseUntil, free: l.free, expiredBefore: now - l.windowMs });
-      return (await fast.run(step.stmt, step.params)) > 0;
+    /**
+     * Takes a slot on every gate in one job that shares the group commit of concurrent requests, or
+     * none: false, with nothing held, when any gate refused (refuses() then tells which).
+     */
+    async reserveAll(gates: Array<[string, Ladder]>, now: number, leaseUntil: number): Promise<boolean> {
+      const steps = gates.map(([key, l]) => ({
+        ...bind(sql.reserve, { key, now, leaseUntil, free: l.free, expiredBefore: now - l.windowMs }),
+        expectRows: 1,
+      }));
+      return (await fast.groupCommit(steps)) !== null;
+    },
+
+    /**
+     * Whether `key` would refuse a reservation now (a read: reserveAll's refusal named no gate). The
+     * same test as reserveSql's WHERE: a delay running within the window, or its slots taken.
+     */
+    async refuses(key: string, l: Ladder, now: number): Promise<boolean> {
+      const row = await fast.get(sql.state, [key]);
+      if (!row) return false;
+      const expired = num(row.window_start) <= now - l.windowMs;
+      if (!expired && num(row.blocked_until) > now) return true;
+      const failures = expired ? 0 : num(row.failures);
+      const inflight = num(row.inflight_until) > now ? num(row.inflight) : 0;
+      return inflight > 0 && failures + inflight >= l.free;
     },
 
     /** Until when `key` is delayed within its window (0 when it is not). */
