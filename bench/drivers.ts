@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import type { CodeFlowInput } from './drivers/code-flow.ts';
 import type { LdapBindsInput } from './drivers/ldap-binds.ts';
 import { REPO } from './latchkey.ts';
 import type { Measurement } from './measurement.ts';
 import { spawnTracked } from './processes.ts';
 
-type Drivers = { 'code-flow': CodeFlowInput; 'ldap-binds': LdapBindsInput };
+type Drivers = { 'ldap-binds': LdapBindsInput };
 
 /**
  * Runs a Node driver (bench/drivers/<name>.ts) as its own process, like wrk: the load comes from

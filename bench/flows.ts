@@ -1,14 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runDriver } from './drivers.ts';
 import { form, json, postForm } from './http.ts';
 import type { Latchkey } from './latchkey.ts';
 import { countedRun, type BenchContext } from './measure.ts';
-import { authorizeWithSession, exchangeCode, TOKEN_PATH, type TokenResponse } from './oauth-client.ts';
+import { authorizePathAndQuery, authorizeWithSession, exchangeCode, TOKEN_PATH, type TokenResponse } from './oauth-client.ts';
 import { resetPathPeak } from './processes.ts';
 import type { PathResult } from './report.ts';
 import type { Seed } from './seed.ts';
-import { refreshChainScript, runWrk, writeScript } from './wrk.ts';
+import { codeFlowScript, refreshChainScript, runWrk, writeScript } from './wrk.ts';
 
 /** Fresh refresh tokens, each from its own code flow (so each starts its own token family). */
 async function mintRefreshTokens(server: Latchkey, s: Seed, cookie: string, count: number): Promise<string[]> {
@@ -67,23 +66,34 @@ export async function refreshPath(ctx: BenchContext, server: Latchkey, s: Seed, 
 
 /**
  * The full code flow of a signed-in browser: authorize GET with the SSO cookie → redirect with a code
- * → code exchange, as flows/s, from the Node driver (two dependent requests: wrk cannot chain them).
+ * → code exchange, as flows/s. wrk chains the two requests through a pool of codes (codeFlowScript):
+ * a Node client doing the same took as much CPU as the server, on the same two cores.
  */
 export async function codeFlowPath(ctx: BenchContext, server: Latchkey, s: Seed, cookies: string[]): Promise<PathResult> {
   const { options: o } = ctx;
   // Probe: one flow by hand.
   const code = await authorizeWithSession(server.url, s.web, cookies[0]!);
   await exchangeCode(server.url, s.web, code);
-  const input = { base: server.url, client: s.web, cookies, concurrency: o.connections };
+  const exchange = form({
+    grant_type: 'authorization_code',
+    redirect_uri: s.web.redirectUri,
+    client_id: s.web.clientId,
+    client_secret: s.web.clientSecret,
+  });
+  const script = writeScript(
+    ctx.workDir,
+    'code-flow',
+    codeFlowScript({ authorizePath: authorizePathAndQuery(s.web), tokenPath: TOKEN_PATH, cookies, exchangePrefix: `${exchange}&code=` }),
+  );
   ctx.log(`full code flow at Latchkey: warm-up ${o.warmupSeconds} s, then ${o.seconds} s`);
   resetPathPeak(server.serverPid);
-  await runDriver('code-flow', { ...input, seconds: o.warmupSeconds });
-  const m = await countedRun(ctx, 'full code flow', server.serverPid, () => runDriver('code-flow', { ...input, seconds: o.seconds }));
+  await runWrk(server.url + TOKEN_PATH, script, o.warmupSeconds, o);
+  const m = await countedRun(ctx, 'full code flow', server.serverPid, () => runWrk(server.url + TOKEN_PATH, script, o.seconds, o));
   return {
     key: 'code_flow',
     label: 'full code flow with an SSO cookie (authorize → 302 → token)',
     unit: 'flows/s',
-    method: `a Node driver (node:http, keep-alive) in its own process, ${o.connections} workers, each a browser with its own SSO session: authorize GET with the cookie, read the code from the redirect, exchange it (confidential client, scope openid profile email, so an id_token is signed); p99 is per flow; no peer`,
+    method: `wrk with a Lua script chaining each flow's two requests through a pool of codes: a redirect's code is exchanged by the next request to go out, else a flow starts with the next of ${cookies.length} browsers' SSO cookies (confidential client, scope openid profile email, so an id_token is signed); p99 is per request, not per flow; no peer`,
     latchkey: m,
   };
 }

@@ -61,6 +61,9 @@ const authorizeQuery = (client: WebClient) =>
     state: 'bench',
   }).toString();
 
+/** The authorize request of a browser starting the web client's code flow: path and query. */
+export const authorizePathAndQuery = (client: WebClient): string => `${AUTHORIZE_PATH}?${authorizeQuery(client)}`;
+
 const unescapeHtml = (s: string) =>
   s
     .replace(/&quot;/g, '"')
