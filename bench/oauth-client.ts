@@ -1,4 +1,3 @@
-import type { Agent } from 'node:http';
 import { cookieHeader, json, postForm, request, setCookies, type HttpResponse } from './http.ts';
 
 /**
@@ -122,23 +121,18 @@ export async function browserSignIn(base: string, client: WebClient, username: s
 }
 
 /** The authorize request of a signed-in browser: answered at once with a redirect carrying a code. */
-export async function authorizeWithSession(base: string, client: WebClient, cookie: string, agent?: Agent): Promise<string> {
-  const res = await request(`${base}${AUTHORIZE_PATH}?${authorizeQuery(client)}`, { headers: { cookie }, agent });
+export async function authorizeWithSession(base: string, client: WebClient, cookie: string): Promise<string> {
+  const res = await request(`${base}${AUTHORIZE_PATH}?${authorizeQuery(client)}`, { headers: { cookie } });
   return codeFrom(res, 'authorize with the SSO cookie');
 }
 
-export async function exchangeCode(base: string, client: WebClient, code: string, agent?: Agent): Promise<TokenResponse> {
-  const res = await postForm(
-    base + TOKEN_PATH,
-    {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: client.redirectUri,
-      client_id: client.clientId,
-      client_secret: client.clientSecret,
-    },
-    {},
-    agent,
-  );
+export async function exchangeCode(base: string, client: WebClient, code: string): Promise<TokenResponse> {
+  const res = await postForm(base + TOKEN_PATH, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: client.redirectUri,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+  });
   return json<TokenResponse>(res, 'code exchange');
 }

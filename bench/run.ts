@@ -9,8 +9,9 @@
  *      (the operator CLI for clients, the GraphQL admin API for users, the endpoints for tokens);
  *   2. starts the peers, each its own process: oidc-provider, an Express hello, an argon2id verifier,
  *      and Glewlwyd (bench/glewlwyd.ts) when its Debian package is installed;
- *   3. drives each path with wrk (or a Node driver where one request depends on the last), after an
- *      uncounted warm-up, Latchkey first, then its peer;
+ *   3. drives each path with wrk (a Lua script chains the requests where one depends on the last;
+ *      the LDAP peer's binds come from a Node driver), after an uncounted warm-up, Latchkey first,
+ *      then its peer;
  *   4. reads the server's peak RSS, stops it, and measures client_credentials and userinfo with
  *      OpenTelemetry tracing on, spans sent to an OTLP receiver (bench/tracing.ts; `--only tracing`);
  *      then the LDAP password grant on a second Latchkey next to a plain-bind loop against a

@@ -140,8 +140,10 @@ end
  * answered by a redirect with a code, then that code's exchange at the token endpoint. wrk sends any
  * request on any connection, so the flows are chained through a pool: a redirect's code goes into it,
  * and the next request to go out exchanges a code from it if there is one, else starts a flow with the
- * next cookie (round robin). Each exchange answered 200 is a flow; done() prints their number
- * ("bench-flows N") for parseWrk. Latencies are per request, not per flow.
+ * next cookie (round robin). A flow is done when its exchange answers 200 with an access token; it
+ * failed on any other answer to either request (the login page for a lost session, a redirect without
+ * a code, an error). done() prints "bench-flows <done> <failed>" for parseWrk, and the first answer of
+ * each unexpected status. Latencies are per request, not per flow.
  */
 export function codeFlowScript(o: { authorizePath: string; tokenPath: string; cookies: string[]; exchangePrefix: string }): string {
   return `${STATUS_TRACKING}
@@ -153,6 +155,7 @@ local tokenPath = ${luaString(o.tokenPath)}
 local prefix = ${luaString(o.exchangePrefix)}
 local formHeaders = { ["Content-Type"] = "application/x-www-form-urlencoded" }
 flows = 0
+failed = 0
 
 function request()
   local code = table.remove(codes)
@@ -164,20 +167,30 @@ end
 function response(status, hdrs, body)
   track(status, body)
   local location = hdrs["Location"] or hdrs["location"]
-  if location then
-    local code = location:match("[?&]code=([^&]+)")
-    if code then codes[#codes + 1] = code end
-  elseif status == 200 then
+  local code = location and location:match("[?&]code=([^&]+)")
+  if code then
+    codes[#codes + 1] = code
+  elseif status == 200 and body:find('"access_token"', 1, true) then
     flows = flows + 1
+  else
+    failed = failed + 1
+    if status < 400 then
+      -- wrk counts this answer as a success: the status tracking must name it.
+      statuses[status] = (statuses[status] or 0) + 1
+      if samples[status] == nil then samples[status] = ((location or "") .. " " .. body:sub(1, 200)):gsub("[\\r\\n]", " ") end
+    end
   end
 end
 
 local trackedDone = done
 function done(summary, latency, requests)
   trackedDone(summary, latency, requests)
-  local n = 0
-  for _, t in ipairs(threads) do n = n + t:get("flows") end
-  io.write(string.format("bench-flows %d\\n", n))
+  local ok, bad = 0, 0
+  for _, t in ipairs(threads) do
+    ok = ok + t:get("flows")
+    bad = bad + t:get("failed")
+  end
+  io.write(string.format("bench-flows %d %d\\n", ok, bad))
 end
 `;
 }
@@ -213,10 +226,18 @@ export function parseWrk(out: string, seconds: number): Measurement {
   const statusDetail = [...byStatus].map(([status, { n, sample }]) => `HTTP ${status} ×${n}: ${sample}`);
   const socketDetail = socketErrors ? [`socket errors: ${socket![0]}`] : [];
   const detail = [...statusDetail, ...socketDetail].join('; ');
-  // A chained script (codeFlowScript) counts its own operations: the rate is theirs, over wrk's time.
-  const ops = Number(/^bench-flows (\d+)$/m.exec(out)?.[1] ?? Number.NaN);
-  const counted = Number.isFinite(ops) && requests > 0 ? { rate: (ops * rate) / requests, requests: ops } : { rate, requests };
-  return { ...counted, p99Ms, errors: non2xx + socketErrors, seconds, tool: 'wrk', ...(detail ? { firstError: detail } : {}) };
+  // A chained script (codeFlowScript) counts its own operations, done and failed: the rate is of those
+  // done, over wrk's time; a failed flow (whichever of its requests failed) is one error.
+  const flows = /^bench-flows (\d+) (\d+)$/m.exec(out);
+  const counted =
+    flows && requests > 0
+      ? {
+          rate: (Number(flows[1]) * rate) / requests,
+          requests: Number(flows[1]) + Number(flows[2]),
+          errors: Number(flows[2]) + socketErrors,
+        }
+      : { rate, requests, errors: non2xx + socketErrors };
+  return { ...counted, p99Ms, seconds, tool: 'wrk', ...(detail ? { firstError: detail } : {}) };
 }
 
 /**

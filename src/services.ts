@@ -377,7 +377,7 @@ export async function createContext(config: Config, database: Database, logger: 
     sessions,
     consents,
     audit,
-    tokenAudit: tokenIssueAudit(services.queries.audit, audit, logger, dbOutage, config.audit),
+    tokenAudit: tokenIssueAudit(services.queries.audit, logger, dbOutage, config.audit),
     identity,
     directorySync: syncs,
     deviceCodes: deviceCodes(services.queries.devices, config, attempts.guesses, {

@@ -3,7 +3,6 @@ import { clock } from '../clock.ts';
 import { isDatabaseUnavailable, type DatabaseOutage } from '../db/outage.ts';
 import type { AuditQueries } from './queries.ts';
 import type { AuditEvent } from './model.ts';
-import type { AuditLog } from './record.ts';
 
 const MINUTE_MS = 60_000;
 /** How often finished minutes are written. */
@@ -39,13 +38,7 @@ interface Summary {
  * to a concurrent writer; two processes writing a new minute at the same instant may each make a row,
  * whose counts then add up.
  */
-export function tokenIssueAudit(
-  queries: AuditQueries,
-  audit: AuditLog,
-  logger: Logger,
-  outage: DatabaseOutage,
-  o: { everyToken: boolean },
-) {
+export function tokenIssueAudit(queries: AuditQueries, logger: Logger, outage: DatabaseOutage, o: { everyToken: boolean }) {
   const tallies = new Map<string, Tally>();
   let writing: Promise<void> = Promise.resolve();
 

@@ -29,5 +29,6 @@ export function knexFast(trx: Knex): FastDb {
     groupCommit: transaction,
     // Its statements are knex's, whose events report the end of an outage already.
     onNextSuccess: () => undefined,
+    oneWriter: false,
   };
 }

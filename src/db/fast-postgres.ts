@@ -88,6 +88,7 @@ export function pgFast(db: Knex): FastDb {
     },
     groupCommit: (steps: Step[]) => queue.add(steps),
     onNextSuccess: (fn) => watch.add(fn),
+    oneWriter: false,
   };
 
   /** One job in its own transaction (a single unguarded statement needs none: it commits by itself). */

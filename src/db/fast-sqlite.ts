@@ -81,5 +81,6 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
       }),
     groupCommit: (steps: Step[]) => queue.add(steps),
     onNextSuccess: (fn) => watch.add(fn),
+    oneWriter: true,
   };
 }

@@ -44,6 +44,13 @@ export interface FastDb {
   groupCommit(steps: Step[]): Promise<number[] | null>;
   /** Calls `fn` once, after the next statement that succeeds (the end of a database outage). */
   onNextSuccess(fn: () => void): void;
+  /**
+   * True on SQLite, whose one connection writes alone: a job of several upserts never holds one row's
+   * lock while it waits for another's, and a refused guard rolls back that job alone. False on
+   * PostgreSQL (and inside a knex transaction), where such a job could deadlock with a concurrent
+   * one and a refused guard sends the whole group back one by one.
+   */
+  readonly oneWriter: boolean;
 }
 
 /** Thrown inside a transaction when a step's `expect` fails: the transaction is rolled back. */

@@ -68,6 +68,7 @@ function tracedFast(fast: FastDb, system: DbSystem): FastDb {
     // The span lasts until the group this request's writes joined has committed.
     groupCommit: (steps) => batch('GROUP COMMIT', steps, () => fast.groupCommit(steps)),
     onNextSuccess: (fn) => fast.onNextSuccess(fn),
+    oneWriter: fast.oneWriter,
   };
 }
 

@@ -106,12 +106,11 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
 
   /** Takes a slot on every gate, or none: `busy` when a slot is taken by attempts in flight, else the delay. */
   async function tryGates(gates: Array<[string, Ladder]>, now: number): Promise<{ ok: true } | { ok: false; key: string; ladder: Ladder }> {
-    // Every gate at once, in one commit shared with concurrent requests.
-    if (await queries.reserveAll(gates, now, now + LEASE_MS)) return { ok: true };
-    // Refused with nothing held: which gate refused is read, not written.
-    for (const [key, ladder] of gates) if (await queries.refuses(key, ladder, now)) return { ok: false, key, ladder };
-    // A slot was freed since: the lane is asked again after the caller's pause.
-    const [key, ladder] = gates[1]!;
+    const refused = await queries.reserveAll(gates, now, now + LEASE_MS);
+    if (refused === undefined) return { ok: true };
+    // Slots taken before the refusal were given back: a waiter in this process may take them.
+    for (const [key] of gates.slice(0, refused)) waiters.wake(key);
+    const [key, ladder] = gates[refused]!;
     return { ok: false, key, ladder };
   }
 

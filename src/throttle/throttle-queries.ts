@@ -94,31 +94,43 @@ export const throttleQueries = ({ fast }: Database) => {
     return bind(counter, { key: s.key, now, firstBlock, expiredBefore: now - s.ladder.windowMs, held: s.held ? 1 : 0 });
   };
 
+  /**
+   * Whether `key` would refuse a reservation now (a read: a refused job of several gates names none).
+   * The same test as reserveSql's WHERE: a delay running within the window, or its slots taken.
+   */
+  const refuses = async (key: string, l: Ladder, now: number): Promise<boolean> => {
+    const row = await fast.get(sql.state, [key]);
+    if (!row) return false;
+    const expired = num(row.window_start) <= now - l.windowMs;
+    if (!expired && num(row.blocked_until) > now) return true;
+    const failures = expired ? 0 : num(row.failures);
+    const inflight = num(row.inflight_until) > now ? num(row.inflight) : 0;
+    return inflight > 0 && failures + inflight >= l.free;
+  };
+
   return {
     /**
-     * Takes a slot on every gate in one job that shares the group commit of concurrent requests, or
-     * none: false, with nothing held, when any gate refused (refuses() then tells which).
+     * Takes a slot on every gate, or none; the index of the gate that refused, undefined when every
+     * slot was taken. On SQLite, one job of the group commit (all or none); a refusal is then read
+     * back gate by gate (refuses), not written. On PostgreSQL, one upsert per gate in order, and the
+     * slots taken before a refusal are given back: a job of several upserts would hold one row's lock
+     * while waiting for another's (a deadlock with a concurrent one) and, refused, would send the
+     * whole group it joined back one by one.
      */
-    async reserveAll(gates: Array<[string, Ladder]>, now: number, leaseUntil: number): Promise<boolean> {
-      const steps = gates.map(([key, l]) => ({
-        ...bind(sql.reserve, { key, now, leaseUntil, free: l.free, expiredBefore: now - l.windowMs }),
-        expectRows: 1,
-      }));
-      return (await fast.groupCommit(steps)) !== null;
-    },
-
-    /**
-     * Whether `key` would refuse a reservation now (a read: reserveAll's refusal named no gate). The
-     * same test as reserveSql's WHERE: a delay running within the window, or its slots taken.
-     */
-    async refuses(key: string, l: Ladder, now: number): Promise<boolean> {
-      const row = await fast.get(sql.state, [key]);
-      if (!row) return false;
-      const expired = num(row.window_start) <= now - l.windowMs;
-      if (!expired && num(row.blocked_until) > now) return true;
-      const failures = expired ? 0 : num(row.failures);
-      const inflight = num(row.inflight_until) > now ? num(row.inflight) : 0;
-      return inflight > 0 && failures + inflight >= l.free;
+    async reserveAll(gates: Array<[string, Ladder]>, now: number, leaseUntil: number): Promise<number | undefined> {
+      const steps = gates.map(([key, l]) => bind(sql.reserve, { key, now, leaseUntil, free: l.free, expiredBefore: now - l.windowMs }));
+      if (fast.oneWriter) {
+        if ((await fast.groupCommit(steps.map((s) => ({ ...s, expectRows: 1 })))) !== null) return undefined;
+        for (const [i, [key, l]] of gates.entries()) if (await refuses(key, l, now)) return i;
+        // A slot was freed since: the lane is asked again after the caller's pause.
+        return 1;
+      }
+      for (const [i, step] of steps.entries()) {
+        if ((await fast.run(step.stmt, step.params)) > 0) continue;
+        if (i > 0) await fast.groupCommit(gates.slice(0, i).map(([key]) => bind(sql.release, { key, held: 1 })));
+        return i;
+      }
+      return undefined;
     },
 
     /** Until when `key` is delayed within its window (0 when it is not). */
