@@ -32,7 +32,8 @@ export async function freshDatabase(kind: DatabaseKind, workDir: string, label: 
   if (kind === 'sqlite') {
     return { url: `sqlite:${join(workDir, `${label}.db`)}`, description: 'SQLite (a fresh file)' };
   }
-  const name = `latchkey_bench_${label}_${randomBytes(4).toString('hex')}`;
+  // An identifier: a label such as the tracing phase's `traced-always_on` is made one.
+  const name = `latchkey_bench_${label.replace(/\W/g, '_')}_${randomBytes(4).toString('hex')}`;
   const version = await onAdmin(async (c) => {
     await c.query(`CREATE DATABASE ${name}`);
     return String((await c.query('SHOW server_version')).rows[0]?.server_version ?? '?');
