@@ -93,6 +93,16 @@ export const basicAuthFailed = (description: string): OAuthError =>
 export const throttled = (retryAfter: number): OAuthError =>
   new OAuthError('invalid_grant', `too many failed attempts, retry after ${retryAfter} s`, 429, { 'Retry-After': String(retryAfter) });
 
+/**
+ * Every slot of the account is held by sign-ins in flight, for longer than `throttle.slotWait`
+ * (docs/security.md): the server's load, so 503 `temporarily_unavailable` with `Retry-After`, never
+ * the failed-attempts refusal.
+ */
+export const accountBusy = (retryAfter: number): OAuthError =>
+  new OAuthError('temporarily_unavailable', `too many sign-ins of this account are in progress, retry after ${retryAfter} s`, 503, {
+    'Retry-After': String(retryAfter),
+  });
+
 /** RFC 6750 errors at a resource: the code in `WWW-Authenticate`; 400 for a malformed request, else 401. */
 export const bearerError = (error: OAuthErrorCode, description: string): OAuthError =>
   new OAuthError(error, description, error === 'invalid_request' ? 400 : 401, {

@@ -34,6 +34,8 @@ export type SignInOutcome =
   /** `passwordExpiresAt`: as with `ok`, told after the second factor. */
   | { ok: false; reason: 'second_factor'; user: User; passwordExpiresAt?: number }
   | { ok: false; reason: 'throttled'; retryAfter: number }
+  /** Every slot of the account stayed taken by attempts in flight for `throttle.slotWait`: a load refusal, not a delay. */
+  | { ok: false; reason: 'busy'; retryAfter: number }
   | { ok: false; reason: 'unavailable' }
   /** `invalid_code`: a wrong second factor (after a right password, or at the second step). */
   /** `user`: with a right password the account's state refuses (the change step of docs/identity-backends.md needs who). */
@@ -99,9 +101,10 @@ async function countAttempt(deps: Deps, username: string, o: Origin, userId?: st
   const event = { clientId: o.clientId, ip: o.ip, requestId: o.requestId, ...(userId ? { userId } : {}) };
   const reservation = await deps.throttle.reserve(account, o.ip, laneOf(o, device));
   if (reservation.blocked) {
-    deps.metrics.login(NO_BACKEND, 'throttled');
-    await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter: reservation.retryAfter } });
-    return { blocked: { ok: false, reason: 'throttled', retryAfter: reservation.retryAfter } satisfies SignInOutcome };
+    const { retryAfter, busy } = reservation;
+    deps.metrics.login(NO_BACKEND, busy ? 'unavailable' : 'throttled');
+    await deps.audit.record({ kind: 'login.throttled', ...event, details: { retryAfter, ...(busy ? { busy } : {}) } });
+    return { blocked: { ok: false, reason: busy ? 'busy' : 'throttled', retryAfter } satisfies SignInOutcome };
   }
   const { release } = reservation;
   return {

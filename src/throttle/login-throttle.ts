@@ -2,7 +2,7 @@ import type { Config } from '../config/schema.ts';
 import type { ThrottleQueries } from './throttle-queries.ts';
 import type { Ladder, KeyOutcome } from './model.ts';
 import { addressOf } from './address.ts';
-import { SlotWaiters } from './slot-waiters.ts';
+import { type Place, SlotWaiters } from './slot-waiters.ts';
 import { clock } from '../clock.ts';
 
 type Policy = Config['throttle'];
@@ -16,7 +16,11 @@ type Policy = Config['throttle'];
  */
 export type Lane = { kind: 'browser'; device?: string } | { kind: 'confidential'; clientId: string } | { kind: 'public' };
 
-export type Reservation = { blocked: true; retryAfter: number } | { blocked: false; release: Release };
+/**
+ * `busy`: no slot came free within `slotWait` (attempts in flight hold them all), which says nothing
+ * about failures: a load refusal, answered as one (docs/security.md), never as "too many failed attempts".
+ */
+export type Reservation = { blocked: true; retryAfter: number; busy?: true } | { blocked: false; release: Release };
 
 /** What happens to a reserved attempt once the password was checked. */
 export interface Release {
@@ -27,6 +31,9 @@ export interface Release {
   /** Neither (an outage, a second factor still to come): nothing is counted. */
   inconclusive(): Promise<void>;
 }
+
+/** No slot came free in time: retried after a second. */
+const BUSY = { blocked: true, retryAfter: 1, busy: true } as const;
 
 /** A reserved attempt is checked within this; a process that dies holding slots frees them when it runs out. */
 const LEASE_MS = 60_000;
@@ -161,35 +168,55 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
 
       // Waiting is measured in real time: the policy's clock may be moved (tests freeze it).
       const deadline = performance.now() + policy.slotWait * 1000;
-      for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
-        const full = gates.find(([key, ladder]) => holding(key) >= ladder.free);
-        if (full) {
-          // A delay running on the key is still answered at once, with its length: a read, no write.
+      // This attempt's place in a line (slot-waiters.ts), from its first wait until it has its slots
+      // or is answered: only the first in line asks, so waiters are served in the order they came.
+      let place: Place | undefined;
+      try {
+        for (let pause = 5; ; ) {
+          if (!place) {
+            const queued = gates.find(([key]) => waiters.waiting(key));
+            if (queued) place = waiters.join(queued[0]);
+          }
+          if (place && !place.first) {
+            const left = deadline - performance.now();
+            if (left <= 0) return BUSY;
+            await place.wait(left);
+            continue;
+          }
+          // When this process's own attempts fill a key's free count, the database could only refuse:
+          // it is not asked (the note on `mine`).
+          let refused = gates.find(([key, ladder]) => holding(key) >= ladder.free);
           const now = clock.now();
-          const until = await queries.blockedUntil(full[0], full[1], now);
+          if (!refused) {
+            const asked = performance.now();
+            const taken = await tryGates(gates, now);
+            if (taken.ok) {
+              // The database's lease runs from before it was asked; this one ends a second before that,
+              // so this process never waits on a slot the database has freed.
+              lease = asked + LEASE_MS - 1000;
+              hold(keys, lease);
+              break;
+            }
+            refused = [taken.key, taken.ladder];
+          }
+          // A delay running on the key is answered at once, with its length: a read, no write.
+          const until = await queries.blockedUntil(refused[0], refused[1], now);
           if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
+          // Busy: attempts in flight hold every slot. Wait for one (woken at once when it is freed in
+          // this process, polled for the others), but never past `slotWait`.
           const left = deadline - performance.now();
-          if (left <= 0) return { blocked: true, retryAfter: 1 };
-          await waiters.wait(full[0], Math.min(pause, left));
-          continue;
+          if (left <= 0) return BUSY;
+          if (place?.key !== refused[0]) {
+            place?.leave();
+            place = waiters.join(refused[0]);
+            if (!place.first) continue;
+          }
+          await place.wait(Math.min(pause, left));
+          pause = Math.min(pause * 2, 200);
         }
-        const now = clock.now();
-        const asked = performance.now();
-        const taken = await tryGates(gates, now);
-        if (taken.ok) {
-          // The database's lease runs from before it was asked; this one ends a second before that,
-          // so this process never waits on a slot the database has freed.
-          lease = asked + LEASE_MS - 1000;
-          hold(keys, lease);
-          break;
-        }
-        const until = await queries.blockedUntil(taken.key, taken.ladder, now);
-        if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
-        // Busy: attempts in flight hold every slot. Wait for one (woken at once when it is freed in
-        // this process, polled for the others), but never past `slotWait`.
-        const left = deadline - performance.now();
-        if (left <= 0) return { blocked: true, retryAfter: 1 };
-        await waiters.wait(taken.key, Math.min(pause, left));
+      } finally {
+        // Answered or given its slots, or a fault: either way out of the line, the next one first.
+        place?.leave();
       }
 
       let ended = false;

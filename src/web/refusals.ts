@@ -1,4 +1,4 @@
-import { throttled } from '../errors/oauth.ts';
+import { accountBusy, throttled } from '../errors/oauth.ts';
 import type { AccountRefusal } from '../identity/contract.ts';
 import type { KerberosRefusal } from '../kerberos/model.ts';
 import type { SignInOutcome } from '../login/sign-in.ts';
@@ -40,6 +40,8 @@ export function refusalOf(outcome: Extract<SignInOutcome, { ok: false }>, asked:
     case 'throttled':
       // docs/decisions.md: the login page shows the token endpoint's very words.
       return { status: 429, message: throttled(outcome.retryAfter).message, retryAfter: outcome.retryAfter };
+    case 'busy':
+      return { status: 503, message: accountBusy(outcome.retryAfter).message, retryAfter: outcome.retryAfter };
     case 'unavailable':
       return { status: 503, message: 'The directory is unreachable right now. Please try again shortly.' };
     case 'invalid_credentials':

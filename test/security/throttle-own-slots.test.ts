@@ -4,6 +4,7 @@ import { connect, migrate, type Database } from '../../src/db/connect.ts';
 import { loginThrottle, type Lane, type Reservation } from '../../src/throttle/login-throttle.ts';
 import { throttleQueries } from '../../src/throttle/throttle-queries.ts';
 import { databaseKinds, freshDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 /**
  * The throttle lets an attempt whose keys this process's own attempts in flight already fill wait in
@@ -64,5 +65,64 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
     const sixth = await throttle.reserve('account-2', '192.0.2.2', browser);
     expect(sixth.blocked).toBe(true);
     expect(sixth.blocked && sixth.retryAfter).toBeGreaterThan(50);
+  });
+
+  test('waiters are served in the order they came, and a newcomer never overtakes one', async () => {
+    // The real queries, watched: the first waiter reads the key's delay, then starts the line (at
+    // once, in the same turn of the event loop: after it, it is in line).
+    const queries = throttleQueries(db);
+    let read = () => {};
+    const watched = {
+      ...queries,
+      blockedUntil: async (...args: Parameters<typeof queries.blockedUntil>) => {
+        const until = await queries.blockedUntil(...args);
+        setImmediate(read);
+        return until;
+      },
+    };
+    const throttle = loginThrottle(watched, policy({ slotWait: 60 }));
+    const lane: Lane = { kind: 'confidential', clientId: 'app' };
+    const held = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-3', '192.0.2.4', lane)))).map(granted);
+
+    const served: string[] = [];
+    const pending = new Map<string, Promise<ReturnType<typeof granted>>>();
+    const arrive = (name: string) =>
+      pending.set(
+        name,
+        throttle.reserve('account-3', '192.0.2.4', lane).then((r) => {
+          served.push(name);
+          return granted(r);
+        }),
+      );
+    const firstRead = new Promise<void>((resolve) => (read = resolve));
+    arrive('waiter 0');
+    await firstRead;
+    for (let i = 1; i < 6; i++) arrive(`waiter ${i}`);
+
+    // Slots given back one at a time, a newcomer arriving with each: each slot goes to whoever is served next.
+    for (let i = 0; i < 12; i++) {
+      if (i < 6) arrive(`newcomer ${i}`);
+      await held.shift()!.succeeded();
+      await eventually(`a slot taken after ${i + 1} given back`, async () => served.length === i + 1, { everyMs: 5 });
+      held.push(await pending.get(served[i]!)!);
+    }
+    expect(served).toEqual([
+      ...Array.from({ length: 6 }, (_, i) => `waiter ${i}`),
+      ...Array.from({ length: 6 }, (_, i) => `newcomer ${i}`),
+    ]);
+    await Promise.all(held.map((r) => r.succeeded()));
+  });
+
+  test('no slot within slotWait: refused for load (busy), not as a delay, and only once slotWait has passed', async () => {
+    const throttle = loginThrottle(throttleQueries(db), policy({ slotWait: 0.3 }));
+    const lane: Lane = { kind: 'confidential', clientId: 'app' };
+    const held = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-4', '192.0.2.5', lane)))).map(granted);
+    const started = performance.now();
+    const sixth = await throttle.reserve('account-4', '192.0.2.5', lane);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(sixth).toEqual({ blocked: true, retryAfter: 1, busy: true });
+    await Promise.all(held.map((r) => r.succeeded()));
+    // The line it waited in is gone: the next attempt takes a free slot at once.
+    granted(await throttle.reserve('account-4', '192.0.2.5', lane));
   });
 });

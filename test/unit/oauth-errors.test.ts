@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { DatabaseOutage } from '../../src/db/outage.ts';
 import {
+  accountBusy,
   backendUnavailable,
   basicAuthFailed,
   bearerError,
@@ -64,6 +65,12 @@ describe('the error factories', () => {
     expect([err.error, err.status]).toEqual(['invalid_grant', 429]);
     expect(err.headers).toEqual({ 'Retry-After': '42' });
     expect(err.message).toBe('too many failed attempts, retry after 42 s');
+  });
+
+  it('accountBusy: a load refusal, 503 temporarily_unavailable with Retry-After, never the failed-attempts words', () => {
+    const err = accountBusy(1);
+    expect([err.error, err.status, err.headers]).toEqual(['temporarily_unavailable', 503, { 'Retry-After': '1' }]);
+    expect(err.message).toBe('too many sign-ins of this account are in progress, retry after 1 s');
   });
 
   it('bearerError: the code in WWW-Authenticate; 400 for a malformed request, else 401', () => {

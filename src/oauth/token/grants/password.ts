@@ -1,5 +1,5 @@
 import { clientApplication } from '../../../access/service.ts';
-import { backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
+import { accountBusy, backendUnavailable, oauthError, throttled } from '../../../errors/oauth.ts';
 import { originOf } from '../../../http/origin.ts';
 import { joinResources } from '../../../clients/resource.ts';
 import { resourcesParam } from '../../resources-param.ts';
@@ -45,6 +45,8 @@ export const passwordGrant: Grant = async (ctx, req, p, client) => {
     switch (outcome.reason) {
       case 'throttled':
         throw throttled(outcome.retryAfter);
+      case 'busy':
+        throw accountBusy(outcome.retryAfter);
       case 'unavailable':
         throw backendUnavailable();
       case 'invalid_credentials':
