@@ -111,16 +111,6 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
     }
   };
 
-  /** Takes a slot on every gate, or none: `busy` when a slot is taken by attempts in flight, else the delay. */
-  async function tryGates(gates: Array<[string, Ladder]>, now: number): Promise<{ ok: true } | { ok: false; key: string; ladder: Ladder }> {
-    const refused = await queries.reserveAll(gates, now, now + LEASE_MS);
-    if (refused === undefined) return { ok: true };
-    // Slots taken before the refusal were given back: a waiter in this process may take them.
-    for (const [key] of gates.slice(0, refused)) waiters.wake(key);
-    const [key, ladder] = gates[refused]!;
-    return { ok: false, key, ladder };
-  }
-
   return {
     /**
      * Guesses of something else than a password from one address (wrong device user codes, RFC 8628
@@ -184,31 +174,43 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
             continue;
           }
           // When this process's own attempts fill a key's free count, the database could only refuse:
-          // it is not asked (the note on `mine`).
-          let refused = gates.find(([key, ladder]) => holding(key) >= ladder.free);
+          // it is not asked (the note on `mine`), but a delay running on the key is read.
+          const full = gates.find(([key, ladder]) => holding(key) >= ladder.free);
           const now = clock.now();
-          if (!refused) {
+          let refusedKey: string;
+          let until: number;
+          if (full) {
+            refusedKey = full[0];
+            until = await queries.blockedUntil(full[0], full[1], now);
+          } else {
             const asked = performance.now();
-            const taken = await tryGates(gates, now);
-            if (taken.ok) {
+            const refused = await queries.reserveAll(gates, now, now + LEASE_MS);
+            if (refused === undefined) {
               // The database's lease runs from before it was asked; this one ends a second before that,
               // so this process never waits on a slot the database has freed.
               lease = asked + LEASE_MS - 1000;
               hold(keys, lease);
               break;
             }
-            refused = [taken.key, taken.ladder];
+            // A slot was freed since the refusal: ask again (within the wait, however often that happens).
+            if (refused.gate === undefined) {
+              if (performance.now() >= deadline) return BUSY;
+              continue;
+            }
+            // On PostgreSQL the slots taken before the refusal were given back: a waiter here may take them.
+            for (const [key] of gates.slice(0, refused.gate)) waiters.wake(key);
+            refusedKey = gates[refused.gate]![0];
+            until = refused.blockedUntil;
           }
-          // A delay running on the key is answered at once, with its length: a read, no write.
-          const until = await queries.blockedUntil(refused[0], refused[1], now);
+          // A delay running on the key is answered at once, with its length.
           if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
           // Busy: attempts in flight hold every slot. Wait for one (woken at once when it is freed in
           // this process, polled for the others), but never past `slotWait`.
           const left = deadline - performance.now();
           if (left <= 0) return BUSY;
-          if (place?.key !== refused[0]) {
+          if (place?.key !== refusedKey) {
             place?.leave();
-            place = waiters.join(refused[0]);
+            place = waiters.join(refusedKey);
             if (!place.first) continue;
           }
           await place.wait(Math.min(pause, left));

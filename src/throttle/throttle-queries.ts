@@ -94,50 +94,75 @@ export const throttleQueries = ({ fast }: Database) => {
     return bind(counter, { key: s.key, now, firstBlock, expiredBefore: now - s.ladder.windowMs, held: s.held ? 1 : 0 });
   };
 
+  /** Until when `key` is delayed within its window (0 when it is not), from its row. */
+  const delayedUntil = (row: Record<string, unknown> | undefined, l: Ladder, now: number): number =>
+    !row || num(row.window_start) <= now - l.windowMs ? 0 : num(row.blocked_until);
+
   /**
-   * Whether `key` would refuse a reservation now (a read: a refused job of several gates names none).
-   * The same test as reserveSql's WHERE: a delay running within the window, or its slots taken.
+   * Whether `key` would refuse a reservation now, and until when it is delayed (a read: a refused job
+   * of several gates names none). The same test as reserveSql's WHERE: a delay running within the
+   * window, or its slots taken.
    */
-  const refuses = async (key: string, l: Ladder, now: number): Promise<boolean> => {
+  const refusal = async (key: string, l: Ladder, now: number): Promise<{ refuses: boolean; blockedUntil: number }> => {
     const row = await fast.get(sql.state, [key]);
-    if (!row) return false;
-    const expired = num(row.window_start) <= now - l.windowMs;
-    if (!expired && num(row.blocked_until) > now) return true;
-    const failures = expired ? 0 : num(row.failures);
+    const blockedUntil = delayedUntil(row, l, now);
+    if (!row || blockedUntil > now) return { refuses: blockedUntil > now, blockedUntil };
+    const failures = num(row.window_start) <= now - l.windowMs ? 0 : num(row.failures);
     const inflight = num(row.inflight_until) > now ? num(row.inflight) : 0;
-    return inflight > 0 && failures + inflight >= l.free;
+    return { refuses: inflight > 0 && failures + inflight >= l.free, blockedUntil };
+  };
+
+  /** The end of an attempt on each of its keys, in one write that shares the group commit of concurrent requests. */
+  const endAttempt = async (outcomes: KeyOutcome[], now: number): Promise<void> => {
+    await fast.groupCommit(
+      outcomes.map((s) =>
+        s.outcome === 'failed'
+          ? failStep(s, now)
+          : s.outcome === 'cleared'
+            ? bind(sql.clear, { key: s.key, held: s.held ? 1 : 0 })
+            : bind(sql.release, { key: s.key, held: 1 }),
+      ),
+    );
   };
 
   return {
     /**
-     * Takes a slot on every gate, or none; the index of the gate that refused, undefined when every
-     * slot was taken. On SQLite, one job of the group commit (all or none); a refusal is then read
-     * back gate by gate (refuses), not written. On PostgreSQL, one upsert per gate in order, and the
-     * slots taken before a refusal are given back: a job of several upserts would hold one row's lock
-     * while waiting for another's (a deadlock with a concurrent one) and, refused, would send the
-     * whole group it joined back one by one.
+     * Takes a slot on every gate, or none: undefined when every slot was taken, else the refusal:
+     * the index of the gate that refused and until when it is delayed (0: busy, its slots are taken),
+     * or no gate when none refuses any more (a slot was freed since: ask again).
+     *
+     * On SQLite, one job of the group commit (all or none); a refusal is then read back gate by gate,
+     * not written. On PostgreSQL, one upsert per gate in order, and the slots taken before a refusal
+     * are given back: a job of several upserts would hold one row's lock while waiting for another's
+     * (a deadlock with a concurrent one) and, refused, would send the whole group it joined back one
+     * by one.
      */
-    async reserveAll(gates: Array<[string, Ladder]>, now: number, leaseUntil: number): Promise<number | undefined> {
+    async reserveAll(gates: Array<[string, Ladder]>, now: number, leaseUntil: number): Promise<GateRefusal | undefined> {
       const steps = gates.map(([key, l]) => bind(sql.reserve, { key, now, leaseUntil, free: l.free, expiredBefore: now - l.windowMs }));
       if (fast.oneWriter) {
         if ((await fast.groupCommit(steps.map((s) => ({ ...s, expectRows: 1 })))) !== null) return undefined;
-        for (const [i, [key, l]] of gates.entries()) if (await refuses(key, l, now)) return i;
-        // A slot was freed since: the lane is asked again after the caller's pause.
-        return 1;
+        for (const [gate, [key, l]] of gates.entries()) {
+          const { refuses, blockedUntil } = await refusal(key, l, now);
+          if (refuses) return { gate, blockedUntil };
+        }
+        return { blockedUntil: 0 };
       }
-      for (const [i, step] of steps.entries()) {
+      for (const [gate, step] of steps.entries()) {
         if ((await fast.run(step.stmt, step.params)) > 0) continue;
-        if (i > 0) await fast.groupCommit(gates.slice(0, i).map(([key]) => bind(sql.release, { key, held: 1 })));
-        return i;
+        if (gate > 0)
+          await endAttempt(
+            gates.slice(0, gate).map(([key]) => ({ key, outcome: 'released' })),
+            now,
+          );
+        const [key, l] = gates[gate]!;
+        return { gate, blockedUntil: delayedUntil(await fast.get(sql.state, [key]), l, now) };
       }
       return undefined;
     },
 
     /** Until when `key` is delayed within its window (0 when it is not). */
     async blockedUntil(key: string, l: Ladder, now: number): Promise<number> {
-      const row = await fast.get(sql.state, [key]);
-      if (!row || num(row.window_start) <= now - l.windowMs) return 0;
-      return num(row.blocked_until);
+      return delayedUntil(await fast.get(sql.state, [key]), l, now);
     },
 
     /** How many failures `key` holds within its window. */
@@ -146,19 +171,11 @@ export const throttleQueries = ({ fast }: Database) => {
       return row && num(row.window_start) > now - l.windowMs ? num(row.failures) : 0;
     },
 
-    /** The end of an attempt on each of its keys, in one write that shares the group commit of concurrent requests. */
-    async endAttempt(outcomes: KeyOutcome[], now: number): Promise<void> {
-      await fast.groupCommit(
-        outcomes.map((s) =>
-          s.outcome === 'failed'
-            ? failStep(s, now)
-            : s.outcome === 'cleared'
-              ? bind(sql.clear, { key: s.key, held: s.held ? 1 : 0 })
-              : bind(sql.release, { key: s.key, held: 1 }),
-        ),
-      );
-    },
+    endAttempt,
   };
 };
 
 export type ThrottleQueries = ReturnType<typeof throttleQueries>;
+
+/** Why a reservation was refused: which gate (none: nothing refuses now, ask again) and until when it is delayed (0: busy). */
+export type GateRefusal = { gate?: number; blockedUntil: number };
