@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
 import { statement, type FastDb } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
+import { rowCount } from '../db/row-counts.ts';
 import { trigramCandidates } from '../db/text-search.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { IdTokenAlg, AccessTokenFormat, AuthMethod, Client } from './model.ts';
@@ -177,7 +178,8 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
       const candidates = trigramCandidates(db, 'clients_search', req.search);
       if (candidates) q.whereRaw(...candidates);
     }
-    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'client_id', direction: 'asc' }, toClient);
+    const total = req.search || req.owner !== undefined ? undefined : () => rowCount(db, 'clients');
+    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'client_id', direction: 'asc', total }, toClient);
   },
 });
 

@@ -32,6 +32,7 @@ import * as clientKerberos from '../../migrations/20261202000000_client_kerberos
 import * as durableInvitations from '../../migrations/20261203000000_durable_invitations.ts';
 import * as clientVersion from '../../migrations/20261204000000_client_version.ts';
 import * as listSearchIndexes from '../../migrations/20261205000000_list_search_indexes.ts';
+import * as rowCounts from '../../migrations/20261206000000_row_counts.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -69,6 +70,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261203000000_durable_invitations.ts': durableInvitations,
   '20261204000000_client_version.ts': clientVersion,
   '20261205000000_list_search_indexes.ts': listSearchIndexes,
+  '20261206000000_row_counts.ts': rowCounts,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -31,28 +31,51 @@ export function decodeCursor(cursor: string): [number, string] {
 
 /**
  * Runs `query` (already filtered) as one page: `first` rows after the cursor, ordered by
- * (timeColumn, keyColumn) in `direction`, plus the filtered total.
+ * (timeColumn, keyColumn) in `direction`, plus the filtered total: counted, or `total` when the
+ * caller knows it without counting (an unfiltered list, src/db/row-counts.ts).
  */
 export async function paginate<T>(
   query: Knex.QueryBuilder,
-  opts: { first?: number | null; after?: string | null; timeColumn: string; keyColumn: string; direction: 'asc' | 'desc' },
+  opts: {
+    first?: number | null;
+    after?: string | null;
+    timeColumn: string;
+    keyColumn: string;
+    direction: 'asc' | 'desc';
+    total?: () => Promise<number>;
+  },
   toNode: (row: Record<string, unknown>) => T,
 ): Promise<Page<T>> {
   const first = opts.first ?? 20;
   if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new InputError('first', `must be 1 to ${MAX_PAGE}`);
-  const countRow = await query.clone().clearSelect().clearOrder().count({ n: '*' }).first();
+  const counted = opts.total
+    ? opts.total()
+    : query
+        .clone()
+        .clearSelect()
+        .clearOrder()
+        .count({ n: '*' })
+        .first()
+        .then((row) => Number((row as { n?: unknown } | undefined)?.n ?? 0));
   const page = query.clone();
   if (opts.after) {
     const [at, key] = decodeCursor(opts.after);
     const op = opts.direction === 'asc' ? '>' : '<';
-    page.where((w) => w.where(opts.timeColumn, op, at).orWhere((x) => x.where(opts.timeColumn, at).andWhere(opts.keyColumn, op, key)));
+    // A row value, not `time > at OR (time = at AND key > k)`: both databases read the (time, key)
+    // index from the cursor on, where the OR made SQLite scan it from the start to the cursor (15 ms
+    // a page in the middle of a million users, against 0.1 ms).
+    page.whereRaw(`(??, ??) ${op} (?, ?)`, [opts.timeColumn, opts.keyColumn, at, key]);
   }
-  const rows = (await page
-    .orderBy([
-      { column: opts.timeColumn, order: opts.direction },
-      { column: opts.keyColumn, order: opts.direction },
-    ])
-    .limit(first + 1)) as Array<Record<string, unknown>>;
+  // The total and the page at once: on PostgreSQL two connections' round trips overlap.
+  const [totalCount, rows] = await Promise.all([
+    counted,
+    page
+      .orderBy([
+        { column: opts.timeColumn, order: opts.direction },
+        { column: opts.keyColumn, order: opts.direction },
+      ])
+      .limit(first + 1) as Promise<Array<Record<string, unknown>>>,
+  ]);
   const shown = rows.slice(0, first);
   const timeKey = opts.timeColumn.split('.').pop()!;
   const keyKey = opts.keyColumn.split('.').pop()!;
@@ -60,7 +83,7 @@ export async function paginate<T>(
   return {
     edges,
     pageInfo: { hasNextPage: rows.length > first, endCursor: edges.at(-1)?.cursor ?? null },
-    totalCount: Number(countRow?.n ?? 0),
+    totalCount,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Database } from '../db/database.ts';
 import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
+import { rowCount } from '../db/row-counts.ts';
 import { trigramCandidates } from '../db/text-search.ts';
 import { bool, json, num } from '../db/rows.ts';
 import type { DisabledBy, User } from './model.ts';
@@ -194,7 +195,8 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
       const candidates = trigramCandidates(db, 'users_search', req.search);
       if (candidates) q.whereRaw(...candidates);
     }
-    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc' }, toUser);
+    const total = req.search ? undefined : () => rowCount(db, 'users');
+    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc', total }, toUser);
   },
   /**
    * Every distinct set of groups the users' records hold, with how many users hold it: the groups
