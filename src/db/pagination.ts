@@ -48,6 +48,8 @@ export async function paginate<T>(
 ): Promise<Page<T>> {
   const first = opts.first ?? 20;
   if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new InputError('first', `must be 1 to ${MAX_PAGE}`);
+  // The cursor is read before anything is asked: a bad one is refused without a count.
+  const cursor = opts.after ? decodeCursor(opts.after) : undefined;
   const counted = opts.total
     ? opts.total()
     : query
@@ -58,8 +60,8 @@ export async function paginate<T>(
         .first()
         .then((row) => Number((row as { n?: unknown } | undefined)?.n ?? 0));
   const page = query.clone();
-  if (opts.after) {
-    const [at, key] = decodeCursor(opts.after);
+  if (cursor) {
+    const [at, key] = cursor;
     const op = opts.direction === 'asc' ? '>' : '<';
     // A row value, not `time > at OR (time = at AND key > k)`: both databases read the (time, key)
     // index from the cursor on, where the OR made SQLite scan it from the start to the cursor (15 ms

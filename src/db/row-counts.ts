@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 
 /** The tables whose rows the database counts as they are written (migrations/20261206000000_row_counts.ts). */
 export type CountedTable = 'users' | 'clients';
+const COUNTED: readonly CountedTable[] = ['users', 'clients'];
 
 /** PostgreSQL adds a row per writing statement; past this many for a table, a read folds them into one. */
 const FOLD_AT = 256;
@@ -17,6 +18,15 @@ export async function rowCount(db: Knex, table: CountedTable): Promise<number> {
     | undefined;
   if (Number(row?.parts ?? 0) > FOLD_AT) await fold(db, table);
   return Number(row?.n ?? 0);
+}
+
+/**
+ * Every counted table's rows folded into one where there are several (PostgreSQL): the retention
+ * purge's pass does it, so that they do not pile up where nobody reads a list.
+ */
+export async function foldRowCounts(db: Knex): Promise<void> {
+  const parts = (await db('row_counts').select('name').count({ n: '*' }).groupBy('name')) as Array<{ name: string; n: unknown }>;
+  for (const table of COUNTED) if (Number(parts.find((p) => p.name === table)?.n ?? 0) > 1) await fold(db, table);
 }
 
 /**

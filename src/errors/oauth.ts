@@ -94,12 +94,12 @@ export const throttled = (retryAfter: number): OAuthError =>
   new OAuthError('invalid_grant', `too many failed attempts, retry after ${retryAfter} s`, 429, { 'Retry-After': String(retryAfter) });
 
 /**
- * Every slot of the account is held by sign-ins in flight, for longer than `throttle.slotWait`
- * (docs/security.md): the server's load, so 503 `temporarily_unavailable` with `Retry-After`, never
+ * Every slot of a key of the attempt (its account's, its address's) is held by sign-ins in flight,
+ * for longer than `throttle.slotWait` (docs/security.md): the server's load, so 503 `temporarily_unavailable` with `Retry-After`, never
  * the failed-attempts refusal.
  */
 export const accountBusy = (retryAfter: number): OAuthError =>
-  new OAuthError('temporarily_unavailable', `too many sign-ins of this account are in progress, retry after ${retryAfter} s`, 503, {
+  new OAuthError('temporarily_unavailable', `too many sign-ins are in progress, retry after ${retryAfter} s`, 503, {
     'Retry-After': String(retryAfter),
   });
 

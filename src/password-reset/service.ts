@@ -29,6 +29,8 @@ const MAX_PENDING = 100;
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** The purpose the passkey proof is sealed for. */
 const PASSKEY_PROOF = 'password-reset-passkey';
+/** No throttle slot came free in time (docs/security.md): the load, not the answer. */
+const BUSY_WORDS = 'Too many sign-ins are in progress. Try again in a moment.';
 
 /** Where a request comes from, as its audit events record it. */
 export interface ResetOrigin {
@@ -308,6 +310,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.
       if (checked.ok) return { ok: true, user, proof: passkeyProof(link) };
       if (checked.reason === 'throttled')
         return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
+      if (checked.reason === 'busy') return retry('busy', BUSY_WORDS, 503, checked.retryAfter);
       if (checked.reason === 'unavailable') {
         await failed('unavailable', origin, user.id);
         return { ok: false, reason: 'unavailable' };
@@ -352,6 +355,7 @@ If you did not ask for this, ignore this mail: your password stays as it is.
         if (!checked.ok) {
           if (checked.reason === 'throttled')
             return retry('throttled', `Too many attempts. Try again in ${checked.retryAfter} seconds.`, 429, checked.retryAfter);
+          if (checked.reason === 'busy') return retry('busy', BUSY_WORDS, 503, checked.retryAfter);
           return retry('invalid_code', 'That code is not right. Try the current one, or a recovery code.', 401);
         }
       }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Database } from '../db/database.ts';
+import { foldRowCounts } from '../db/row-counts.ts';
 import type { PurgedTable } from './model.ts';
 
 /** What makes a row of each table dead, as of `now` (ms). */
@@ -58,6 +59,9 @@ function dead(db: Knex, table: PurgedTable, c: Cutoffs) {
 }
 
 export const purgeQueries = ({ knex: db }: Database) => ({
+  /** The lists' row counts, kept by a row per writing statement on PostgreSQL, folded (src/db/row-counts.ts). */
+  foldRowCounts: () => foldRowCounts(db),
+
   /** Deletes at most `limit` dead rows of `table`; how many it deleted. */
   async deleteBatch(table: PurgedTable, c: Cutoffs, limit: number): Promise<number> {
     const q = db(table).whereIn(keyOf[table], dead(db, table, c).limit(limit));

@@ -64,6 +64,7 @@ export function retention(queries: PurgeQueries, config: Config, metrics: Pick<M
         await new Promise((resolve) => setTimeout(resolve, Math.max(1, took * REST_FACTOR)));
       }
     }
+    if (!stopping) await queries.foldRowCounts();
     return counts;
   }
 

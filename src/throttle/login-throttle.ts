@@ -158,14 +158,22 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
 
       // Waiting is measured in real time: the policy's clock may be moved (tests freeze it).
       const deadline = performance.now() + policy.slotWait * 1000;
-      // This attempt's place in a line (slot-waiters.ts), from its first wait until it has its slots
-      // or is answered: only the first in line asks, so waiters are served in the order they came.
+      // This attempt's place in the lines of its keys (slot-waiters.ts), from its first wait until it
+      // has its slots or is answered: only the first in line asks, so waiters go in the order they came.
       let place: Place | undefined;
+      const delayed = (until: number, now: number): Reservation | undefined =>
+        until > now ? { blocked: true, retryAfter: Math.ceil((until - now) / 1000) } : undefined;
       try {
         for (let pause = 5; ; ) {
           if (!place) {
-            const queued = gates.find(([key]) => waiters.waiting(key));
-            if (queued) place = waiters.join(queued[0]);
+            const queued = keys.filter((key) => waiters.waiting(key));
+            if (queued.length > 0) {
+              place = waiters.join(queued);
+              // A delay running on any of its keys is answered at once, not after the wait in line.
+              const now = clock.now();
+              const answer = delayed(await queries.delayedUntil(gates, now), now);
+              if (answer) return answer;
+            }
           }
           if (place && !place.first) {
             const left = deadline - performance.now();
@@ -174,14 +182,14 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
             continue;
           }
           // When this process's own attempts fill a key's free count, the database could only refuse:
-          // it is not asked (the note on `mine`), but a delay running on the key is read.
+          // it is not asked (the note on `mine`), but a delay running on the attempt's keys is read.
           const full = gates.find(([key, ladder]) => holding(key) >= ladder.free);
           const now = clock.now();
-          let refusedKey: string;
+          let refusedKey: string | undefined;
           let until: number;
           if (full) {
             refusedKey = full[0];
-            until = await queries.blockedUntil(full[0], full[1], now);
+            until = await queries.delayedUntil(gates, now);
           } else {
             const asked = performance.now();
             const refused = await queries.reserveAll(gates, now, now + LEASE_MS);
@@ -192,32 +200,29 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
               hold(keys, lease);
               break;
             }
-            // A slot was freed since the refusal: ask again (within the wait, however often that happens).
-            if (refused.gate === undefined) {
-              if (performance.now() >= deadline) return BUSY;
-              continue;
-            }
-            // On PostgreSQL the slots taken before the refusal were given back: a waiter here may take them.
-            for (const [key] of gates.slice(0, refused.gate)) waiters.wake(key);
-            refusedKey = gates[refused.gate]![0];
             until = refused.blockedUntil;
+            if (refused.gate !== undefined) {
+              // On PostgreSQL the slots taken before the refusal were given back: a waiter here may take them.
+              for (const [key] of gates.slice(0, refused.gate)) waiters.wake(key);
+              refusedKey = gates[refused.gate]![0];
+            }
           }
-          // A delay running on the key is answered at once, with its length.
-          if (until > now) return { blocked: true, retryAfter: Math.ceil((until - now) / 1000) };
-          // Busy: attempts in flight hold every slot. Wait for one (woken at once when it is freed in
-          // this process, polled for the others), but never past `slotWait`.
+          // A delay running on any of its keys is answered at once, with its length.
+          const answer = delayed(until, now);
+          if (answer) return answer;
+          // Busy: attempts in flight hold every slot of a key. Wait in its line for one (woken at once
+          // when it is freed in this process, polled for the others), but never past `slotWait`.
           const left = deadline - performance.now();
           if (left <= 0) return BUSY;
-          if (place?.key !== refusedKey) {
-            place?.leave();
-            place = waiters.join(refusedKey);
-            if (!place.first) continue;
-          }
+          if (refusedKey === undefined) continue; // a slot was freed since the refusal: ask again
+          if (place) place.standIn([refusedKey]);
+          else place = waiters.join([refusedKey]);
+          if (!place.first) continue;
           await place.wait(Math.min(pause, left));
           pause = Math.min(pause * 2, 200);
         }
       } finally {
-        // Answered or given its slots, or a fault: either way out of the line, the next one first.
+        // Answered or given its slots, or a fault: either way out of the lines, the next in each first.
         place?.leave();
       }
 

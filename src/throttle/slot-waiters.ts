@@ -1,54 +1,94 @@
 /**
- * Attempts of this process waiting for a throttle slot, in a line per key, first come first served.
- * An attempt keeps its place from the moment it first has to wait until it takes its slots or gives
- * up: only the first in line asks the database, and a newcomer never overtakes a waiter. Without the
- * line, a waiter's every poll sent it to the back and every newcomer asked before it, so under a
- * sustained burst of right passwords on one account (32 at a time) an unlucky one waited out
- * `slotWait` and was refused while later ones went through.
+ * Attempts of this process waiting for throttle slots, in a line per key, in the order they came.
  *
- * A slot freed in this process wakes the first in line at once; a slot freed by another process is
- * found by the first in line's own poll (its pause), so no process depends on another to be woken.
+ * An attempt that has to wait stands in the line of the key that refused it, with the number it drew
+ * when it first waited; refused later by another key, it moves to that key's line, keeping its number.
+ * A newcomer stands in the line of every key of its own that has one. Lines are ordered by number, so
+ * two attempts stand in the same order in every line they share and never wait for each other, and
+ * an attempt asks the database only when it is first in every line it stands in: a newcomer never
+ * overtakes a waiter on a key they share. Without the lines, a waiter's every poll sent it to the
+ * back and every newcomer asked before it, so under a sustained burst of right passwords on one
+ * account (32 at a time) an unlucky one waited out `slotWait` and was refused while later ones went
+ * through.
+ *
+ * A slot freed in this process wakes the first in its key's line at once; a slot freed by another
+ * process is found by the first's own poll (its pause), so no process depends on another to be woken.
  */
 export class SlotWaiters {
   private readonly lines = new Map<string, Place[]>();
+  private drawn = 0;
 
   /** Whether attempts of this process are waiting on `key`. */
   waiting(key: string): boolean {
     return (this.lines.get(key)?.length ?? 0) > 0;
   }
 
-  /** A place at the back of `key`'s line. */
-  join(key: string): Place {
-    const line = this.lines.get(key) ?? [];
-    this.lines.set(key, line);
-    const place = new Place(key, line, () => {
-      if (line.length === 0 && this.lines.get(key) === line) this.lines.delete(key);
-    });
-    line.push(place);
+  /** A new number, standing in the lines of `keys`. */
+  join(keys: readonly string[]): Place {
+    const place = new Place(this, ++this.drawn);
+    place.standIn(keys);
     return place;
   }
 
-  /** A slot of `key` was freed in this process: the first in line asks now. */
+  /** A slot of `key` was freed in this process: the first in its line asks now. */
   wake(key: string): void {
     this.lines.get(key)?.[0]?.wake();
   }
+
+  /** @internal Whether `place` is first in `key`'s line. */
+  isFirst(key: string, place: Place): boolean {
+    return this.lines.get(key)?.[0] === place;
+  }
+
+  /** @internal `place` into `key`'s line, before every later number. */
+  enter(key: string, place: Place): void {
+    const line = this.lines.get(key) ?? [];
+    this.lines.set(key, line);
+    const at = line.findIndex((p) => p.number > place.number);
+    line.splice(at < 0 ? line.length : at, 0, place);
+  }
+
+  /** @internal `place` out of `key`'s line; its new first, if that changed, asks at once. */
+  exit(key: string, place: Place): void {
+    const line = this.lines.get(key);
+    const i = line?.indexOf(place) ?? -1;
+    if (!line || i < 0) return;
+    line.splice(i, 1);
+    if (line.length === 0) this.lines.delete(key);
+    else if (i === 0) line[0]!.wake();
+  }
 }
 
-/** One attempt's place in a key's line. */
+/** One attempt's number and the lines it stands in. */
 export class Place {
+  private readonly keys = new Set<string>();
   private resolve: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Woken while not waiting (asking the database, say): the next wait returns at once, so no wake is lost. */
   private woken = false;
 
   constructor(
-    readonly key: string,
-    private readonly line: Place[],
-    private readonly emptied: () => void,
+    private readonly waiters: SlotWaiters,
+    readonly number: number,
   ) {}
 
+  /** First in every line it stands in: its turn to ask. */
   get first(): boolean {
-    return this.line[0] === this;
+    return [...this.keys].every((key) => this.waiters.isFirst(key, this));
+  }
+
+  /** Stands in the lines of `keys` (and in no other), keeping its number. */
+  standIn(keys: readonly string[]): void {
+    for (const key of [...this.keys]) {
+      if (keys.includes(key)) continue;
+      this.keys.delete(key);
+      this.waiters.exit(key, this);
+    }
+    for (const key of keys) {
+      if (this.keys.has(key)) continue;
+      this.keys.add(key);
+      this.waiters.enter(key, this);
+    }
   }
 
   /** Until woken or `ms` have passed, whichever comes first. */
@@ -71,13 +111,9 @@ export class Place {
     else this.woken = true;
   }
 
-  /** Out of the line (its slots taken, or given up): the next in line, now first, asks at once. */
+  /** Out of every line (its slots taken, or given up): the next in each, now first, asks at once. */
   leave(): void {
-    const i = this.line.indexOf(this);
-    if (i < 0) return;
-    this.line.splice(i, 1);
     clearTimeout(this.timer);
-    if (i === 0) this.line[0]?.wake();
-    this.emptied();
+    this.standIn([]);
   }
 }

@@ -98,18 +98,37 @@ export const throttleQueries = ({ fast }: Database) => {
   const delayedUntil = (row: Record<string, unknown> | undefined, l: Ladder, now: number): number =>
     !row || num(row.window_start) <= now - l.windowMs ? 0 : num(row.blocked_until);
 
+  /** Every gate's row in one read (2 or 3 keys: a statement per count, made once). */
+  const states = new Map<number, Statement>();
+  const rowsOf = async (gates: Array<[string, Ladder]>): Promise<Array<Record<string, unknown> | undefined>> => {
+    let stmt = states.get(gates.length);
+    if (!stmt) {
+      stmt = statement(
+        `select key, failures, window_start, blocked_until, inflight, inflight_until from login_throttle where key in (${gates.map(() => '?').join(', ')})`,
+      );
+      states.set(gates.length, stmt);
+    }
+    const rows = await fast.all(
+      stmt,
+      gates.map(([key]) => key),
+    );
+    return gates.map(([key]) => rows.find((r) => r.key === key));
+  };
+
+  /** Until when the attempt is delayed: the latest delay running on any of its gates (0 when none runs). */
+  const latestDelay = (gates: Array<[string, Ladder]>, rows: Array<Record<string, unknown> | undefined>, now: number): number =>
+    Math.max(0, ...gates.map(([, l], i) => delayedUntil(rows[i], l, now)));
+
   /**
-   * Whether `key` would refuse a reservation now, and until when it is delayed (a read: a refused job
-   * of several gates names none). The same test as reserveSql's WHERE: a delay running within the
-   * window, or its slots taken.
+   * Whether a gate's row would refuse a reservation now: the same test as reserveSql's WHERE, a delay
+   * running within the window, or its slots taken.
    */
-  const refusal = async (key: string, l: Ladder, now: number): Promise<{ refuses: boolean; blockedUntil: number }> => {
-    const row = await fast.get(sql.state, [key]);
-    const blockedUntil = delayedUntil(row, l, now);
-    if (!row || blockedUntil > now) return { refuses: blockedUntil > now, blockedUntil };
+  const refuses = (row: Record<string, unknown> | undefined, l: Ladder, now: number): boolean => {
+    if (!row) return false;
+    if (delayedUntil(row, l, now) > now) return true;
     const failures = num(row.window_start) <= now - l.windowMs ? 0 : num(row.failures);
     const inflight = num(row.inflight_until) > now ? num(row.inflight) : 0;
-    return { refuses: inflight > 0 && failures + inflight >= l.free, blockedUntil };
+    return inflight > 0 && failures + inflight >= l.free;
   };
 
   /** The end of an attempt on each of its keys, in one write that shares the group commit of concurrent requests. */
@@ -127,37 +146,46 @@ export const throttleQueries = ({ fast }: Database) => {
 
   return {
     /**
-     * Takes a slot on every gate, or none: undefined when every slot was taken, else the refusal:
-     * the index of the gate that refused and until when it is delayed (0: busy, its slots are taken),
-     * or no gate when none refuses any more (a slot was freed since: ask again).
+     * Takes a slot on every gate, or none: undefined when every slot was taken, else the refusal: the
+     * index of a gate that refused (none when none refuses any more: a slot was freed since, ask
+     * again), and until when the attempt is delayed, by whichever of its gates (0: none, it is busy).
      *
-     * On SQLite, one job of the group commit (all or none); a refusal is then read back gate by gate,
-     * not written. On PostgreSQL, one upsert per gate in order, and the slots taken before a refusal
-     * are given back: a job of several upserts would hold one row's lock while waiting for another's
-     * (a deadlock with a concurrent one) and, refused, would send the whole group it joined back one
-     * by one.
+     * On SQLite, one job of the group commit (all or none); a refusal is then read back, every gate's
+     * row in one read, not written. On PostgreSQL, one upsert per gate in order, and the slots taken
+     * before a refusal are given back: a job of several upserts would hold one row's lock while
+     * waiting for another's (a deadlock with a concurrent one) and, refused, would send the whole
+     * group it joined back one by one.
      */
     async reserveAll(gates: Array<[string, Ladder]>, now: number, leaseUntil: number): Promise<GateRefusal | undefined> {
       const steps = gates.map(([key, l]) => bind(sql.reserve, { key, now, leaseUntil, free: l.free, expiredBefore: now - l.windowMs }));
+      let gate: number | undefined;
       if (fast.oneWriter) {
         if ((await fast.groupCommit(steps.map((s) => ({ ...s, expectRows: 1 })))) !== null) return undefined;
-        for (const [gate, [key, l]] of gates.entries()) {
-          const { refuses, blockedUntil } = await refusal(key, l, now);
-          if (refuses) return { gate, blockedUntil };
+      } else {
+        gate = steps.length;
+        for (const [i, step] of steps.entries()) {
+          if ((await fast.run(step.stmt, step.params)) > 0) continue;
+          gate = i;
+          break;
         }
-        return { blockedUntil: 0 };
-      }
-      for (const [gate, step] of steps.entries()) {
-        if ((await fast.run(step.stmt, step.params)) > 0) continue;
+        if (gate === steps.length) return undefined;
         if (gate > 0)
           await endAttempt(
             gates.slice(0, gate).map(([key]) => ({ key, outcome: 'released' })),
             now,
           );
-        const [key, l] = gates[gate]!;
-        return { gate, blockedUntil: delayedUntil(await fast.get(sql.state, [key]), l, now) };
       }
-      return undefined;
+      const rows = await rowsOf(gates);
+      if (gate === undefined) {
+        const i = gates.findIndex(([, l], j) => refuses(rows[j], l, now));
+        gate = i < 0 ? undefined : i;
+      }
+      return { gate, blockedUntil: latestDelay(gates, rows, now) };
+    },
+
+    /** Until when an attempt gated by `gates` is delayed, by whichever of them (0 when none is): one read. */
+    async delayedUntil(gates: Array<[string, Ladder]>, now: number): Promise<number> {
+      return latestDelay(gates, await rowsOf(gates), now);
     },
 
     /** Until when `key` is delayed within its window (0 when it is not). */

@@ -67,29 +67,39 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
     expect(sixth.blocked && sixth.retryAfter).toBeGreaterThan(50);
   });
 
-  test('waiters are served in the order they came, and a newcomer never overtakes one', async () => {
-    // The real queries, watched: the first waiter reads the key's delay, then starts the line (at
-    // once, in the same turn of the event loop: after it, it is in line).
+  test.each([
+    ['this process', 'account-3'],
+    ['another process', 'account-5'],
+  ])('waiters are served in the order they came, and a newcomer never overtakes one: slots held by %s', async (holder, account) => {
+    // The real queries, watched: the first waiter reads (a refusal or the keys' delay), then stands in
+    // line at once, in the same turn of the event loop: after it, it is in line.
     const queries = throttleQueries(db);
     let read = () => {};
-    const watched = {
+    const watched: typeof queries = {
       ...queries,
-      blockedUntil: async (...args: Parameters<typeof queries.blockedUntil>) => {
-        const until = await queries.blockedUntil(...args);
+      delayedUntil: async (...args) => {
+        const until = await queries.delayedUntil(...args);
         setImmediate(read);
         return until;
       },
+      reserveAll: async (...args) => {
+        const refused = await queries.reserveAll(...args);
+        if (refused) setImmediate(read);
+        return refused;
+      },
     };
     const throttle = loginThrottle(watched, policy({ slotWait: 60 }));
+    // Another process: its own memory of the slots it holds, the same database.
+    const other = holder === 'this process' ? throttle : loginThrottle(throttleQueries(db), policy({ slotWait: 60 }));
     const lane: Lane = { kind: 'confidential', clientId: 'app' };
-    const held = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-3', '192.0.2.4', lane)))).map(granted);
+    const held = (await Promise.all(Array.from({ length: 5 }, () => other.reserve(account, '192.0.2.4', lane)))).map(granted);
 
     const served: string[] = [];
     const pending = new Map<string, Promise<ReturnType<typeof granted>>>();
     const arrive = (name: string) =>
       pending.set(
         name,
-        throttle.reserve('account-3', '192.0.2.4', lane).then((r) => {
+        throttle.reserve(account, '192.0.2.4', lane).then((r) => {
           served.push(name);
           return granted(r);
         }),

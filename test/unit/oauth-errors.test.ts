@@ -70,7 +70,7 @@ describe('the error factories', () => {
   it('accountBusy: a load refusal, 503 temporarily_unavailable with Retry-After, never the failed-attempts words', () => {
     const err = accountBusy(1);
     expect([err.error, err.status, err.headers]).toEqual(['temporarily_unavailable', 503, { 'Retry-After': '1' }]);
-    expect(err.message).toBe('too many sign-ins of this account are in progress, retry after 1 s');
+    expect(err.message).toBe('too many sign-ins are in progress, retry after 1 s');
   });
 
   it('bearerError: the code in WWW-Authenticate; 400 for a malformed request, else 401', () => {
