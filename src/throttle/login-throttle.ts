@@ -158,16 +158,21 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
 
       // Waiting is measured in real time: the policy's clock may be moved (tests freeze it).
       const deadline = performance.now() + policy.slotWait * 1000;
-      // This attempt's place in the lines of its keys (slot-waiters.ts), from its first wait until it
-      // has its slots or is answered: only the first in line asks, so waiters go in the order they came.
+      // This attempt's place in a line (slot-waiters.ts), from its first wait until it has its slots or
+      // is answered: only the first in line asks, so waiters go in the order they came.
       let place: Place | undefined;
       const delayed = (until: number, now: number): Reservation | undefined =>
         until > now ? { blocked: true, retryAfter: Math.ceil((until - now) / 1000) } : undefined;
+      // Out of time: busy, unless a delay started on one of its keys meanwhile (that answer is the delay).
+      const giveUp = async (): Promise<Reservation> => {
+        const now = clock.now();
+        return delayed(await queries.delayedUntil(gates, now), now) ?? BUSY;
+      };
       try {
         for (let pause = 5; ; ) {
           if (!place) {
-            const queued = keys.filter((key) => waiters.waiting(key));
-            if (queued.length > 0) {
+            const queued = keys.find((key) => waiters.waiting(key));
+            if (queued) {
               place = waiters.join(queued);
               // A delay running on any of its keys is answered at once, not after the wait in line.
               const now = clock.now();
@@ -177,7 +182,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
           }
           if (place && !place.first) {
             const left = deadline - performance.now();
-            if (left <= 0) return BUSY;
+            if (left <= 0) return giveUp();
             await place.wait(left);
             continue;
           }
@@ -213,16 +218,16 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
           // Busy: attempts in flight hold every slot of a key. Wait in its line for one (woken at once
           // when it is freed in this process, polled for the others), but never past `slotWait`.
           const left = deadline - performance.now();
-          if (left <= 0) return BUSY;
+          if (left <= 0) return giveUp();
           if (refusedKey === undefined) continue; // a slot was freed since the refusal: ask again
-          if (place) place.standIn([refusedKey]);
-          else place = waiters.join([refusedKey]);
+          if (place) place.standIn(refusedKey);
+          else place = waiters.join(refusedKey);
           if (!place.first) continue;
           await place.wait(Math.min(pause, left));
           pause = Math.min(pause * 2, 200);
         }
       } finally {
-        // Answered or given its slots, or a fault: either way out of the lines, the next in each first.
+        // Answered or given its slots, or a fault: either way out of the line, the next one first.
         place?.leave();
       }
 

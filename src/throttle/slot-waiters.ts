@@ -1,15 +1,16 @@
 /**
  * Attempts of this process waiting for throttle slots, in a line per key, in the order they came.
  *
- * An attempt that has to wait stands in the line of the key that refused it, with the number it drew
- * when it first waited; refused later by another key, it moves to that key's line, keeping its number.
- * A newcomer stands in the line of every key of its own that has one. Lines are ordered by number, so
- * two attempts stand in the same order in every line they share and never wait for each other, and
- * an attempt asks the database only when it is first in every line it stands in: a newcomer never
- * overtakes a waiter on a key they share. Without the lines, a waiter's every poll sent it to the
- * back and every newcomer asked before it, so under a sustained burst of right passwords on one
- * account (32 at a time) an unlucky one waited out `slotWait` and was refused while later ones went
- * through.
+ * An attempt that has to wait stands in the line of the key that refused it (a key whose slots are all
+ * held), with the number it drew when it first waited; refused later by another key, it moves to that
+ * key's line, keeping its number, so it never loses its turn. A newcomer stands in the line of the
+ * first of its keys that has one. Only the first in a line asks the database, so a newcomer never
+ * overtakes a waiter of the key it waits on. An attempt stands in one line at a time: only a key that
+ * refused it holds it back, so the attempts of one busy account never hold back those of another
+ * account behind the same address (a line on the address key forms only while that key is full).
+ * Without the lines, a waiter's every poll sent it to the back and every newcomer asked before it, so
+ * under a sustained burst of right passwords on one account (32 at a time) an unlucky one waited out
+ * `slotWait` and was refused while later ones went through.
  *
  * A slot freed in this process wakes the first in its key's line at once; a slot freed by another
  * process is found by the first's own poll (its pause), so no process depends on another to be woken.
@@ -23,10 +24,10 @@ export class SlotWaiters {
     return (this.lines.get(key)?.length ?? 0) > 0;
   }
 
-  /** A new number, standing in the lines of `keys`. */
-  join(keys: readonly string[]): Place {
+  /** A new number, standing in the line of `key`. */
+  join(key: string): Place {
     const place = new Place(this, ++this.drawn);
-    place.standIn(keys);
+    place.standIn(key);
     return place;
   }
 
@@ -59,9 +60,9 @@ export class SlotWaiters {
   }
 }
 
-/** One attempt's number and the lines it stands in. */
+/** One attempt's number and the line it stands in. */
 export class Place {
-  private readonly keys = new Set<string>();
+  private key: string | undefined;
   private resolve: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Woken while not waiting (asking the database, say): the next wait returns at once, so no wake is lost. */
@@ -72,23 +73,17 @@ export class Place {
     readonly number: number,
   ) {}
 
-  /** First in every line it stands in: its turn to ask. */
+  /** First in its line: its turn to ask. */
   get first(): boolean {
-    return [...this.keys].every((key) => this.waiters.isFirst(key, this));
+    return this.key === undefined || this.waiters.isFirst(this.key, this);
   }
 
-  /** Stands in the lines of `keys` (and in no other), keeping its number. */
-  standIn(keys: readonly string[]): void {
-    for (const key of [...this.keys]) {
-      if (keys.includes(key)) continue;
-      this.keys.delete(key);
-      this.waiters.exit(key, this);
-    }
-    for (const key of keys) {
-      if (this.keys.has(key)) continue;
-      this.keys.add(key);
-      this.waiters.enter(key, this);
-    }
+  /** Stands in `key`'s line (leaving the one it stood in), keeping its number. */
+  standIn(key: string | undefined): void {
+    if (key === this.key) return;
+    if (this.key !== undefined) this.waiters.exit(this.key, this);
+    this.key = key;
+    if (key !== undefined) this.waiters.enter(key, this);
   }
 
   /** Until woken or `ms` have passed, whichever comes first. */
@@ -111,9 +106,9 @@ export class Place {
     else this.woken = true;
   }
 
-  /** Out of every line (its slots taken, or given up): the next in each, now first, asks at once. */
+  /** Out of its line (its slots taken, or given up): the next, now first, asks at once. */
   leave(): void {
     clearTimeout(this.timer);
-    this.standIn([]);
+    this.standIn(undefined);
   }
 }

@@ -135,4 +135,16 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
     // The line it waited in is gone: the next attempt takes a free slot at once.
     granted(await throttle.reserve('account-4', '192.0.2.5', lane));
   });
+
+  test('the waiters of one account hold back no other account behind the same address', async () => {
+    // A block would show as a refusal for load after this long, not as a test timeout.
+    const throttle = loginThrottle(throttleQueries(db), policy({ slotWait: 10 }));
+    const lane: Lane = { kind: 'confidential', clientId: 'app' };
+    const held = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-6', '192.0.2.6', lane)))).map(granted);
+    const waiting = Array.from({ length: 3 }, () => throttle.reserve('account-6', '192.0.2.6', lane));
+    // Another account from the same address: its slots are free, so it goes at once.
+    await granted(await throttle.reserve('account-7', '192.0.2.6', lane)).succeeded();
+    await Promise.all(held.map((r) => r.succeeded()));
+    await Promise.all((await Promise.all(waiting)).map((r) => granted(r).succeeded()));
+  });
 });
