@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
 import { GraphQLClient, gql } from 'graphql-request';
 import { databaseKinds } from '../helpers/databases.ts';
-import { postForm } from '../helpers/http.ts';
+import { adminCliToken } from '../helpers/admin-api.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
 type Totals = { users: { totalCount: number }; clients: { totalCount: number } };
@@ -28,14 +28,8 @@ describe.each(databaseKinds)('the lists’ pages and totals on %s', (kind) => {
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    const res = await postForm(`${server.url}/oauth/v20/token`, {
-      grant_type: 'password',
-      client_id: 'admin-cli',
-      username: 'admin',
-      password: ADMIN_PASSWORD,
-    });
-    const token = ((await res.json()) as { access_token: string }).access_token;
-    admin = new GraphQLClient(`${server.url}/graphql`, { headers: { authorization: `Bearer ${token}` } });
+    const { access_token } = await adminCliToken(server, 'admin', ADMIN_PASSWORD);
+    admin = new GraphQLClient(`${server.url}/graphql`, { headers: { authorization: `Bearer ${access_token}` } });
   });
   afterAll(() => server.stop());
 
