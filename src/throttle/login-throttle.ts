@@ -218,7 +218,7 @@ export const loginThrottle = (queries: ThrottleQueries, policy: Policy) => {
           // Busy: attempts in flight hold every slot of a key. Wait in its line for one (woken at once
           // when it is freed in this process, polled for the others), but never past `slotWait`.
           const left = deadline - performance.now();
-          if (left <= 0) return giveUp();
+          if (left <= 0) return BUSY; // the delays were read just now
           if (refusedKey === undefined) continue; // a slot was freed since the refusal: ask again
           if (place) place.standIn(refusedKey);
           else place = waiters.join(refusedKey);

@@ -95,7 +95,7 @@ export const throttleQueries = ({ fast }: Database) => {
   };
 
   /** Until when `key` is delayed within its window (0 when it is not), from its row. */
-  const delayedUntil = (row: Record<string, unknown> | undefined, l: Ladder, now: number): number =>
+  const delayOf = (row: Record<string, unknown> | undefined, l: Ladder, now: number): number =>
     !row || num(row.window_start) <= now - l.windowMs ? 0 : num(row.blocked_until);
 
   /** Every gate's row in one read (2 or 3 keys: a statement per count, made once). */
@@ -117,7 +117,7 @@ export const throttleQueries = ({ fast }: Database) => {
 
   /** Until when the attempt is delayed: the latest delay running on any of its gates (0 when none runs). */
   const latestDelay = (gates: Array<[string, Ladder]>, rows: Array<Record<string, unknown> | undefined>, now: number): number =>
-    Math.max(0, ...gates.map(([, l], i) => delayedUntil(rows[i], l, now)));
+    Math.max(0, ...gates.map(([, l], i) => delayOf(rows[i], l, now)));
 
   /**
    * Whether a gate's row would refuse a reservation now: the same test as reserveSql's WHERE, a delay
@@ -125,7 +125,7 @@ export const throttleQueries = ({ fast }: Database) => {
    */
   const refuses = (row: Record<string, unknown> | undefined, l: Ladder, now: number): boolean => {
     if (!row) return false;
-    if (delayedUntil(row, l, now) > now) return true;
+    if (delayOf(row, l, now) > now) return true;
     const failures = num(row.window_start) <= now - l.windowMs ? 0 : num(row.failures);
     const inflight = num(row.inflight_until) > now ? num(row.inflight) : 0;
     return inflight > 0 && failures + inflight >= l.free;
@@ -190,7 +190,7 @@ export const throttleQueries = ({ fast }: Database) => {
 
     /** Until when `key` is delayed within its window (0 when it is not). */
     async blockedUntil(key: string, l: Ladder, now: number): Promise<number> {
-      return delayedUntil(await fast.get(sql.state, [key]), l, now);
+      return delayOf(await fast.get(sql.state, [key]), l, now);
     },
 
     /** How many failures `key` holds within its window. */
