@@ -108,10 +108,12 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
   /**
    * A client as its row is now. Every token request authenticates its client, and reading and decoding
    * the whole row was a fifth of an introspection's time: the version is read instead (one small
-   * column of the same row), and the copy this process keeps is used while it matches. Any change to
-   * the row (in any process, or at the SQL prompt) raises the version (a trigger: migration
-   * 20261204000000_client_version), so the next request reads it again; a deleted client has no version. The copies are never changed by their users (the services make new
-   * objects from them).
+   * column of the same row), and the copy this process keeps is used while it matches. Every insert
+   * and every change of a row (in any process, or at the SQL prompt) gives it a version no row ever had
+   * (triggers drawing on one counter: migration 20261207000000_client_version_once), so the next
+   * request reads it again, and a client deleted and registered again under its id is never taken for
+   * the old one; a deleted client has no version. The copies are never changed by their users (the
+   * services make new objects from them).
    */
   async find(clientId: string): Promise<Client | undefined> {
     const kept = keptBy.get(fast) ?? keptBy.set(fast, new Map()).get(fast)!;
@@ -127,6 +129,15 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
     if (kept.size >= KEPT_CLIENTS) kept.delete(kept.keys().next().value!);
     kept.set(clientId, { version: Number(row.version), client });
     return client;
+  },
+  /**
+   * The copy this process keeps of a client and the version it was read at, without asking the
+   * database whether it is still the row: for a write that checks the version itself in the same
+   * statement (a `client_credentials` token's insert, src/tokens/queries.ts), where that read would be
+   * a second round trip. Undefined when none is kept.
+   */
+  keptCopy(clientId: string): { client: Client; version: number } | undefined {
+    return keptBy.get(fast)?.get(clientId);
   },
   /** `origins`: the client's effective web origins, kept beside it for the preflight's lookup. */
   async insert(client: Client, origins: string[]): Promise<void> {

@@ -225,6 +225,7 @@ export const clientService = (
   deps: { transaction: Transaction<ClientTransaction>; secretKey: Buffer; outbound: AddressRules },
 ) => ({
   find: queries.find,
+  keptCopy: queries.keptCopy,
   list: queries.list,
   page: queries.page,
 

@@ -33,6 +33,7 @@ import * as durableInvitations from '../../migrations/20261203000000_durable_inv
 import * as clientVersion from '../../migrations/20261204000000_client_version.ts';
 import * as listSearchIndexes from '../../migrations/20261205000000_list_search_indexes.ts';
 import * as rowCounts from '../../migrations/20261206000000_row_counts.ts';
+import * as clientVersionOnce from '../../migrations/20261207000000_client_version_once.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -71,6 +72,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261204000000_client_version.ts': clientVersion,
   '20261205000000_list_search_indexes.ts': listSearchIndexes,
   '20261206000000_row_counts.ts': rowCounts,
+  '20261207000000_client_version_once.ts': clientVersionOnce,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { Client } from '../clients/model.ts';
 import type { AppContext } from '../context.ts';
-import { forClient } from '../errors/oauth.ts';
+import { forClient, OAuthError } from '../errors/oauth.ts';
 import { allowClientOrigin } from '../http/cors.ts';
 import { readParams, type Params } from '../http/params.ts';
 import { authenticateClient } from './token/client-auth.ts';
@@ -11,6 +11,18 @@ import { noteOnRequest } from '../telemetry/trace.ts';
 export interface ClientCall {
   params: Params;
   client: Client;
+  /**
+   * Set when `client` is this process's kept copy, not checked against its row (`checkedAtWrite`):
+   * the version the request's write must find in the same statement, or throw `KeptClientChanged`.
+   */
+  keptVersion?: number;
+}
+
+/** The client's row changed since this process kept its copy: the request is run again on the row as it is. */
+export class KeptClientChanged extends Error {
+  constructor() {
+    super('the client changed since its copy was kept');
+  }
 }
 
 export interface ClientEndpointOptions {
@@ -22,6 +34,12 @@ export interface ClientEndpointOptions {
   cors?: boolean;
   /** `Pragma: no-cache` beside `Cache-Control: no-store` (RFC 6749 §5.1, the token endpoint's answer). */
   pragma?: boolean;
+  /**
+   * Whether this request may run on the kept copy of its client without reading the row's version
+   * first, because its one write checks that version itself (`ClientCall.keptVersion`): one round trip
+   * instead of two. Only for a request whose writes all happen in that one statement.
+   */
+  checkedAtWrite?: (params: Params, req: Request) => boolean;
 }
 
 /**
@@ -39,17 +57,43 @@ export function clientEndpoint(
   return async (req, res, next) => {
     // Known once the request names a registered client: its errors are then in the codes it reads.
     let named: Client | undefined;
+    const onNamed = (found: Client) => {
+      named = found;
+      // The request's span names the client (docs/tracing.md); a no-op when tracing is off.
+      noteOnRequest('latchkey.client_id', found.clientId);
+      if (options.cors) allowClientOrigin(req, res, found);
+    };
+    // The kept copy the request ran on unchecked (`checkedAtWrite`), if it did.
+    const ran: { unchecked: { client: Client; version: number } | undefined } = { unchecked: undefined };
+    const run = async (params: Params, mayUseKept: boolean) => {
+      const lookup = mayUseKept
+        ? (id: string) => {
+            ran.unchecked = ctx.clients.keptCopy(id);
+            return ran.unchecked ? Promise.resolve(ran.unchecked.client) : ctx.clients.find(id);
+          }
+        : undefined;
+      const client = await authenticateClient(ctx, req, params, onNamed, lookup);
+      const keptVersion = ran.unchecked?.version;
+      await handle(req, res, { params, client, ...(keptVersion === undefined ? {} : { keptVersion }) });
+    };
     try {
       res.setHeader('Cache-Control', 'no-store');
       if (options.pragma) res.setHeader('Pragma', 'no-cache');
       const params = readParams(req);
-      const client = await authenticateClient(ctx, req, params, (found) => {
-        named = found;
-        // The request's span names the client (docs/tracing.md); a no-op when tracing is off.
-        noteOnRequest('latchkey.client_id', found.clientId);
-        if (options.cors) allowClientOrigin(req, res, found);
-      });
-      await handle(req, res, { params, client });
+      try {
+        await run(params, options.checkedAtWrite?.(params, req) ?? false);
+      } catch (err) {
+        // On an unchecked copy, a refusal stands only if the row is still that copy (find gives back the
+        // kept object while its version holds); else, and when the write found another version, the
+        // request runs again on the row as it is. Nothing was written or answered before either.
+        const copy = ran.unchecked;
+        const refusal = err instanceof OAuthError || err instanceof KeptClientChanged;
+        if (!copy || !refusal || res.headersSent) throw err;
+        if (!(err instanceof KeptClientChanged) && (await ctx.clients.find(copy.client.clientId)) === copy.client) throw err;
+        named = undefined;
+        ran.unchecked = undefined;
+        await run(params, false);
+      }
     } catch (err) {
       next(named ? forClient(err, named.errorCodes) : err);
     }

@@ -41,6 +41,12 @@ export interface TokenRequest {
   resource?: string | null;
   /** The resources this access token is for, when the request named some of the grant's; else `resource`. */
   audience?: string | null;
+  /**
+   * `client` is a copy this process kept, not checked against its row: the version the row must still
+   * have, checked by the access token's insert itself ('client_changed' when it has another, and
+   * nothing is written). Only for an issue that spends nothing (client_credentials).
+   */
+  clientVersion?: number;
 }
 
 export interface IssuedTokens {
@@ -52,8 +58,11 @@ export interface IssuedTokens {
   scope: string;
 }
 
-/** Why nothing was issued: what the tokens were for was spent meanwhile by a concurrent request. */
-export type IssueRefusal = 'code_replayed' | 'refresh_reused';
+/**
+ * Why nothing was issued: what the tokens were for was spent meanwhile by a concurrent request, or the
+ * client's row is no longer the copy the request ran on (`clientVersion`).
+ */
+export type IssueRefusal = 'code_replayed' | 'refresh_reused' | 'client_changed';
 
 /**
  * What spending `from` means to the queries (a code by its hash, a refresh token by its own), and the
@@ -133,8 +142,10 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
       spend,
       now,
       summed ? undefined : event,
+      req.clientVersion === undefined || spend ? undefined : { clientId: client.clientId, version: req.clientVersion },
     );
     if (!inserted) {
+      if (req.clientVersion !== undefined && !spend) return 'client_changed';
       // A concurrent request spent it first; what that one issued is revoked now.
       if (spend && 'code' in spend) {
         await replays(queries).codeReplayed(spend.code, client.clientId, trail);

@@ -161,6 +161,16 @@ where c.code_hash = ?`,
   spendCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null and revoked_at is null'),
   spendRefresh: statement('update refresh_tokens set rotated_at = ? where token_hash = ? and rotated_at is null and revoked_at is null'),
   insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
+  /**
+   * The access token, only while its client's row has the version of the copy the request ran on
+   * (`insertTokens`'s `clientAt`): the version is checked in the insert instead of read before it.
+   * Typed casts: PostgreSQL reads a bare parameter of a select as text.
+   */
+  insertAccessIfClient: statement(
+    `insert into access_tokens (${ACCESS_COLUMNS.join(', ')}) select ${ACCESS_COLUMNS.map((c) =>
+      c === 'expires_at' || c === 'created_at' ? 'cast(? as bigint)' : 'cast(? as text)',
+    ).join(', ')} where exists (select 1 from clients where client_id = ? and version = ?)`,
+  ),
   insertRefresh: insertSql('refresh_tokens', REFRESH_COLUMNS),
   /** The refresh token with the state of its client and its user, in one indexed read. */
   findRefresh: statement(`select r.*, c.oauth_enabled, ${joinedUserColumns('u')}
@@ -224,6 +234,8 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
       spend: Spend | undefined,
       now: number,
       event?: AuditEvent,
+      /** The client's version as the request found it, checked by the access token's insert (false when it differs). */
+      clientAt?: { clientId: string; version: number },
     ): Promise<boolean> {
       const steps: Step[] = [];
       if (spend) {
@@ -233,7 +245,15 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
             : { stmt: sql.spendRefresh, params: [now, spend.refresh], expectRows: 1 },
         );
       }
-      steps.push({ stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) });
+      steps.push(
+        clientAt
+          ? {
+              stmt: sql.insertAccessIfClient,
+              params: [...values(access, ACCESS_COLUMNS), clientAt.clientId, clientAt.version],
+              expectRows: 1,
+            }
+          : { stmt: sql.insertAccess, params: values(access, ACCESS_COLUMNS) },
+      );
       if (refresh) steps.push({ stmt: sql.insertRefresh, params: values(refresh, REFRESH_COLUMNS) });
       // The issue's audit event commits with the tokens: one job, one commit wait (issue 37).
       if (event) steps.push(insertStep(event, now));

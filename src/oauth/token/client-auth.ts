@@ -28,9 +28,16 @@ function decodeBasic(header: string): { id: string; secret: string } {
  * `client_secret` parameters or HTTP Basic, never both, or a signed client assertion (RFC 7523);
  * each client only the way it is registered for (docs/connect-an-application.md). Public clients present no secret.
  * `named` sees the named client before its credentials are checked, so that an error is answered
- * with that client's CORS headers (the browser app can then read why it failed).
+ * with that client's CORS headers (the browser app can then read why it failed). `find` reads the
+ * client: its row as it is now, unless the caller checks the version at its write (client-endpoint.ts).
  */
-export async function authenticateClient(ctx: AppContext, req: Request, p: Params, named?: (client: Client) => void): Promise<Client> {
+export async function authenticateClient(
+  ctx: AppContext,
+  req: Request,
+  p: Params,
+  named?: (client: Client) => void,
+  find: (clientId: string) => Promise<Client | undefined> = ctx.clients.find,
+): Promise<Client> {
   if (p.client_assertion_type !== undefined || p.client_assertion !== undefined) return byAssertion(ctx, req, p, named);
   const header = req.headers.authorization;
   const basic = header && /^basic /i.test(header) ? decodeBasic(header) : undefined;
@@ -44,7 +51,7 @@ export async function authenticateClient(ctx: AppContext, req: Request, p: Param
   const secret = basic ? basic.secret : p.client_secret;
   if (!clientId) throw oauthError('empty_client_id', 'client_id is required');
 
-  const client = await ctx.clients.find(clientId);
+  const client = await find(clientId);
   if (!client) throw oauthError('invalid_client_id', 'client_id is not a registered client');
   named?.(client);
   if (client.confidential) {

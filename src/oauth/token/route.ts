@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { GrantType } from '../../clients/model.ts';
 import type { AppContext } from '../../context.ts';
 import { oauthError } from '../../errors/oauth.ts';
-import { clientEndpoint } from '../client-endpoint.ts';
+import { clientEndpoint, KeptClientChanged } from '../client-endpoint.ts';
 import { auditTrail, type Grant } from './grant.ts';
 import { authorizationCodeGrant } from './grants/authorization-code.ts';
 import { clientCredentialsGrant } from './grants/client-credentials.ts';
@@ -28,7 +28,7 @@ const grants: Record<GrantType, Grant> = {
 export function tokenHandler(ctx: AppContext): RequestHandler {
   return clientEndpoint(
     ctx,
-    async (req, res, { params: p, client }) => {
+    async (req, res, { params: p, client, keptVersion }) => {
       // The document's own example sends a tokencode and no grant_type.
       const grantType = p.grant_type ?? (p.code || p.tokencode ? 'authorization_code' : undefined);
       if (!grantType) throw oauthError('invalid_grant_type', 'grant_type is required');
@@ -39,7 +39,11 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       }
 
       const result = await grants[grantType as GrantType](ctx, req, p, client);
-      const issued = await ctx.tokens.issue({ ...result, client, grantType: grantType as GrantType }, auditTrail(ctx, req));
+      const issued = await ctx.tokens.issue(
+        { ...result, client, grantType: grantType as GrantType, ...(keptVersion === undefined ? {} : { clientVersion: keptVersion }) },
+        auditTrail(ctx, req),
+      );
+      if (issued === 'client_changed') throw new KeptClientChanged();
       if (issued === 'code_replayed') throw oauthError('invalid_code', 'the code was already used');
       if (issued === 'refresh_reused') throw oauthError('invalid_refresh_token', 'the refresh token is invalid or was already used');
       ctx.metrics.tokenIssued(grantType);
@@ -55,6 +59,13 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       if (issued.idToken) body.id_token = issued.idToken;
       sendJson(res, body);
     },
-    { cors: true, pragma: true },
+    {
+      cors: true,
+      pragma: true,
+      // A client_credentials token is the request's one write: its insert checks the kept client's
+      // version (src/tokens/queries.ts), so the version is not read first. Not for a browser's request
+      // (an Origin), whose CORS headers are set from the client before anything is checked.
+      checkedAtWrite: (p, req) => p.grant_type === 'client_credentials' && req.headers.origin === undefined,
+    },
   );
 }

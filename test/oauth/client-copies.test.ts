@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { CLI_ACTOR } from '../../src/audit/record.ts';
+import { databaseKinds } from '../helpers/databases.ts';
+import { postForm } from '../helpers/http.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+/**
+ * Each process keeps a copy of every client it has read and uses it while the row's `version` is the
+ * one it read (src/clients/queries.ts `find`). Whatever changes the row, the next token request must
+ * see the client as it is now: a change through the admin API, one at the SQL prompt, and a client
+ * deleted and registered again under the same id (whose new row must never pass for the old one).
+ */
+describe.each(databaseKinds)('a kept client copy never outlives its row, on %s', (kind) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(kind);
+  });
+  afterAll(() => server?.stop());
+
+  const clientCredentials = async (clientId: string, clientSecret: string) => {
+    const res = await postForm(`${server.url}/oauth/v20/token`, {
+      grant_type: 'client_credentials',
+      client_id: clientId,
+      client_secret: clientSecret,
+    });
+    const body = (await res.json()) as Record<string, unknown>;
+    return { status: res.status, error: body.error, token: body.access_token };
+  };
+  const register = async (clientId: string) => {
+    const { clientSecret } = await server.ctx.clients.register(
+      { clientId, name: `App ${clientId}`, redirectUris: [], grantTypes: ['client_credentials'] },
+      CLI_ACTOR,
+    );
+    return clientSecret!;
+  };
+  const sql = (text: string, bindings: unknown[]) => server.sql.raw(text, bindings as never);
+
+  test('registered again under its id after a delete: only the new secret is taken', async () => {
+    const first = await register('reborn');
+    expect((await clientCredentials('reborn', first)).status).toBe(200); // the process keeps a copy now
+    expect(await server.ctx.clients.remove('reborn', CLI_ACTOR)).toBe(true);
+    const second = await register('reborn');
+    expect(await clientCredentials('reborn', first)).toMatchObject({ status: 401, error: 'invalid_client' });
+    expect(await clientCredentials('reborn', second)).toMatchObject({ status: 200, token: expect.any(String) });
+  });
+
+  test('deleted and inserted again at the SQL prompt, as a restore would: the restored row is read', async () => {
+    const first = await register('restored');
+    const second = await register('restored-other');
+    expect((await clientCredentials('restored', first)).status).toBe(200);
+    // The row comes back as a copy of another client's (its secret hash with it), its version left to the database.
+    const columns = Object.keys(await server.sql('clients').columnInfo())
+      .filter((c) => c !== 'client_id' && c !== 'version')
+      .join(', ');
+    await server.sql.transaction(async (trx) => {
+      await trx.raw('delete from clients where client_id = ?', ['restored']);
+      await trx.raw(`insert into clients (client_id, ${columns}) select ?, ${columns} from clients where client_id = ?`, [
+        'restored',
+        'restored-other',
+      ]);
+    });
+    expect(await clientCredentials('restored', first)).toMatchObject({ status: 401, error: 'invalid_client' });
+    expect(await clientCredentials('restored', second)).toMatchObject({ status: 200, token: expect.any(String) });
+  });
+
+  test('OAuth turned off at the SQL prompt holds at the next request, and on again', async () => {
+    const secret = await register('switched');
+    expect((await clientCredentials('switched', secret)).status).toBe(200);
+    await sql('update clients set oauth_enabled = ? where client_id = ?', [false, 'switched']);
+    expect(await clientCredentials('switched', secret)).toMatchObject({ error: 'app_unsupport_oauth' });
+    await sql('update clients set oauth_enabled = ? where client_id = ?', [true, 'switched']);
+    expect(await clientCredentials('switched', secret)).toMatchObject({ status: 200, token: expect.any(String) });
+  });
+});
