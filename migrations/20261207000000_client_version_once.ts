@@ -8,11 +8,15 @@ import type { Knex } from 'knex';
  * process had kept for the old row, and that process went on using the old row's copy, its secret
  * and redirect URIs included, until the new row changed enough times to pass the old one.
  *
- * The counter starts above every version in the table, and every row is given a new one here, so no
- * copy kept by a process that ran before this migration matches any row after it.
+ * The counter starts above every version in the table, and every row is given a new one here. (A copy
+ * kept of a row deleted before this migration, with a version above every row left, could still
+ * match: no process of the old version runs during the upgrade, docs/operating-latchkey.md.) A
+ * version an UPDATE sets itself is overwritten too, so no write can bring an old one back. On
+ * PostgreSQL the column becomes a bigint, as the sequence is: every write of any client draws from it.
  */
 export async function up(knex: Knex): Promise<void> {
   if (knex.client.config.client === 'pg') {
+    await knex.raw('alter table clients alter column version type bigint');
     await knex.raw('create sequence client_versions');
     await knex.raw("select setval('client_versions', (select coalesce(max(version), 0) + 1 from clients))");
     await knex.raw(`create or replace function latchkey_client_version() returns trigger
@@ -29,7 +33,8 @@ end $$`);
     return;
   }
   // One row, the last version given. The triggers change the new row again after the write (they do
-  // not fire themselves again: recursive triggers are off).
+  // not fire themselves again: recursive triggers are off; the insert's change fires the update's,
+  // which draws once more, harmlessly).
   await knex.raw('create table client_versions (id integer primary key check (id = 1), n integer not null)');
   await knex.raw('insert into client_versions (id, n) select 1, coalesce(max(version), 0) from clients');
   await knex.raw('drop trigger clients_version');
@@ -39,7 +44,7 @@ end $$`);
 begin
   ${next}
 end`);
-  await knex.raw(`create trigger clients_version after update on clients for each row when new.version = old.version
+  await knex.raw(`create trigger clients_version after update on clients for each row
 begin
   ${next}
 end`);
@@ -57,6 +62,7 @@ begin
 end $$`);
     await knex.raw('create trigger clients_version before update on clients for each row execute function latchkey_client_version()');
     await knex.raw('drop sequence client_versions');
+    await knex.raw('alter table clients alter column version type integer');
     return;
   }
   await knex.raw('drop trigger clients_version_insert');

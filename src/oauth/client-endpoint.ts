@@ -65,13 +65,16 @@ export function clientEndpoint(
     };
     // The kept copy the request ran on unchecked (`checkedAtWrite`), if it did.
     const ran: { unchecked: { client: Client; version: number } | undefined } = { unchecked: undefined };
-    const run = async (params: Params, mayUseKept: boolean) => {
-      const lookup = mayUseKept
-        ? (id: string) => {
-            ran.unchecked = ctx.clients.keptCopy(id);
-            return ran.unchecked ? Promise.resolve(ran.unchecked.client) : ctx.clients.find(id);
-          }
-        : undefined;
+    // `read`: the client as just read, when it was (the rerun after a refusal on a stale copy).
+    const run = async (params: Params, mayUseKept: boolean, read?: { client: Client | undefined }) => {
+      const lookup = read
+        ? () => Promise.resolve(read.client)
+        : mayUseKept
+          ? (id: string) => {
+              ran.unchecked = ctx.clients.keptCopy(id);
+              return ran.unchecked ? Promise.resolve(ran.unchecked.client) : ctx.clients.find(id);
+            }
+          : undefined;
       const client = await authenticateClient(ctx, req, params, onNamed, lookup);
       const keptVersion = ran.unchecked?.version;
       await handle(req, res, { params, client, ...(keptVersion === undefined ? {} : { keptVersion }) });
@@ -89,10 +92,11 @@ export function clientEndpoint(
         const copy = ran.unchecked;
         const refusal = err instanceof OAuthError || err instanceof KeptClientChanged;
         if (!copy || !refusal || res.headersSent) throw err;
-        if (!(err instanceof KeptClientChanged) && (await ctx.clients.find(copy.client.clientId)) === copy.client) throw err;
+        const read = err instanceof KeptClientChanged ? undefined : { client: await ctx.clients.find(copy.client.clientId) };
+        if (read?.client === copy.client) throw err;
         named = undefined;
         ran.unchecked = undefined;
-        await run(params, false);
+        await run(params, false, read);
       }
     } catch (err) {
       next(named ? forClient(err, named.errorCodes) : err);

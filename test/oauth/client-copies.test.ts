@@ -63,6 +63,46 @@ describe.each(databaseKinds)('a kept client copy never outlives its row, on %s',
     expect(await clientCredentials('restored', second)).toMatchObject({ status: 200, token: expect.any(String) });
   });
 
+  test('a version an UPDATE at the SQL prompt sets itself is replaced: an old version never comes back', async () => {
+    const first = await register('pinned');
+    const second = await register('pinned-other');
+    expect((await clientCredentials('pinned', first)).status).toBe(200); // kept at this version
+    const versionOf = async () =>
+      ((await server.sql('clients').where({ client_id: 'pinned' }).select('version')) as Array<{ version: unknown }>)[0]?.version;
+    const kept = await versionOf();
+    await sql('update clients set name = ? where client_id = ?', ['Pinned, renamed', 'pinned']);
+    // The row goes back to the kept version by hand, with another secret.
+    await sql('update clients set secret_hash = (select secret_hash from clients where client_id = ?), version = ? where client_id = ?', [
+      'pinned-other',
+      kept,
+      'pinned',
+    ]);
+    expect(String(await versionOf())).not.toBe(String(kept));
+    expect(await clientCredentials('pinned', first)).toMatchObject({ status: 401, error: 'invalid_client' });
+    expect(await clientCredentials('pinned', second)).toMatchObject({ status: 200, token: expect.any(String) });
+    // A wrong secret on a copy that is the row is refused as it always was.
+    expect(await clientCredentials('pinned', 'not-the-secret')).toMatchObject({ status: 401, error: 'invalid_client' });
+  });
+
+  test('twenty requests at once right after a change: each answered from the row as it is', async () => {
+    const secret = await register('crowded');
+    expect((await clientCredentials('crowded', secret)).status).toBe(200);
+    const twenty = () => Promise.all(Array.from({ length: 20 }, () => clientCredentials('crowded', secret)));
+    await sql('update clients set oauth_enabled = ? where client_id = ?', [false, 'crowded']);
+    expect((await twenty()).map((a) => a.error)).toEqual(Array(20).fill('app_unsupport_oauth'));
+    await sql('update clients set oauth_enabled = ? where client_id = ?', [true, 'crowded']);
+    // The kept copy (OAuth off) refuses each of them until it is checked against the row.
+    expect((await twenty()).map((a) => a.status)).toEqual(Array(20).fill(200));
+    await sql('update clients set name = ? where client_id = ?', ['Crowded, renamed', 'crowded']);
+    // The copy would take them: each token's insert finds another version, and the request runs again.
+    const answers = await twenty();
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    const tokens = answers.map((a) => a.token as string);
+    expect(new Set(tokens).size).toBe(20);
+    const stored = await server.sql('access_tokens').where({ client_id: 'crowded' }).count({ n: '*' }).first();
+    expect(Number(stored?.n)).toBe(1 + 20 + 20);
+  });
+
   test('OAuth turned off at the SQL prompt holds at the next request, and on again', async () => {
     const secret = await register('switched');
     expect((await clientCredentials('switched', secret)).status).toBe(200);
