@@ -12,8 +12,9 @@ export interface ClientCall {
   params: Params;
   client: Client;
   /**
-   * Set when `client` is this process's kept copy, not checked against its row (`checkedAtWrite`):
-   * the version the request's write must find in the same statement, or throw `KeptClientChanged`.
+   * Set when `client` is this process's kept copy, not checked against its row (`checksClientVersion`):
+   * the version the handler must find in the same statement as its own read or write, or throw
+   * `KeptClientChanged` (before it answers anything).
    */
   keptVersion?: number;
 }
@@ -36,10 +37,11 @@ export interface ClientEndpointOptions {
   pragma?: boolean;
   /**
    * Whether this request may run on the kept copy of its client without reading the row's version
-   * first, because its one write checks that version itself (`ClientCall.keptVersion`): one round trip
-   * instead of two. Only for a request whose writes all happen in that one statement.
+   * first, because the handler checks that version itself in a statement it runs anyway
+   * (`ClientCall.keptVersion`): one round trip instead of two. Only for a handler that writes nothing
+   * before that check, or writes in that one statement only.
    */
-  checkedAtWrite?: (params: Params, req: Request) => boolean;
+  checksClientVersion?: (params: Params, req: Request) => boolean;
 }
 
 /**
@@ -63,7 +65,7 @@ export function clientEndpoint(
       noteOnRequest('latchkey.client_id', found.clientId);
       if (options.cors) allowClientOrigin(req, res, found);
     };
-    // The kept copy the request ran on unchecked (`checkedAtWrite`), if it did.
+    // The kept copy the request ran on unchecked (`checksClientVersion`), if it did.
     const ran: { unchecked: { client: Client; version: number } | undefined } = { unchecked: undefined };
     // `read`: the client as just read, when it was (the rerun after a refusal on a stale copy).
     const run = async (params: Params, mayUseKept: boolean, read?: { client: Client | undefined }) => {
@@ -84,7 +86,7 @@ export function clientEndpoint(
       if (options.pragma) res.setHeader('Pragma', 'no-cache');
       const params = readParams(req);
       try {
-        await run(params, options.checkedAtWrite?.(params, req) ?? false);
+        await run(params, options.checksClientVersion?.(params, req) ?? false);
       } catch (err) {
         // On an unchecked copy, a refusal stands only if the row is still that copy (find gives back the
         // kept object while its version holds); else, and when the write found another version, the

@@ -146,6 +146,12 @@ const CODE_COLUMNS = [
 const insertSql = (table: string, columns: readonly string[]) =>
   statement(`insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`);
 
+const findAccessSql = `select a.client_id, a.user_id, a.session_id, a.scope, a.audience, a.expires_at, a.created_at,
+  c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes, c.app_roles, c.claim_mappings,
+  u.backend, u.username, u.email, u.email_verified, u.display_name, u.groups, u.roles, u.attributes, u.disabled
+from access_tokens a join clients c on c.client_id = a.client_id left join users u on u.id = a.user_id
+where a.token_hash = ?`;
+
 const sql = {
   insertCode: insertSql('auth_codes', CODE_COLUMNS),
   /** The code with its session's expiry and its user, in one read: a code stands only while its session does. */
@@ -176,11 +182,13 @@ where c.code_hash = ?`,
   findRefresh: statement(`select r.*, c.oauth_enabled, ${joinedUserColumns('u')}
 from refresh_tokens r join clients c on c.client_id = r.client_id left join users u on u.id = r.user_id
 where r.token_hash = ?`),
-  findAccess: statement(`select a.client_id, a.user_id, a.session_id, a.scope, a.audience, a.expires_at, a.created_at,
-  c.oauth_enabled, c.roles as client_roles, c.scopes as client_scopes, c.app_roles, c.claim_mappings,
-  u.backend, u.username, u.email, u.email_verified, u.display_name, u.groups, u.roles, u.attributes, u.disabled
-from access_tokens a join clients c on c.client_id = a.client_id left join users u on u.id = a.user_id
-where a.token_hash = ?`),
+  findAccess: statement(findAccessSql),
+  /**
+   * The same read, with the version of the client asking (introspection's caller, src/oauth/client-endpoint.ts
+   * `checksClientVersion`) in the same statement: one row whether or not the token is known.
+   */
+  findAccessAsked: statement(`select (select version from clients where client_id = ?) as asker_version, t.*
+from (select 1 as one) o left join (${findAccessSql}) t on 1 = 1`),
 };
 
 /** The columns both token tables can be revoked by (family, code, session, user, client, the token itself). */
@@ -269,6 +277,18 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
     async findAccess(tokenHash: string): Promise<AccessGrant | undefined> {
       const row = await fast.get(sql.findAccess, [tokenHash]);
       return row ? toAccessGrant(row) : undefined;
+    },
+
+    /** `findAccess`, with the version of the client `askerId` as it is now (undefined when it is gone), in the same read. */
+    async findAccessAsked(
+      tokenHash: string,
+      askerId: string,
+    ): Promise<{ grant: AccessGrant | undefined; askerVersion: number | undefined }> {
+      const row = await fast.get(sql.findAccessAsked, [askerId, tokenHash]);
+      return {
+        grant: row && row.client_id != null ? toAccessGrant(row) : undefined,
+        askerVersion: row?.asker_version == null ? undefined : Number(row.asker_version),
+      };
     },
 
     /**

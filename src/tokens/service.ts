@@ -83,6 +83,15 @@ export const tokenService = (
     return judgeBearer(await queries.findAccess(hashToken(bearer)), clock.now());
   },
 
+  /**
+   * `authenticate`, for a client asking about the token (introspection): with that client's version as
+   * it is now, read in the same statement (src/oauth/client-endpoint.ts `checksClientVersion`).
+   */
+  async authenticateAsked(bearer: string, askerId: string): Promise<{ bearer: Bearer; askerVersion: number | undefined }> {
+    const { grant, askerVersion } = await queries.findAccessAsked(hashToken(bearer), askerId);
+    return { bearer: judgeBearer(grant, clock.now()), askerVersion };
+  },
+
   /** A refresh token that the refresh grant would still take, by the same rule (refresh-rule.ts). */
   async liveRefresh(token: string): Promise<LiveRefresh | undefined> {
     const row = await queries.findRefresh(hashToken(token));

@@ -103,6 +103,30 @@ describe.each(databaseKinds)('a kept client copy never outlives its row, on %s',
     expect(Number(stored?.n)).toBe(1 + 20 + 20);
   });
 
+  test("introspection: a caller's role taken away at the SQL prompt holds at its next request", async () => {
+    const api = await server.ctx.clients.register(
+      { clientId: 'orders-api', name: 'Orders API', redirectUris: [], grantTypes: ['client_credentials'], roles: ['introspect'] },
+      CLI_ACTOR,
+    );
+    const other = await register('introspected');
+    const { token } = await clientCredentials('introspected', other);
+    const introspect = async () => {
+      const res = await postForm(`${server.url}/oauth/v20/introspect`, {
+        token: token as string,
+        client_id: 'orders-api',
+        client_secret: api.clientSecret!,
+      });
+      return { status: res.status, ...((await res.json()) as Record<string, unknown>) };
+    };
+    expect(await introspect()).toMatchObject({ status: 200, active: true, client_id: 'introspected' }); // kept now
+    await sql('update clients set roles = ? where client_id = ?', ['[]', 'orders-api']);
+    expect(await introspect()).toEqual({ status: 200, active: false });
+    await sql('update clients set roles = ? where client_id = ?', ['["introspect"]', 'orders-api']);
+    expect(await introspect()).toMatchObject({ status: 200, active: true });
+    await sql('delete from clients where client_id = ?', ['orders-api']);
+    expect(await introspect()).toMatchObject({ error: 'invalid_client_id' });
+  });
+
   test('OAuth turned off at the SQL prompt holds at the next request, and on again', async () => {
     const secret = await register('switched');
     expect((await clientCredentials('switched', secret)).status).toBe(200);

@@ -65,7 +65,7 @@ export function tokenHandler(ctx: AppContext): RequestHandler {
       // A client_credentials token is the request's one write: its insert checks the kept client's
       // version (src/tokens/queries.ts), so the version is not read first. Not for a browser's request
       // (an Origin), whose CORS headers are set from the client before anything is checked.
-      checkedAtWrite: (p, req) => p.grant_type === 'client_credentials' && req.headers.origin === undefined,
+      checksClientVersion: (p, req) => p.grant_type === 'client_credentials' && req.headers.origin === undefined,
     },
   );
 }
