@@ -110,9 +110,9 @@ describe.each(databaseKinds)('a kept client copy never outlives its row, on %s',
     );
     const other = await register('introspected');
     const { token } = await clientCredentials('introspected', other);
-    const introspect = async () => {
+    const introspect = async (presented = token as string) => {
       const res = await postForm(`${server.url}/oauth/v20/introspect`, {
-        token: token as string,
+        token: presented,
         client_id: 'orders-api',
         client_secret: api.clientSecret!,
       });
@@ -123,7 +123,9 @@ describe.each(databaseKinds)('a kept client copy never outlives its row, on %s',
     expect(await introspect()).toEqual({ status: 200, active: false });
     await sql('update clients set roles = ? where client_id = ?', ['["introspect"]', 'orders-api']);
     expect(await introspect()).toMatchObject({ status: 200, active: true });
+    expect(await introspect('not-a-token')).toEqual({ status: 200, active: false });
     await sql('delete from clients where client_id = ?', ['orders-api']);
+    expect(await introspect('not-a-token')).toMatchObject({ error: 'invalid_client_id' });
     expect(await introspect()).toMatchObject({ error: 'invalid_client_id' });
   });
 
