@@ -132,9 +132,9 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
   },
   /**
    * The copy this process keeps of a client and the version it was read at, without asking the
-   * database whether it is still the row: for a write that checks the version itself in the same
-   * statement (a `client_credentials` token's insert, src/tokens/queries.ts), where that read would be
-   * a second round trip. Undefined when none is kept.
+   * database whether it is still the row: for a statement that checks the version itself (a
+   * `client_credentials` token's insert, introspection's read of the token: src/tokens/queries.ts),
+   * where that read would be a second round trip. Undefined when none is kept.
    */
   keptCopy(clientId: string): { client: Client; version: number } | undefined {
     return keptBy.get(fast)?.get(clientId);
