@@ -32,16 +32,14 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
 
       // The token service's answer is the one /me, userinfo and the admin API get: a token refused
       // there (its client's oauthEnabled off, its user disabled or gone, expired) is inactive here.
-      // The caller's copy, when unchecked, is checked by the same read (or by a read of its own).
+      // The caller's copy, when unchecked, is checked by the same read.
       let access: Bearer | undefined;
-      if (p.token_type_hint === 'refresh_token') {
-        if (keptVersion !== undefined && (await ctx.clients.find(caller.clientId)) !== caller) throw new KeptClientChanged();
-      } else if (keptVersion === undefined) {
-        access = await ctx.tokens.authenticate(token);
-      } else {
+      if (keptVersion !== undefined) {
         const asked = await ctx.tokens.authenticateAsked(token, caller.clientId);
         if (asked.askerVersion !== keptVersion) throw new KeptClientChanged();
         access = asked.bearer;
+      } else if (p.token_type_hint !== 'refresh_token') {
+        access = await ctx.tokens.authenticate(token);
       }
       if (access?.ok && mayRead(access.grant.clientId)) {
         const { grant } = access;
@@ -78,8 +76,9 @@ export function introspectHandler(ctx: AppContext): RequestHandler {
       }
       sendJson(res, { active: false });
     },
-    // Introspection writes nothing: a caller's unchecked copy is checked by the token's read (one
-    // statement, not two), and a request on a stale one runs again on the row as it is.
-    { checksClientVersion: () => true },
+    // Introspection writes nothing: a caller's unchecked copy is checked by the access token's read
+    // (one statement, not two), and a request on a stale one runs again on the row as it is. A
+    // refresh token hint skips that read, so the caller's version is read first, as elsewhere.
+    { checksClientVersion: (p) => p.token_type_hint !== 'refresh_token' },
   );
 }
