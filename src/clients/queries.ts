@@ -3,7 +3,7 @@ import type { Database } from '../db/database.ts';
 import { statement, type FastDb } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { rowCount } from '../db/row-counts.ts';
-import { trigramCandidates } from '../db/text-search.ts';
+import { trigramMatches } from '../db/text-search.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { IdTokenAlg, AccessTokenFormat, AuthMethod, Client } from './model.ts';
 import { EVERYONE, type AccessPolicy, type AppRole, type ClaimMapping } from '../access/model.ts';
@@ -180,16 +180,18 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
    * A page of clients in registration order, optionally those whose name or id contains `search`,
    * and only those `owner` owns (the `app-owner` role's view).
    */
-  page(req: PageRequest & { search?: string | null; owner?: string }): Promise<Page<Client>> {
+  async page(req: PageRequest & { search?: string | null; owner?: string }): Promise<Page<Client>> {
     const q = db('clients').select('*');
     if (req.owner !== undefined) q.whereRaw("owners like ? escape '\\'", [ownerPattern(req.owner)]);
-    if (req.search) {
+    const matches = req.search ? await trigramMatches(db, 'clients_search', req.search) : undefined;
+    if (matches) q.whereRaw(...matches.condition);
+    else if (req.search) {
       const like = likePattern(req.search);
       q.where((w) => w.whereRaw("lower(name) like ? escape '\\'", [like]).orWhereRaw("lower(client_id) like ? escape '\\'", [like]));
-      const candidates = trigramCandidates(db, 'clients_search', req.search);
-      if (candidates) q.whereRaw(...candidates);
     }
-    const total = req.search || req.owner !== undefined ? undefined : () => rowCount(db, 'clients');
+    // The index's count is the total only when the search is the list's one filter.
+    const total =
+      req.owner !== undefined ? undefined : matches ? async () => matches.count : req.search ? undefined : () => rowCount(db, 'clients');
     return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'client_id', direction: 'asc', total }, toClient);
   },
 });

@@ -34,6 +34,7 @@ import * as clientVersion from '../../migrations/20261204000000_client_version.t
 import * as listSearchIndexes from '../../migrations/20261205000000_list_search_indexes.ts';
 import * as rowCounts from '../../migrations/20261206000000_row_counts.ts';
 import * as clientVersionOnce from '../../migrations/20261207000000_client_version_once.ts';
+import * as exactSearchIndex from '../../migrations/20261208000000_exact_search_index.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -73,6 +74,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261205000000_list_search_indexes.ts': listSearchIndexes,
   '20261206000000_row_counts.ts': rowCounts,
   '20261207000000_client_version_once.ts': clientVersionOnce,
+  '20261208000000_exact_search_index.ts': exactSearchIndex,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

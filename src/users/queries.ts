@@ -3,7 +3,7 @@ import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
 import { rowCount } from '../db/row-counts.ts';
-import { trigramCandidates } from '../db/text-search.ts';
+import { trigramMatches } from '../db/text-search.ts';
 import { bool, json, num } from '../db/rows.ts';
 import type { DisabledBy, User } from './model.ts';
 
@@ -182,9 +182,11 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
     return (await db('users').where({ id }).delete()) > 0;
   },
   /** A page of users in creation order, optionally those whose name, email or display name contains `search`. */
-  page(req: PageRequest & { search?: string | null }): Promise<Page<User>> {
+  async page(req: PageRequest & { search?: string | null }): Promise<Page<User>> {
     const q = db('users').select('*');
-    if (req.search) {
+    const matches = req.search ? await trigramMatches(db, 'users_search', req.search) : undefined;
+    if (matches) q.whereRaw(...matches.condition);
+    else if (req.search) {
       const like = likePattern(req.search);
       q.where((w) =>
         w
@@ -192,10 +194,8 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
           .orWhereRaw("lower(email) like ? escape '\\'", [like])
           .orWhereRaw("lower(display_name) like ? escape '\\'", [like]),
       );
-      const candidates = trigramCandidates(db, 'users_search', req.search);
-      if (candidates) q.whereRaw(...candidates);
     }
-    const total = req.search ? undefined : () => rowCount(db, 'users');
+    const total = matches ? async () => matches.count : req.search ? undefined : () => rowCount(db, 'users');
     return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc', total }, toUser);
   },
   /**

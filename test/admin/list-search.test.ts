@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { GraphQLClient, gql } from 'graphql-request';
-import { databaseKinds } from '../helpers/databases.ts';
+import { connect, migrate, type Database } from '../../src/db/connect.ts';
+import { migrationSource } from '../../src/db/migrations.ts';
+import { userQueries } from '../../src/users/queries.ts';
+import type { User } from '../../src/users/model.ts';
+import { databaseKinds, freshDatabase } from '../helpers/databases.ts';
 import { postForm } from '../helpers/http.ts';
 import { ADMIN_PASSWORD, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -12,6 +17,34 @@ interface Clients {
 }
 
 const USERS = gql`query($search: String) { users(first: 100, search: $search) { totalCount edges { node { username } } } }`;
+const USER_PAGE = gql`query($search: String, $after: String) {
+  users(first: 100, search: $search, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { username } } }
+}`;
+
+/** A database user as the admin API would make one, `n` ms after `base` (the lists' order). */
+const userRow = (username: string, displayName: string | null, base: number, n: number): User => ({
+  id: randomUUID(),
+  backend: 'local',
+  externalId: randomUUID(),
+  username,
+  email: `${username}@corp.example`,
+  emailVerified: true,
+  displayName,
+  passwordHash: null,
+  roles: [],
+  groups: [],
+  attributes: {},
+  disabled: false,
+  disabledBy: null,
+  createdAt: base + n,
+  updatedAt: base + n,
+});
+
+/** Writes users straight into the database, as an import or a directory sync would, beside the server. */
+async function insertUsers(database: Database, users: User[]): Promise<void> {
+  const q = userQueries(database);
+  for (let i = 0; i < users.length; i += 50) await Promise.all(users.slice(i, i + 50).map((u) => q.insert(u)));
+}
 const CLIENTS = gql`query($search: String) { clients(first: 100, search: $search) { totalCount edges { node { name } } } }`;
 
 /**
@@ -92,4 +125,113 @@ describe.each(databaseKinds)('admin list search on %s', (kind) => {
     await admin.request(gql`mutation($id: ID!) { deleteClient(clientId: $id) }`, { id: ids[0] });
     expect((await clients('payroll')).edges.map((e) => e.node.name).sort()).toEqual(['Payroll wiki', 'payroll US']);
   });
+});
+
+/**
+ * Many matches and few: a search's totalCount is exactly the rows its pages list, page after page in
+ * creation order, whichever way the page is read (src/db/text-search.ts reads the order's index when
+ * 2,000 rows or more match, and sorts the matches below that).
+ */
+describe.each(databaseKinds)('admin list search over thousands of users on %s', (kind) => {
+  let server: TestServer;
+  let admin: GraphQLClient;
+  let database: Database;
+  const expected: string[] = [];
+
+  beforeAll(async () => {
+    server = await startTestServer(kind);
+    const res = await postForm(`${server.url}/oauth/v20/token`, {
+      grant_type: 'password',
+      client_id: 'admin-cli',
+      username: 'admin',
+      password: ADMIN_PASSWORD,
+    });
+    admin = new GraphQLClient(`${server.url}/graphql`, {
+      headers: { authorization: `Bearer ${((await res.json()) as { access_token: string }).access_token}` },
+    });
+    database = connect(server.db.url);
+    // 2,600 users whose name holds "bulk", among 400 that do not, created out of name order.
+    const base = Date.now() - 3_600_000;
+    const rows: User[] = [];
+    for (let n = 0; n < 3000; n++) {
+      const i = (n * 7919) % 3000;
+      const username = i < 2600 ? `bulk.${i}` : `other.${i}`;
+      rows.push(userRow(username, i % 2 ? `Person ${i}` : null, base, n));
+      if (i < 2600) expected.push(username);
+    }
+    await insertUsers(database, rows);
+  });
+  afterAll(async () => {
+    await database.knex.destroy();
+    await server.stop();
+  });
+
+  /** Every page of a search, following endCursor: the names in list order and each page's totalCount. */
+  async function allPages(search: string): Promise<{ names: string[]; totals: Set<number> }> {
+    const names: string[] = [];
+    const totals = new Set<number>();
+    let after: string | null = null;
+    for (;;) {
+      const {
+        users,
+      }: {
+        users: {
+          totalCount: number;
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          edges: Array<{ node: { username: string } }>;
+        };
+      } = await admin.request(USER_PAGE, { search, after });
+      totals.add(users.totalCount);
+      names.push(...users.edges.map((e) => e.node.username));
+      if (!users.pageInfo.hasNextPage) return { names, totals };
+      after = users.pageInfo.endCursor;
+    }
+  }
+
+  test('a word 2,600 users hold: every one listed once, in creation order, and counted', async () => {
+    const { names, totals } = await allPages('BULK.');
+    expect(names).toEqual(expected);
+    expect([...totals]).toEqual([2600]);
+  });
+
+  test('a text 1,111 users hold: listed and counted the same way', async () => {
+    const { names, totals } = await allPages('k.1');
+    expect(names).toEqual(expected.filter((n) => n.includes('k.1')));
+    expect([...totals]).toEqual([1111]);
+  });
+
+  test('a letter another script cases differently is counted only where it is listed', async () => {
+    const base = Date.now();
+    // The Kelvin sign (U+212A) folds to "k" under Unicode's case folding; SQLite's lower() leaves it.
+    await insertUsers(database, [userRow('kelvin.one', 'Ofi \u212Aofi', base, 0), userRow('kelvin.two', 'Ofi Kofi', base, 1)]);
+    const { users } = await admin.request<Users>(USERS, { search: 'kofi' });
+    expect(users.totalCount).toBe(users.edges.length);
+    expect(users.edges.map((e) => e.node.username)).toContain('kelvin.two');
+    // SQLite's LIKE folds ASCII letters only: the Kelvin sign is not a "k" there, in the list or the count.
+    if (kind === 'sqlite') expect(users.totalCount).toBe(1);
+  });
+});
+
+/** A database from before the exact index: the migration indexes every row it finds, and searches find them. */
+test.each(databaseKinds)('the exact search index migration indexes existing users on %s', async (kind) => {
+  const db = await freshDatabase(kind);
+  const database = connect(db.url);
+  try {
+    await migrate(database);
+    await database.knex.migrate.down({ migrationSource, name: '20261208000000_exact_search_index.ts' });
+    const base = Date.now();
+    await insertUsers(database, [userRow('Mixed.Case', 'Ana MÜLLER', base, 0), userRow('plain', 'Ana Muller', base, 1)]);
+    await migrate(database);
+    const page = (search: string) => userQueries(database).page({ first: 10, search });
+    expect((await page('mixed.c')).edges.map((e) => e.node.username)).toEqual(['Mixed.Case']);
+    const ana = await page('ANA M');
+    expect(ana.totalCount).toBe(2);
+    // Written after the migration: the triggers keep the new index.
+    await userQueries(database).insert(userRow('third', 'ana m.', base, 2));
+    expect((await page('ana m')).totalCount).toBe(3);
+    expect((await page('muller')).edges.map((e) => e.node.username)).toEqual(['plain']);
+  } finally {
+    await database.knex.destroy();
+    await db.drop();
+  }
 });
