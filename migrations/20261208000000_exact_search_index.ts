@@ -13,7 +13,12 @@ import type { Knex } from 'knex';
  *
  * FTS5 indexes what its content table gives it: the content is a view of the lowered columns, and the
  * triggers hand it the same lowered values. PostgreSQL: nothing to do, its trigram indexes serve the
- * LIKE itself. Rebuilding reads every row once: about 15 s at a million users.
+ * LIKE itself. Rebuilding reads every row once: 8 s at a million users and 100,000 clients.
+ *
+ * A later migration that rebuilds `users` or `clients` on SQLite (knex does so to alter or drop a
+ * column: copy, drop, rename) must drop the index, its triggers and the view first and make them
+ * again after: the view names the table, so the rename fails while it exists, and the copy numbers
+ * the rows anew, which the index points at.
  */
 const lists = [
   { table: 'users', index: 'users_search', columns: ['username_key', 'email', 'display_name'] },

@@ -184,11 +184,11 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
     const q = db('clients').select('*');
     if (req.owner !== undefined) q.whereRaw("owners like ? escape '\\'", [ownerPattern(req.owner)]);
     const matches = req.search ? await trigramMatches(db, 'clients_search', req.search) : undefined;
-    if (matches) q.whereRaw(...matches.condition);
-    else if (req.search) {
+    if (req.search) {
       const like = likePattern(req.search);
       q.where((w) => w.whereRaw("lower(name) like ? escape '\\'", [like]).orWhereRaw("lower(client_id) like ? escape '\\'", [like]));
     }
+    if (matches) q.whereRaw(...matches.condition);
     // The index's count is the total only when the search is the list's one filter.
     const total =
       req.owner !== undefined ? undefined : matches ? async () => matches.count : req.search ? undefined : () => rowCount(db, 'clients');

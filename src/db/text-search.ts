@@ -3,7 +3,10 @@ import type { Knex } from 'knex';
 /** What a list's trigram index found for a search: how many rows, and the condition that selects them. */
 export interface TrigramMatches {
   count: number;
-  /** A WHERE condition on the list's table, in place of the LIKE. */
+  /**
+   * A WHERE condition on the list's table, beside the LIKE: the page's rows are still checked (a few
+   * dozen), so a row changed between the index's read and the page's is never listed wrongly.
+   */
   condition: [string, string[]];
 }
 

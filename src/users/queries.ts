@@ -185,8 +185,7 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
   async page(req: PageRequest & { search?: string | null }): Promise<Page<User>> {
     const q = db('users').select('*');
     const matches = req.search ? await trigramMatches(db, 'users_search', req.search) : undefined;
-    if (matches) q.whereRaw(...matches.condition);
-    else if (req.search) {
+    if (req.search) {
       const like = likePattern(req.search);
       q.where((w) =>
         w
@@ -195,6 +194,7 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
           .orWhereRaw("lower(display_name) like ? escape '\\'", [like]),
       );
     }
+    if (matches) q.whereRaw(...matches.condition);
     const total = matches ? async () => matches.count : req.search ? undefined : () => rowCount(db, 'users');
     return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc', total }, toUser);
   },

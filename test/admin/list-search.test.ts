@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { GraphQLClient, gql } from 'graphql-request';
 import { connect, migrate, type Database } from '../../src/db/connect.ts';
 import { migrationSource } from '../../src/db/migrations.ts';
+import { clientQueries } from '../../src/clients/queries.ts';
 import { userQueries } from '../../src/users/queries.ts';
 import type { User } from '../../src/users/model.ts';
 import { databaseKinds, freshDatabase } from '../helpers/databases.ts';
@@ -226,10 +227,41 @@ test.each(databaseKinds)('the exact search index migration indexes existing user
     expect((await page('mixed.c')).edges.map((e) => e.node.username)).toEqual(['Mixed.Case']);
     const ana = await page('ANA M');
     expect(ana.totalCount).toBe(2);
-    // Written after the migration: the triggers keep the new index.
+    // Written after the migration: the triggers keep the new index, through every kind of change.
     await userQueries(database).insert(userRow('third', 'ana m.', base, 2));
     expect((await page('ana m')).totalCount).toBe(3);
     expect((await page('muller')).edges.map((e) => e.node.username)).toEqual(['plain']);
+    await database.knex('users').where({ username: 'plain' }).update({ display_name: 'ANA MULLER', email: null });
+    await database.knex('users').where({ username: 'third' }).delete();
+    expect((await page('ana m')).totalCount).toBe(2);
+    expect((await page('@corp.example')).edges.map((e) => e.node.username)).toEqual(['Mixed.Case']);
+    if (kind === 'sqlite') {
+      // FTS5's own check of the index against its content (the view of lowered columns): throws on a mismatch.
+      await database.knex.raw("insert into users_search(users_search, rank) values ('integrity-check', 1)");
+      await database.knex.raw("insert into clients_search(clients_search, rank) values ('integrity-check', 1)");
+    }
+
+    // A client list narrowed to an owner counts with the query, not the index.
+    const client = (id: string, name: string, owners: string[]) => ({
+      client_id: id,
+      name,
+      secret_hash: null,
+      confidential: false,
+      redirect_uris: '["https://app.example.com/cb"]',
+      grant_types: '["authorization_code"]',
+      scopes: '["openid"]',
+      require_consent: false,
+      sso_enabled: true,
+      oauth_enabled: true,
+      owners: JSON.stringify(owners),
+      created_at: base,
+      updated_at: base,
+    });
+    await database.knex('clients').insert([client('pay-eu', 'Payroll EU', ['owner-1']), client('pay-us', 'Payroll US', [])]);
+    const clients = clientQueries(database);
+    expect((await clients.page({ first: 10, search: 'PAYROLL' })).totalCount).toBe(2);
+    const owned = await clients.page({ first: 10, search: 'payroll', owner: 'owner-1' });
+    expect([owned.totalCount, owned.edges.map((e) => e.node.clientId)]).toEqual([1, ['pay-eu']]);
   } finally {
     await database.knex.destroy();
     await db.drop();
