@@ -22,6 +22,19 @@ const USER_PAGE = gql`query($search: String, $after: String) {
   users(first: 100, search: $search, after: $after) { totalCount pageInfo { hasNextPage endCursor } edges { node { username } } }
 }`;
 
+/** The GraphQL admin API as the built-in admin, through the admin CLI client's password grant. */
+async function adminClient(server: TestServer): Promise<GraphQLClient> {
+  const res = await postForm(`${server.url}/oauth/v20/token`, {
+    grant_type: 'password',
+    client_id: 'admin-cli',
+    username: 'admin',
+    password: ADMIN_PASSWORD,
+  });
+  return new GraphQLClient(`${server.url}/graphql`, {
+    headers: { authorization: `Bearer ${((await res.json()) as { access_token: string }).access_token}` },
+  });
+}
+
 /** A database user as the admin API would make one, `n` ms after `base` (the lists' order). */
 const userRow = (username: string, displayName: string | null, base: number, n: number): User => ({
   id: randomUUID(),
@@ -62,15 +75,7 @@ describe.each(databaseKinds)('admin list search on %s', (kind) => {
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    const res = await postForm(`${server.url}/oauth/v20/token`, {
-      grant_type: 'password',
-      client_id: 'admin-cli',
-      username: 'admin',
-      password: ADMIN_PASSWORD,
-    });
-    admin = new GraphQLClient(`${server.url}/graphql`, {
-      headers: { authorization: `Bearer ${((await res.json()) as { access_token: string }).access_token}` },
-    });
+    admin = await adminClient(server);
   });
   afterAll(() => server.stop());
 
@@ -141,15 +146,7 @@ describe.each(databaseKinds)('admin list search over thousands of users on %s', 
 
   beforeAll(async () => {
     server = await startTestServer(kind);
-    const res = await postForm(`${server.url}/oauth/v20/token`, {
-      grant_type: 'password',
-      client_id: 'admin-cli',
-      username: 'admin',
-      password: ADMIN_PASSWORD,
-    });
-    admin = new GraphQLClient(`${server.url}/graphql`, {
-      headers: { authorization: `Bearer ${((await res.json()) as { access_token: string }).access_token}` },
-    });
+    admin = await adminClient(server);
     database = connect(server.db.url);
     // 2,600 users whose name holds "bulk", among 400 that do not, created out of name order.
     const base = Date.now() - 3_600_000;
