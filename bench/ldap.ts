@@ -9,7 +9,7 @@ import { createClient, startLatchkey } from './latchkey.ts';
 import { countedRun, expectJson, measureWithWrk, type BenchContext } from './measure.ts';
 import type { Measurement } from './measurement.ts';
 import { TOKEN_PATH, type TokenResponse } from './oauth-client.ts';
-import { resetPathPeak } from './processes.ts';
+import { commandLine, resetPathPeak } from './processes.ts';
 import { refreshChainScript, runWrk, writeScript } from './wrk.ts';
 import type { PathResult } from './report.ts';
 import { ldapBackendConfig, ldapChain, startSlapd, type Slapd } from '../test/helpers/slapd.ts';
@@ -21,6 +21,9 @@ export interface LdapPhase {
   versusRefresh: PathResult;
   startMs: number;
   peakRssBytes: number;
+  /** For `--only ldap`, whose report names them (bench/run.ts). */
+  database: string;
+  serverCommand: string;
 }
 
 /** The test suite's throwaway slapd (test/helpers/slapd.ts), its temp dirs inside the bench's. */
@@ -91,6 +94,7 @@ export async function ldapPhase(ctx: BenchContext): Promise<LdapPhase> {
   });
   const refresh = await directoryRefresh(ctx, server.url, server.serverPid, client, users);
   const peakRssBytes = server.peakRss();
+  const serverCommand = commandLine(server.serverPid);
   await server.stop();
   await slapd.destroy();
   return {
@@ -114,6 +118,8 @@ export async function ldapPhase(ctx: BenchContext): Promise<LdapPhase> {
     },
     startMs: server.startMs,
     peakRssBytes,
+    database: database.description,
+    serverCommand,
   };
 }
 

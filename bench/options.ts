@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 export type DatabaseKind = 'sqlite' | 'postgres';
 
 /** The phases that run alone with `--only`. */
-const PHASES = ['sync', 'tracing'] as const;
+const PHASES = ['sync', 'tracing', 'ldap'] as const;
 type Phase = (typeof PHASES)[number];
 
 export interface BenchOptions {
@@ -26,7 +26,7 @@ export interface BenchOptions {
   scale?: number;
 }
 
-const usage = `usage: npm run bench [-- --quick] [-- --postgres] [-- --only sync|tracing] [-- --scale]
+const usage = `usage: npm run bench [-- --quick] [-- --postgres] [-- --only sync|tracing|ldap] [-- --scale]
 
   --quick      short runs (about two minutes in all) for a first look; the full run takes about ten
   --postgres   Latchkey on a fresh PostgreSQL database (CREATE DATABASE on BENCH_POSTGRES_URL, default
@@ -36,6 +36,8 @@ const usage = `usage: npm run bench [-- --quick] [-- --postgres] [-- --only sync
   --only tracing
                client_credentials and userinfo untraced, then with OpenTelemetry tracing on (every
                request, and 10 % of them), spans sent to an OTLP receiver on loopback; printed only
+  --only ldap  the LDAP password grant, the refresh grant of the same directory users and slapd's
+               plain binds, on a Latchkey of their own; printed only
   --scale      the hot paths and the admin API's lists on an empty database and on one filled with
                1,000,000 users, 100,000 clients, 10,000,000 live tokens and 1,000,000 audit events,
                then the directory sync phase; printed only (bench/README.md, "--scale")

@@ -2,7 +2,7 @@
  * `npm run bench`: Latchkey's hot paths against the servers a Node shop would pick instead, measured
  * side by side in one run on this machine (bench/README.md). A benchmark, never a test.
  *
- *   npm run bench [-- --quick] [-- --postgres] [-- --only sync|tracing]
+ *   npm run bench [-- --quick] [-- --postgres] [-- --only sync|tracing|ldap]
  *
  * What it does, in order:
  *   1. starts Latchkey as `npm start` would, on a fresh database, and seeds it through its interfaces
@@ -15,7 +15,7 @@
  *   4. reads the server's peak RSS, stops it, and measures client_credentials and userinfo with
  *      OpenTelemetry tracing on, spans sent to an OTLP receiver (bench/tracing.ts; `--only tracing`);
  *      then the LDAP password grant on a second Latchkey next to a plain-bind loop against a
- *      throwaway slapd;
+ *      throwaway slapd (`--only ldap` runs that phase alone);
  *   5. times directory sync passes of 100,000 users in 5,000 groups on a third Latchkey, and userinfo
  *      during the first (bench/directory-sync.ts; `--only sync` runs that phase alone);
  *   6. prints the table and writes it to bench/RESULTS.md.
@@ -144,7 +144,25 @@ async function tracingOnly(ctx: BenchContext, warnings: string[]): Promise<RunRe
   };
 }
 
-const phaseAlone = { sync: syncOnly, tracing: tracingOnly };
+/** `--only ldap`: the directory's password and refresh grants and slapd's plain binds (bench/ldap.ts). */
+async function ldapOnly(ctx: BenchContext, warnings: string[]): Promise<RunReport> {
+  const startedAt = new Date();
+  const ldap = await ldapPhase(ctx);
+  return {
+    options: ctx.options,
+    database: ldap.database,
+    paths: [ldap.result, ldap.refresh, ldap.versusRefresh],
+    startMs: ldap.startMs,
+    peakRssBytes: ldap.peakRssBytes,
+    serverCommand: ldap.serverCommand,
+    glewlwyd: 'not run (--only ldap)',
+    warnings,
+    startedAt,
+    finishedAt: new Date(),
+  };
+}
+
+const phaseAlone = { sync: syncOnly, tracing: tracingOnly, ldap: ldapOnly };
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));

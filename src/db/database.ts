@@ -14,9 +14,11 @@ import type { TransactionGate } from './transaction-gate.ts';
  *   resolves; null (rolled back) when a step's `expect` fails.
  * - `fast.groupCommit(steps)`: the same all-or-nothing for the caller's steps, but they may share one
  *   commit with the writes of concurrent requests (one disk flush for many requests):
- *   - SQLite (fast-sqlite.ts): every job queued in one turn of the event loop runs in a savepoint of
- *     one group transaction; a job that fails is rolled back alone and the others commit. If SQLite
- *     rolled back the whole transaction (disk full, I/O error), every job of the group fails.
+ *   - SQLite (fast-sqlite.ts): every job queued in one turn of the event loop runs in one group
+ *     transaction. A job with an `expect` after its first step runs in a savepoint, rolled back alone
+ *     when it fails; any other job runs as it is, since a failed `expect` on its first step (a count
+ *     of zero) wrote nothing. Anything else failing (a constraint, disk full, a first step's count
+ *     other than zero) rolls the group back, and each job is run again in a transaction of its own.
  *   - PostgreSQL (fast-postgres.ts): optimistic; the jobs run in one transaction, and if any guard or
  *     statement fails the group is rolled back and each job is retried in a transaction of its own.
  *     A failed COMMIT is never retried (its outcome is unknown).
