@@ -1,4 +1,5 @@
 import { hash, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { v7 } from 'uuid';
 
 /**
  * Random bytes are drawn from the system in 4 KiB refills and each byte handed out once: one call
@@ -9,16 +10,25 @@ const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);
 let offset = 0;
 
-/** A fresh 256-bit random value, base64url: codes, tokens, session ids, client secrets. */
-export function randomToken(bytes = 32): string {
+/** `bytes` fresh random bytes, a view of the pool that no other caller is handed. */
+function pooled(bytes: number): Buffer {
   if (offset + bytes > pool.length) {
     pool = randomFillSync(Buffer.allocUnsafe(Math.max(POOL_BYTES, bytes)));
     offset = 0;
   }
-  const token = pool.toString('base64url', offset, offset + bytes);
   offset += bytes;
-  return token;
+  return pool.subarray(offset - bytes, offset);
 }
+
+/** A fresh 256-bit random value, base64url: codes, tokens, session ids, client secrets. */
+export const randomToken = (bytes = 32): string => pooled(bytes).toString('base64url');
+
+/**
+ * A time-ordered UUID (v7: the time in milliseconds, then random bits) for an internal key that an
+ * index is searched by: new keys land at the index's end, where concurrent inserts share a page.
+ * Never for a secret. Its random bits come from the pool (uuid's own draw asks OpenSSL each time).
+ */
+export const timeOrderedId = (): string => v7({ random: pooled(16) });
 
 /**
  * What is stored for a high-entropy secret. SHA-256 suffices for 256-bit random values (nothing to
