@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
-import { connect, migrate, type Database } from '../../src/db/connect.ts';
+import { describe, expect, test } from '@jest/globals';
 import { statement } from '../../src/db/statements.ts';
-import { databaseKinds, freshDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { databaseKinds, migratedDatabase } from '../helpers/databases.ts';
 
 /**
  * The group commit (src/db/database.ts): the jobs of concurrent requests share one commit, and each
@@ -12,33 +11,23 @@ const insert = statement('insert into login_throttle (key, failures, window_star
 const bump = statement('update login_throttle set failures = failures + 1 where key like ?');
 
 describe.each(databaseKinds)('the group commit on %s', (kind) => {
-  let database: TestDatabase;
-  let db: Database;
-  beforeAll(async () => {
-    database = await freshDatabase(kind);
-    db = connect(database.url);
-    await migrate(db);
-  });
-  afterAll(async () => {
-    await db.knex.destroy();
-    await database.drop();
-  });
+  const db = migratedDatabase(kind);
 
   const keys = async (prefix: string) =>
-    (await db.knex('login_throttle').where('key', 'like', `${prefix}%`).orderBy('key').select('key', 'failures')).map(
+    (await db().knex('login_throttle').where('key', 'like', `${prefix}%`).orderBy('key').select('key', 'failures')).map(
       (r: { key: string; failures: number | string }) => `${r.key}:${Number(r.failures)}`,
     );
 
   test('a job refused by a constraint fails alone: the jobs queued with it commit', async () => {
-    await db.fast.groupCommit([{ stmt: insert, params: ['c-taken'] }]);
+    await db().fast.groupCommit([{ stmt: insert, params: ['c-taken'] }]);
     // Queued in one turn of the event loop: one group.
     const jobs = [
-      db.fast.groupCommit([{ stmt: insert, params: ['c-1'] }]),
-      db.fast.groupCommit([
+      db().fast.groupCommit([{ stmt: insert, params: ['c-1'] }]),
+      db().fast.groupCommit([
         { stmt: insert, params: ['c-2'] },
         { stmt: insert, params: ['c-taken'] },
       ]),
-      db.fast.groupCommit([{ stmt: insert, params: ['c-3'] }]),
+      db().fast.groupCommit([{ stmt: insert, params: ['c-3'] }]),
     ];
     const [first, failed, last] = await Promise.allSettled(jobs);
     expect(first).toEqual({ status: 'fulfilled', value: [1] });
@@ -50,26 +39,26 @@ describe.each(databaseKinds)('the group commit on %s', (kind) => {
 
   test('a check refused on a first step that changed nothing: that job is null, the others commit', async () => {
     const [a, refused, b] = await Promise.all([
-      db.fast.groupCommit([{ stmt: insert, params: ['f-1'] }]),
-      db.fast.groupCommit([
+      db().fast.groupCommit([{ stmt: insert, params: ['f-1'] }]),
+      db().fast.groupCommit([
         { stmt: bump, params: ['f-none'], expectRows: 1 },
         { stmt: insert, params: ['f-never'] },
       ]),
-      db.fast.groupCommit([{ stmt: insert, params: ['f-2'] }]),
+      db().fast.groupCommit([{ stmt: insert, params: ['f-2'] }]),
     ]);
     expect([a, refused, b]).toEqual([[1], null, [1]]);
     expect(await keys('f-')).toEqual(['f-1:0', 'f-2:0']);
   });
 
   test('a check refused on a first step that changed rows: undone whole, the others commit', async () => {
-    await db.fast.groupCommit([
+    await db().fast.groupCommit([
       { stmt: insert, params: ['w-a'] },
       { stmt: insert, params: ['w-b'] },
     ]);
     const [refused, other] = await Promise.all([
       // Two rows match where one is expected: the update ran, and must not stay.
-      db.fast.groupCommit([{ stmt: bump, params: ['w-%'], expectRows: 1 }]),
-      db.fast.groupCommit([{ stmt: insert, params: ['w-c'] }]),
+      db().fast.groupCommit([{ stmt: bump, params: ['w-%'], expectRows: 1 }]),
+      db().fast.groupCommit([{ stmt: insert, params: ['w-c'] }]),
     ]);
     expect(refused).toBeNull();
     expect(other).toEqual([1]);
@@ -77,13 +66,13 @@ describe.each(databaseKinds)('the group commit on %s', (kind) => {
   });
 
   test('a check refused on a later step undoes the steps before it, and only them', async () => {
-    await db.fast.groupCommit([{ stmt: insert, params: ['l-a'] }]);
+    await db().fast.groupCommit([{ stmt: insert, params: ['l-a'] }]);
     const [refused, other] = await Promise.all([
-      db.fast.groupCommit([
+      db().fast.groupCommit([
         { stmt: bump, params: ['l-a'], expectRows: 1 },
         { stmt: bump, params: ['l-none'], expectRows: 1 },
       ]),
-      db.fast.groupCommit([
+      db().fast.groupCommit([
         { stmt: bump, params: ['l-a'], expectRows: 1 },
         { stmt: insert, params: ['l-b'] },
       ]),

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from '@jest/globals';
 import pg from 'pg';
+import { connect, migrate, type Database } from '../../src/db/connect.ts';
 
 export interface TestDatabase {
   url: string;
@@ -54,3 +56,22 @@ export const databaseKinds: DatabaseKind[] = ['sqlite', 'postgres'];
 
 export const freshDatabase = (kind: DatabaseKind): Promise<TestDatabase> =>
   kind === 'sqlite' ? Promise.resolve(freshSqlite()) : freshPostgres();
+
+/**
+ * A fresh database of `kind`, migrated and connected before the suite's tests and dropped after them:
+ * the suite reads it through the returned function once its tests run.
+ */
+export function migratedDatabase(kind: DatabaseKind): () => Database {
+  let database: TestDatabase;
+  let db: Database;
+  beforeAll(async () => {
+    database = await freshDatabase(kind);
+    db = connect(database.url);
+    await migrate(db);
+  });
+  afterAll(async () => {
+    await db.knex.destroy();
+    await database.drop();
+  });
+  return () => db;
+}

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from '@jest/globals';
+import { describe, expect, test } from '@jest/globals';
 import { configSchema } from '../../src/config/schema.ts';
-import { connect, migrate, type Database } from '../../src/db/connect.ts';
 import { loginThrottle, type Lane, type Reservation } from '../../src/throttle/login-throttle.ts';
 import { throttleQueries } from '../../src/throttle/throttle-queries.ts';
-import { databaseKinds, freshDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { databaseKinds, migratedDatabase } from '../helpers/databases.ts';
 import { eventually } from '../helpers/eventually.ts';
 
 /**
@@ -13,17 +12,7 @@ import { eventually } from '../helpers/eventually.ts';
  * such a key is still answered at once, with its length.
  */
 describe.each(databaseKinds)('the throttle on %s, with every slot of a key held by this process', (kind) => {
-  let database: TestDatabase;
-  let db: Database;
-  beforeAll(async () => {
-    database = await freshDatabase(kind);
-    db = connect(database.url);
-    await migrate(db);
-  });
-  afterAll(async () => {
-    await db.knex.destroy();
-    await database.drop();
-  });
+  const db = migratedDatabase(kind);
 
   const policy = (overrides: Record<string, number>) => ({ ...configSchema.shape.throttle.parse({}), ...overrides });
   const granted = (r: Reservation) => {
@@ -32,7 +21,7 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
   };
 
   test('the next attempt waits, and takes the slot the moment one of them ends', async () => {
-    const throttle = loginThrottle(throttleQueries(db), policy({ slotWait: 30 }));
+    const throttle = loginThrottle(throttleQueries(db()), policy({ slotWait: 30 }));
     const lane: Lane = { kind: 'confidential', clientId: 'app' };
     // userFreeFailures (5): at most five attempts of one account lane are checked at once.
     const five = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-1', '192.0.2.1', lane)))).map(granted);
@@ -54,7 +43,7 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
 
   test('a delay running on that key is answered at once with its length, not after the slot wait', async () => {
     // The first delay 60 s, and a slot wait far longer than the test's own timeout.
-    const throttle = loginThrottle(throttleQueries(db), policy({ userBaseDelay: 60, slotWait: 600 }));
+    const throttle = loginThrottle(throttleQueries(db()), policy({ userBaseDelay: 60, slotWait: 600 }));
     const browser: Lane = { kind: 'browser' };
     // Five browsers without a device cookie hold every slot of the account's shared key (`u:`)…
     (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-2', '192.0.2.2', browser)))).forEach(granted);
@@ -73,7 +62,7 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
   ])('waiters are served in the order they came, and a newcomer never overtakes one: slots held by %s', async (holder, account) => {
     // The real queries, watched: the first waiter reads (a refusal or the keys' delay), then stands in
     // line at once, in the same turn of the event loop: after it, it is in line.
-    const queries = throttleQueries(db);
+    const queries = throttleQueries(db());
     let read = () => {};
     const watched: typeof queries = {
       ...queries,
@@ -90,7 +79,7 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
     };
     const throttle = loginThrottle(watched, policy({ slotWait: 60 }));
     // Another process: its own memory of the slots it holds, the same database.
-    const other = holder === 'this process' ? throttle : loginThrottle(throttleQueries(db), policy({ slotWait: 60 }));
+    const other = holder === 'this process' ? throttle : loginThrottle(throttleQueries(db()), policy({ slotWait: 60 }));
     const lane: Lane = { kind: 'confidential', clientId: 'app' };
     const held = (await Promise.all(Array.from({ length: 5 }, () => other.reserve(account, '192.0.2.4', lane)))).map(granted);
 
@@ -124,7 +113,7 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
   });
 
   test('no slot within slotWait: refused for load (busy), not as a delay, and only once slotWait has passed', async () => {
-    const throttle = loginThrottle(throttleQueries(db), policy({ slotWait: 0.3 }));
+    const throttle = loginThrottle(throttleQueries(db()), policy({ slotWait: 0.3 }));
     const lane: Lane = { kind: 'confidential', clientId: 'app' };
     const held = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-4', '192.0.2.5', lane)))).map(granted);
     const started = performance.now();
@@ -138,7 +127,7 @@ describe.each(databaseKinds)('the throttle on %s, with every slot of a key held 
 
   test('the waiters of one account hold back no other account behind the same address', async () => {
     // A block would show as a refusal for load after this long, not as a test timeout.
-    const throttle = loginThrottle(throttleQueries(db), policy({ slotWait: 10 }));
+    const throttle = loginThrottle(throttleQueries(db()), policy({ slotWait: 10 }));
     const lane: Lane = { kind: 'confidential', clientId: 'app' };
     const held = (await Promise.all(Array.from({ length: 5 }, () => throttle.reserve('account-6', '192.0.2.6', lane)))).map(granted);
     const waiting = Array.from({ length: 3 }, () => throttle.reserve('account-6', '192.0.2.6', lane));
