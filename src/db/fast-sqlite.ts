@@ -43,7 +43,7 @@ export function sqliteFast(conn: SqliteConnection, gate: TransactionGate): FastD
       return transaction(job.steps);
     } catch (err) {
       // SQLite rolled the whole transaction back (disk full, I/O error): nothing of the group may
-      // commit, so the group fails whole rather than committing later jobs on their own.
+      // commit with it, so the group fails whole and its jobs run again one by one.
       if (!conn.inTransaction) throw err;
       return err instanceof RowCountMismatch ? null : { error: err };
     }
