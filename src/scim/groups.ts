@@ -13,7 +13,6 @@ import { matches, parseFilter } from './filters.ts';
 import { SCIM_SCHEMAS, type ScimCaller, type ScimDocument, type ScimGroup, type ScimListPage, type ScimListRequest } from './model.ts';
 import { applyPatch, applySetOperations, preparePatch, readPatchBody, SET_LIMITS } from './patch.ts';
 import { checkCandidates, checkIfMatch, MAX_CANDIDATES, meta, nextUpdate } from './resources.ts';
-import type { ScimQueries } from './scim-queries.ts';
 import { GROUP_SCHEMAS } from './schemas.ts';
 import { actorOf, callerDetails, type ScimServiceDeps, type ScimTransaction } from './deps.ts';
 
@@ -75,23 +74,25 @@ export function scimGroups(deps: ScimServiceDeps) {
     return ids;
   }
 
-  /** Of member ids about to join a group, those that are not users of the caller's backend: 400 invalidValue. */
-  async function checkMembers(q: ScimQueries, caller: ScimCaller, ids: readonly string[]): Promise<void> {
-    const known = new Set((await q.usersAmong(caller.backend, ids)).map((u) => u.id));
-    const unknown = ids.filter((id) => !known.has(id));
+  /**
+   * Holds the users a group write changes, after its group (src/scim/scim-queries.ts lockGroups), so
+   * that a user's DELETE and the group's write take turns. Those who join must be users of the
+   * caller's backend, still: else 400 invalidValue.
+   */
+  async function lockMembers(
+    tx: ScimTransaction,
+    caller: ScimCaller,
+    changed: readonly string[],
+    joining: readonly string[],
+  ): Promise<void> {
+    const live = await tx.queries.scim.lockUsers(caller.backend, changed);
+    const unknown = joining.filter((id) => !live.has(id));
     if (unknown.length > 0) {
       throw scimErrors.badRequest(
         'invalidValue',
         `members: no User ${unknown.slice(0, 5).join(', ')}${unknown.length > 5 ? ', …' : ''} in this backend`,
       );
     }
-  }
-
-  /** The member ids a written document names: users of the caller's backend, else 400 invalidValue. */
-  async function memberIds(q: ScimQueries, caller: ScimCaller, doc: ScimDocument): Promise<string[]> {
-    const ids = listedIds(doc);
-    await checkMembers(q, caller, ids);
-    return ids;
   }
 
   /** Each user's `groups` column made the names of their SCIM groups again. */
@@ -150,14 +151,15 @@ export function scimGroups(deps: ScimServiceDeps) {
     const current = new Set(o.current ?? (await tx.queries.scim.memberIds(g.id)));
     const added = [...wanted].filter((id) => !current.has(id));
     const removed = [...current].filter((id) => !wanted.has(id));
-    await checkMembers(tx.queries.scim, caller, added);
     const next: ScimGroup = { ...g, ...fields, updatedAt: nextUpdate(clock.now(), g.updatedAt) };
     await tx.queries.scim.updateGroup(next);
-    await tx.queries.scim.addMembers(g.id, added);
-    await tx.queries.scim.removeMembers(g.id, removed);
     // A new name is every member's new group name; else only the members who came or went changed.
     const renamed = next.displayName !== g.displayName;
-    await rewriteGroupsOf(tx, caller.backend, renamed ? [...new Set([...wanted, ...removed])] : [...added, ...removed]);
+    const changed = renamed ? [...new Set([...wanted, ...removed])] : [...added, ...removed];
+    await lockMembers(tx, caller, changed, added);
+    await tx.queries.scim.addMembers(g.id, added);
+    await tx.queries.scim.removeMembers(g.id, removed);
+    await rewriteGroupsOf(tx, caller.backend, changed);
     await tx.audit.change(
       o.action,
       actorOf(caller, o.origin),
@@ -187,8 +189,9 @@ export function scimGroups(deps: ScimServiceDeps) {
     }
   }
 
+  /** The group a write is about, its row held until the commit, before any user's (src/scim/scim-queries.ts lockGroups). */
   async function found(tx: ScimTransaction, caller: ScimCaller, id: string, ifMatch?: string): Promise<ScimGroup> {
-    const g = await tx.queries.scim.findGroup(caller.backend, id);
+    const g = await tx.queries.scim.findGroup(caller.backend, id, { lock: true });
     if (!g) throw scimErrors.notFound(`no Group ${id}`);
     checkIfMatch(ifMatch, g.updatedAt);
     return g;
@@ -258,8 +261,9 @@ export function scimGroups(deps: ScimServiceDeps) {
       return claiming(caller.backend, (claim) =>
         transaction(async (tx) => {
           await checkName(tx, caller.backend, g.displayName, g.id, claim);
-          const ids = await memberIds(tx.queries.scim, caller, document);
+          const ids = listedIds(document);
           await tx.queries.scim.insertGroup(g);
+          await lockMembers(tx, caller, ids, ids);
           await tx.queries.scim.addMembers(g.id, ids);
           await rewriteGroupsOf(tx, caller.backend, ids);
           await tx.audit.change(
@@ -308,6 +312,7 @@ export function scimGroups(deps: ScimServiceDeps) {
       await transaction(async (tx) => {
         const g = await found(tx, caller, id, o.ifMatch);
         const members = await tx.queries.scim.memberIds(id);
+        await lockMembers(tx, caller, members, []);
         await tx.queries.scim.deleteGroup(id);
         await rewriteGroupsOf(tx, caller.backend, members);
         await tx.audit.change(

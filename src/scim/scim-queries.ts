@@ -52,6 +52,27 @@ const USER_COLUMNS = ['id', 'backend', 'username', 'disabled', 'scim', 'created_
 const later = (db: Database['knex'], now: number) => db.raw('case when updated_at >= ? then updated_at + 1 else ? end', [now, now]);
 
 export const scimQueries = ({ knex: db }: Database) => {
+  /**
+   * The rows of `q` whose id is among `ids`. On PostgreSQL they are locked in id order by one
+   * statement, whatever their number (one array parameter); SQLite has no row locks to order.
+   */
+  async function lockedAmong(q: Knex.QueryBuilder, ids: readonly string[], columns: Array<string | Knex.Raw>): Promise<Row[]> {
+    if (ids.length === 0) return [];
+    if (db.client.config.client !== 'pg') {
+      return (await Promise.all(chunks([...new Set(ids)]).map((part) => q.clone().whereIn('id', part).select(columns)))).flat();
+    }
+    return q
+      .whereRaw('id = any(?)', [[...new Set(ids)]])
+      .orderBy('id')
+      .forUpdate()
+      .select(columns);
+  }
+
+  async function groupIdsOf(userId: string): Promise<string[]> {
+    const rows: Row[] = await db('scim_group_members').where({ user_id: userId }).select('group_id');
+    return rows.map((r) => String(r.group_id));
+  }
+
   const scimUsers = (backend: string) => db('users').where({ backend }).whereNotNull('scim');
 
   function narrowUsers(q: ReturnType<typeof scimUsers>, n?: SqlNarrowing) {
@@ -157,20 +178,6 @@ export const scimQueries = ({ knex: db }: Database) => {
       return (await q).map(toUserRecord);
     },
 
-    /** Of `ids`, those of the backend's SCIM users, with their names (a group's `members[].display`). */
-    async usersAmong(
-      backend: string,
-      ids: readonly string[],
-    ): Promise<Array<{ id: string; userName: string; displayName: string | null }>> {
-      const out: Array<{ id: string; userName: string; displayName: string | null }> = [];
-      for (const part of chunks([...new Set(ids)])) {
-        const rows: Row[] = await scimUsers(backend).whereIn('id', part).select('id', 'username', 'display_name');
-        for (const r of rows)
-          out.push({ id: String(r.id), userName: String(r.username), displayName: (r.display_name as string | null) ?? null });
-      }
-      return out;
-    },
-
     /** The SCIM groups the users are members of (a user's `groups`); every membership of the backend without `userIds`. */
     async membershipsOfUsers(backend: string, userIds?: readonly string[]): Promise<ScimMembership[]> {
       const read = (part?: string[]) => {
@@ -215,10 +222,33 @@ export const scimQueries = ({ knex: db }: Database) => {
         .update({ groups: JSON.stringify(groups), updated_at: later(db, now) });
     },
 
-    async findGroup(backend: string, id: string): Promise<ScimGroup | undefined> {
-      const row = await groupsOf(backend).where({ id }).first();
+    /** A SCIM group of the backend; `lock` holds its row until the commit, as `findUser` does a user's. */
+    async findGroup(backend: string, id: string, o: { lock?: boolean } = {}): Promise<ScimGroup | undefined> {
+      const q = groupsOf(backend).where({ id }).first();
+      const row = await (o.lock ? q.forUpdate() : q);
       return row ? toGroup(row) : undefined;
     },
+
+    /**
+     * Holds the groups' rows until the commit. Every SCIM write that touches both takes its groups
+     * first, then its users, each set in id order in one statement: two writes never wait for each
+     * other in a circle (PostgreSQL's deadlock, 40P01). SQLite runs one write transaction at a time.
+     */
+    async lockGroups(ids: readonly string[]): Promise<void> {
+      await lockedAmong(db('scim_groups'), ids, ['id']);
+    },
+
+    /**
+     * Holds the rows of the backend's users among `ids` until the commit (after the groups, see
+     * `lockGroups`): the ids of those SCIM shows, which stay so until then (a DELETE waits).
+     */
+    async lockUsers(backend: string, ids: readonly string[]): Promise<Set<string>> {
+      const rows = await lockedAmong(db('users').where({ backend }), ids, ['id', db.raw('scim is not null as live')]);
+      return new Set(rows.filter((r) => bool(r.live)).map((r) => String(r.id)));
+    },
+
+    /** The ids of the SCIM groups a user is a member of. */
+    groupIdsOf,
 
     async findGroupByName(backend: string, displayName: string): Promise<ScimGroup | undefined> {
       const row = await groupsOf(backend).where({ display_name_key: displayName.toLowerCase() }).first();
@@ -336,8 +366,7 @@ export const scimQueries = ({ knex: db }: Database) => {
 
     /** Takes a user out of every SCIM group (a DELETE); the groups' ids, whose lastModified moves. */
     async leaveAllGroups(userId: string, now: number): Promise<void> {
-      const rows: Row[] = await db('scim_group_members').where({ user_id: userId }).select('group_id');
-      const ids = rows.map((r) => String(r.group_id));
+      const ids = await groupIdsOf(userId);
       await db('scim_group_members').where({ user_id: userId }).delete();
       for (const part of chunks(ids))
         await db('scim_groups')

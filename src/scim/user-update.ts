@@ -2,7 +2,6 @@ import type { Origin } from '../audit/model.ts';
 import { clock } from '../clock.ts';
 import type { User } from '../users/model.ts';
 import { writtenDocument } from './documents.ts';
-import { ScimError } from './errors.ts';
 import type { ScimCaller, ScimDocument, ScimUserRecord } from './model.ts';
 import { applyPatch, preparePatch, readPatchBody } from './patch.ts';
 import { nextUpdate } from './resources.ts';
@@ -10,13 +9,17 @@ import { actorOf, callerDetails, type ScimServiceDeps, type ScimTransaction } fr
 import { USER_SCHEMAS } from './schemas.ts';
 import { userDocument } from './user-document.ts';
 import { userFields } from './user-fields.ts';
-import { type Claim, checkTakeover, checkUnique, claiming, emailVerified, found, hashed } from './user-write-checks.ts';
-
-/** Another write changed the row between this one's read and its write: the transaction is tried again. */
-class LostUpdate extends Error {}
-
-/** How often a write that lost an update is tried again before the client is told to send it again. */
-const ATTEMPTS = 3;
+import {
+  attempt,
+  type Claim,
+  checkTakeover,
+  checkUnique,
+  claiming,
+  emailVerified,
+  found,
+  hashed,
+  LostUpdate,
+} from './user-write-checks.ts';
 
 /** The document as stored: `active` is the record's state, never kept in it (a PATCH must not carry an old one). */
 const withoutActive = ({ active: _active, ...rest }: ScimDocument): ScimDocument => rest;
@@ -79,18 +82,6 @@ export function scimUserUpdate(deps: ScimServiceDeps) {
     );
     const after = (await tx.queries.scim.findUser(caller.backend, rec.id))!;
     return userDocument(base, after, await tx.queries.scim.membershipsOfUsers(caller.backend, [rec.id]));
-  }
-
-  /** The write's transaction, tried again when another write overtook it (its row changed between the read and the write). */
-  async function attempt<T>(work: () => Promise<T>): Promise<T> {
-    for (let i = 1; ; i++) {
-      try {
-        return await work();
-      } catch (err) {
-        if (!(err instanceof LostUpdate)) throw err;
-        if (i >= ATTEMPTS) throw new ScimError(409, undefined, 'the user was changed by another request meanwhile; send this one again');
-      }
-    }
   }
 
   return {

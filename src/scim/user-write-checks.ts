@@ -81,6 +81,24 @@ export async function claiming<T>(queries: ScimQueries, backend: string, work: (
   }
 }
 
+/** Another write changed what this one read before holding it (the row, the user's groups): the transaction is tried again. */
+export class LostUpdate extends Error {}
+
+/** How often a write that lost an update is tried again before the client is told to send it again. */
+const ATTEMPTS = 3;
+
+/** The write's transaction, tried again when another write overtook it. */
+export async function attempt<T>(work: () => Promise<T>): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (!(err instanceof LostUpdate)) throw err;
+      if (i >= ATTEMPTS) throw new ScimError(409, undefined, 'the user was changed by another request meanwhile; send this one again');
+    }
+  }
+}
+
 /**
  * The user a write is about, its row held until the commit (two writes of one user run one after the
  * other): 404 when the backend has none, 412 when `If-Match` names another version.
