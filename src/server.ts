@@ -74,7 +74,7 @@ function listen({ listener, messages }: ReturnType<typeof createApp>, config: Co
  * so that they do not race to make them; in a worker it then finds everything in place.
  */
 export async function openDeployment(config: Config, logger: Logger): Promise<{ ctx: AppContext; database: Database }> {
-  const database = connect(config.databaseUrl, logger);
+  const database = connect(config.databaseUrl, { logger, backgroundCheckpoints: true });
   try {
     const applied = await migrate(database);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import knexFactory from 'knex';
 import type { Logger } from 'pino';
+import { FALLBACK_PAGES, startCheckpointer } from './checkpointer.ts';
 import { migrationSource } from './migrations.ts';
 import { openedDatabase, type Database } from './database.ts';
 import { pgFast } from './fast-postgres.ts';
@@ -27,7 +28,8 @@ const require = createRequire(import.meta.url);
  * SQLite: one connection, shared by knex and the fast statements (two connections would make writers
  * wait on each other's file locks while holding the event loop). SQLite serialises writers anyway.
  */
-function openSqlite(file: string, logger?: Logger): Database {
+function openSqlite(file: string, options: ConnectOptions): Database {
+  const { logger } = options;
   if (file !== ':memory:') mkdirSync(dirname(resolve(file)), { recursive: true });
   const BetterSqlite = require('better-sqlite3') as new (file: string) => SqliteConnection;
   const conn = new BetterSqlite(file);
@@ -35,10 +37,24 @@ function openSqlite(file: string, logger?: Logger): Database {
   conn.pragma('synchronous = NORMAL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
-  // 8 MiB of page cache instead of better-sqlite3's 16, which a 30-second load filled and kept: the
-  // peak RSS under client_credentials fell from 146 to 136 MiB (docs/performance.md bounds it at 140).
-  // The pages left out are in the OS's cache anyway: 0.2 more preads per request.
-  conn.pragma('cache_size = -8000');
+  // 4 MiB of page cache instead of better-sqlite3's 16, which a 30-second load filled and kept: at 8
+  // the peak RSS under client_credentials fell from 146 to 136 MiB, and 4 pays for most of the
+  // checkpoint thread below (docs/performance.md bounds RSS at 140). The pages left out are in the
+  // OS's cache anyway.
+  conn.pragma('cache_size = -4000');
+  // The server copies the WAL back on a thread of its own (src/db/checkpointer.ts); SQLite's own
+  // checkpoint after a commit stays as the fallback, at a higher mark.
+  const checkpointer =
+    options.backgroundCheckpoints && file !== ':memory:'
+      ? startCheckpointer({
+          file: resolve(file),
+          library: require.resolve('better-sqlite3'),
+          intervalMs: CHECKPOINT_INTERVAL_MS,
+          pages: CHECKPOINT_PAGES,
+          logger,
+        })
+      : undefined;
+  if (checkpointer) conn.pragma(`wal_autocheckpoint = ${FALLBACK_PAGES}`);
   const db = knexFactory({
     client: 'better-sqlite3',
     connection: { filename: file },
@@ -50,15 +66,29 @@ function openSqlite(file: string, logger?: Logger): Database {
   // at destroy, and then closed).
   const client = db.client as { acquireRawConnection(): Promise<unknown>; destroyRawConnection(c: unknown): Promise<void> };
   client.acquireRawConnection = async () => conn;
-  client.destroyRawConnection = async () => conn.close();
+  client.destroyRawConnection = async () => {
+    await checkpointer?.stop();
+    conn.close();
+  };
   // knex transactions hold the gate; the fast statements wait for it.
   const gate = new TransactionGate();
-  return openedDatabase(db, withSpans(db, sqliteFast(conn, gate), 'sqlite'), gate);
+  return openedDatabase(db, withSpans(db, sqliteFast(conn, gate), 'sqlite'), gate, checkpointer);
 }
 
+export interface ConnectOptions {
+  logger?: Logger;
+  /** SQLite: checkpoint the WAL on a thread of its own (the server; a CLI command has no load to keep it off). */
+  backgroundCheckpoints?: boolean;
+}
+
+/** How often the checkpoint thread looks at the WAL, and how many frames in it wait before it copies them (SQLite's default mark). */
+const CHECKPOINT_INTERVAL_MS = 100;
+const CHECKPOINT_PAGES = 1000;
+
 /** Opens the database named by a `postgres://…` or `sqlite:PATH` URL. */
-export function connect(databaseUrl: string, logger?: Logger): Database {
-  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length) || './data/latchkey.db', logger);
+export function connect(databaseUrl: string, options: ConnectOptions = {}): Database {
+  const { logger } = options;
+  if (databaseUrl.startsWith('sqlite:')) return openSqlite(databaseUrl.slice('sqlite:'.length) || './data/latchkey.db', options);
   const db = knexFactory({
     client: 'pg',
     connection: databaseUrl,

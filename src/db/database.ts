@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { knexFast } from './fast-knex.ts';
+import type { Checkpoints } from './checkpointer.ts';
 import type { FastDb } from './statements.ts';
 import type { TransactionGate } from './transaction-gate.ts';
 
@@ -32,6 +33,8 @@ export interface Database {
   readonly fast: FastDb;
   /** Runs `work` in one transaction: it commits if `work` resolves, rolls back if it throws. */
   transaction<T>(work: (trx: Database) => Promise<T>): Promise<T>;
+  /** SQLite opened by the server: the thread that checkpoints the WAL (src/db/checkpointer.ts). */
+  readonly checkpoints?: Checkpoints;
 }
 
 /** The database inside a knex transaction: the fast statements go through it, and nest as savepoints. */
@@ -44,11 +47,12 @@ export function insideTransaction(trx: Knex): Database {
 }
 
 /** A database opened by `connect`, with its own fast statements (and, on SQLite, its gate). */
-export function openedDatabase(knex: Knex, fast: FastDb, gate?: TransactionGate): Database {
+export function openedDatabase(knex: Knex, fast: FastDb, gate?: TransactionGate, checkpoints?: Checkpoints): Database {
   const run = <T>(work: (trx: Database) => Promise<T>) => knex.transaction((trx) => work(insideTransaction(trx)));
   return {
     knex,
     fast,
     transaction: (work) => (gate ? gate.hold(() => run(work)) : run(work)),
+    checkpoints,
   };
 }

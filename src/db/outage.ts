@@ -64,6 +64,7 @@ export class DatabaseOutage {
     if (this.since === undefined) return;
     const writes = this.writesFailing;
     this.writesFailing = false;
+    if (writes) this.database.checkpoints?.resume();
     clearInterval(this.probeTimer);
     this.probeTimer = undefined;
     this.logger.warn(
@@ -80,6 +81,7 @@ export class DatabaseOutage {
     const writes = writeCodes.test(codeOf(err));
     if (writes && !this.writesFailing) {
       this.writesFailing = true;
+      this.database.checkpoints?.pause();
       this.probeTimer = setInterval(() => void this.checkWrites().catch(() => undefined), PROBE_EVERY_MS).unref();
     }
     if (this.since !== undefined) return;

@@ -1,0 +1,106 @@
+import { Worker } from 'node:worker_threads';
+import type { Logger } from 'pino';
+
+/**
+ * SQLite's WAL checkpoint on a thread of its own. A checkpoint copies the pages committed to the WAL
+ * back into the database file and fsyncs both files. Run by SQLite itself after a commit (the
+ * default), it ran on the event loop: under load, every third of a second it stopped every request
+ * for about 10 ms of fsyncs, and copying the pages took an eighth of the event loop's time on the
+ * code flow (issue 37, docs/performance.md). Here a second connection, on a worker thread, looks
+ * every `intervalMs` and runs a PASSIVE checkpoint once `pages` frames wait to be copied (SQLite's
+ * own mark is 1,000): PASSIVE never waits for the writer or a reader, nor makes them wait, so the
+ * event loop carries on committing meanwhile.
+ *
+ * The server's own connection keeps SQLite's automatic checkpoint as a fallback, at a higher mark
+ * (`FALLBACK_PAGES`): SQLite starts the WAL file over only when a checkpoint has copied all of it, which
+ * a worker chasing a writer that never pauses seldom does, and if the worker is stopped or failing the
+ * WAL is still bounded. That fallback then finds most pages already copied.
+ */
+export const FALLBACK_PAGES = 10_000;
+
+/** The worker's code, CommonJS run by `eval`: the server is bundled into one file, and this needs no file of its own. */
+const WORKER = `
+const { readSync, openSync } = require('node:fs');
+const { endianness } = require('node:os');
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.library);
+const db = new Database(workerData.file);
+db.pragma('busy_timeout = 5000');
+// It reads no table: the checkpoint copies frames without the page cache.
+db.pragma('cache_size = -64');
+// The frames committed and not yet copied, read from the WAL index's header in the -shm file
+// (https://www.sqlite.org/walformat.html: mxFrame at byte 16, nBackfill at byte 96, in the machine's
+// byte order): a tick with less than a checkpoint's worth to copy costs one read, and no fsync.
+const shm = openSync(workerData.file + '-shm', 'r');
+const header = Buffer.alloc(100);
+const u32 = endianness() === 'LE' ? (at) => header.readUInt32LE(at) : (at) => header.readUInt32BE(at);
+const pending = () => (readSync(shm, header, 0, 100, 0) < 100 ? 0 : u32(16) - u32(96));
+// The thread tells the server only when checkpoints start failing and when they work again (a full
+// disk fails every one of them).
+let failing = false;
+let paused = false;
+const tick = () => {
+  if (paused || pending() < workerData.pages) return;
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    if (failing) parentPort.postMessage({ ok: true });
+    failing = false;
+  } catch (err) {
+    if (!failing) parentPort.postMessage({ ok: false, code: err && err.code, error: String(err && err.message) });
+    failing = true;
+  }
+};
+const timer = setInterval(tick, workerData.intervalMs);
+parentPort.on('message', (m) => {
+  if (m === 'pause' || m === 'resume') paused = m === 'pause';
+  if (m !== 'stop') return;
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+export interface Checkpoints {
+  /**
+   * While writes fail (a full disk: src/db/outage.ts), no checkpoint: one that completed would let the
+   * next write start the WAL over in the space it already holds, and succeed, so that the outage
+   * would end and start again with every write. Only the probe write, once space is freed, ends it.
+   */
+  pause(): void;
+  resume(): void;
+  /** Closes the worker's connection and ends the thread; before the server's own connection closes. */
+  stop(): Promise<void>;
+}
+
+export function startCheckpointer(o: { file: string; library: string; intervalMs: number; pages: number; logger?: Logger }): Checkpoints {
+  const worker = new Worker(WORKER, {
+    eval: true,
+    workerData: { file: o.file, library: o.library, intervalMs: o.intervalMs, pages: o.pages },
+    // A checkpoint allocates next to nothing in JavaScript: a small heap keeps the thread's memory small.
+    resourceLimits: { maxOldGenerationSizeMb: 12, maxYoungGenerationSizeMb: 1 },
+  });
+  // It never keeps the process alive: a process that exits without closing the database loses no
+  // data (the WAL is read back at the next open); only the copy into the database file waits.
+  worker.unref();
+  // A full disk is the writes' to report (src/db/outage.ts: one line when writes fail, one when they
+  // work again); the checkpoint, which only waits meanwhile, says so at debug.
+  let level: 'warn' | 'debug' = 'warn';
+  worker.on('message', (m: { ok: boolean; code?: string; error?: string }) => {
+    if (m.ok) return o.logger?.[level === 'warn' ? 'info' : 'debug']('background WAL checkpoints work again');
+    level = m.code === 'SQLITE_FULL' ? 'debug' : 'warn';
+    o.logger?.[level]({ err: m.error, code: m.code }, 'background WAL checkpoint failed; SQLite checkpoints on the event loop meanwhile');
+  });
+  worker.on('error', (err) => o.logger?.error({ err }, 'background WAL checkpointer ended; SQLite checkpoints on the event loop'));
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  return {
+    pause: () => worker.postMessage('pause'),
+    resume: () => worker.postMessage('resume'),
+    async stop() {
+      worker.postMessage('stop');
+      // The worker closes its connection between two checkpoints; it is ended outright if it does not.
+      const timeout = setTimeout(() => void worker.terminate(), 5_000);
+      await exited;
+      clearTimeout(timeout);
+    },
+  };
+}
