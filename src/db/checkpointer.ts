@@ -1,3 +1,4 @@
+import { closeSync, openSync, realpathSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 
@@ -13,35 +14,42 @@ import type { Logger } from 'pino';
  *
  * The server's own connection keeps SQLite's automatic checkpoint as a fallback, at a higher mark
  * (`FALLBACK_PAGES`): SQLite starts the WAL file over only when a checkpoint has copied all of it, which
- * a worker chasing a writer that never pauses seldom does, and if the worker is stopped or failing the
- * WAL is still bounded. That fallback then finds most pages already copied.
+ * a worker chasing a writer that never pauses seldom does, and while the worker fails the WAL is still
+ * bounded. That fallback then finds most pages already copied. A thread that ends unasked gives the
+ * connection SQLite's own mark back.
  */
 export const FALLBACK_PAGES = 10_000;
 
+/** SQLite's own mark, which the server's connection goes back to when the thread ends before it is stopped. */
+const SQLITE_DEFAULT_PAGES = 1000;
+
 /** The worker's code, CommonJS run by `eval`: the server is bundled into one file, and this needs no file of its own. */
 const WORKER = `
-const { readSync, openSync } = require('node:fs');
+const { readSync } = require('node:fs');
 const { endianness } = require('node:os');
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.library);
 const db = new Database(workerData.file);
 db.pragma('busy_timeout = 5000');
-// It reads no table: the checkpoint copies frames without the page cache.
+// A checkpoint fsyncs the WAL before it copies and the database file after: said here rather than
+// left to the build's default (with OFF it would skip both).
+db.pragma('synchronous = NORMAL');
 db.pragma('cache_size = -64');
 // The frames committed and not yet copied, read from the WAL index's header in the -shm file
 // (https://www.sqlite.org/walformat.html: mxFrame at byte 16, nBackfill at byte 96, in the machine's
-// byte order): a tick with less than a checkpoint's worth to copy costs one read, and no fsync.
-const shm = openSync(workerData.file + '-shm', 'r');
+// byte order): a tick with less than a checkpoint's worth to copy costs one read, and no fsync. A
+// read racing SQLite's update of the header gives a count off by a tick, or negative: no harm. The
+// descriptor is the server thread's (see startCheckpointer).
 const header = Buffer.alloc(100);
 const u32 = endianness() === 'LE' ? (at) => header.readUInt32LE(at) : (at) => header.readUInt32BE(at);
-const pending = () => (readSync(shm, header, 0, 100, 0) < 100 ? 0 : u32(16) - u32(96));
+const pending = () => (readSync(workerData.shm, header, 0, 100, 0) < 100 ? 0 : u32(16) - u32(96));
 // The thread tells the server only when checkpoints start failing and when they work again (a full
 // disk fails every one of them).
 let failing = false;
 let paused = false;
 const tick = () => {
-  if (paused || pending() < workerData.pages) return;
   try {
+    if (paused || pending() < workerData.pages) return;
     db.pragma('wal_checkpoint(PASSIVE)');
     if (failing) parentPort.postMessage({ ok: true });
     failing = false;
@@ -60,6 +68,12 @@ parentPort.on('message', (m) => {
 });
 `;
 
+/** What the thread needs of the server's connection (src/db/fast-sqlite.ts). */
+interface ServerConnection {
+  pragma(sql: string): unknown;
+  prepare(sql: string): { get(...p: unknown[]): unknown };
+}
+
 export interface Checkpoints {
   /**
    * While writes fail (a full disk: src/db/outage.ts), no checkpoint: one that completed would let the
@@ -68,14 +82,31 @@ export interface Checkpoints {
    */
   pause(): void;
   resume(): void;
-  /** Closes the worker's connection and ends the thread; before the server's own connection closes. */
-  stop(): Promise<void>;
+  /**
+   * Ends the thread (its connection closed), then closes the server's connection with
+   * `closeConnection`, then the descriptor of the -shm file: closing any descriptor of a file drops
+   * every POSIX lock the process holds on it, the server connection's included, and another process
+   * (a backup, the CLI) could then reset the WAL index under a running server.
+   */
+  close(closeConnection: () => void): Promise<void>;
 }
 
-export function startCheckpointer(o: { file: string; library: string; intervalMs: number; pages: number; logger?: Logger }): Checkpoints {
+export function startCheckpointer(o: {
+  conn: ServerConnection;
+  file: string;
+  library: string;
+  intervalMs: number;
+  pages: number;
+  logger?: Logger;
+}): Checkpoints {
+  // A first read in WAL mode makes the -shm file (a fresh database has none until then). SQLite puts it
+  // beside the file a symbolic link points to.
+  o.conn.prepare('select count(*) from sqlite_master').get();
+  const shm = openSync(`${realpathSync(o.file)}-shm`, 'r');
+  o.conn.pragma(`wal_autocheckpoint = ${FALLBACK_PAGES}`);
   const worker = new Worker(WORKER, {
     eval: true,
-    workerData: { file: o.file, library: o.library, intervalMs: o.intervalMs, pages: o.pages },
+    workerData: { file: o.file, library: o.library, intervalMs: o.intervalMs, pages: o.pages, shm },
     // A checkpoint allocates next to nothing in JavaScript: a small heap keeps the thread's memory small.
     resourceLimits: { maxOldGenerationSizeMb: 12, maxYoungGenerationSizeMb: 1 },
   });
@@ -90,17 +121,33 @@ export function startCheckpointer(o: { file: string; library: string; intervalMs
     level = m.code === 'SQLITE_FULL' ? 'debug' : 'warn';
     o.logger?.[level]({ err: m.error, code: m.code }, 'background WAL checkpoint failed; SQLite checkpoints on the event loop meanwhile');
   });
-  worker.on('error', (err) => o.logger?.error({ err }, 'background WAL checkpointer ended; SQLite checkpoints on the event loop'));
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let stopping = false;
+  worker.on('error', (err) => o.logger?.error({ err }, 'background WAL checkpointer failed'));
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', () => {
+      // Ended unasked: SQLite checkpoints after commits again, at its own mark, as it did without the thread.
+      if (!stopping) {
+        o.conn.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
+        o.logger?.error('background WAL checkpointer ended; SQLite checkpoints on the event loop');
+      }
+      resolve();
+    }),
+  );
   return {
     pause: () => worker.postMessage('pause'),
     resume: () => worker.postMessage('resume'),
-    async stop() {
+    async close(closeConnection) {
+      stopping = true;
       worker.postMessage('stop');
       // The worker closes its connection between two checkpoints; it is ended outright if it does not.
-      const timeout = setTimeout(() => void worker.terminate(), 5_000);
+      const timeout = setTimeout(() => {
+        o.logger?.warn('background WAL checkpointer did not stop within 5 s: ended');
+        void worker.terminate();
+      }, 5_000);
       await exited;
       clearTimeout(timeout);
+      closeConnection();
+      closeSync(shm);
     },
   };
 }

@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import knexFactory from 'knex';
 import type { Logger } from 'pino';
-import { FALLBACK_PAGES, startCheckpointer } from './checkpointer.ts';
+import { startCheckpointer } from './checkpointer.ts';
 import { migrationSource } from './migrations.ts';
 import { openedDatabase, type Database } from './database.ts';
 import { pgFast } from './fast-postgres.ts';
@@ -47,6 +47,7 @@ function openSqlite(file: string, options: ConnectOptions): Database {
   const checkpointer =
     options.backgroundCheckpoints && file !== ':memory:'
       ? startCheckpointer({
+          conn,
           file: resolve(file),
           library: require.resolve('better-sqlite3'),
           intervalMs: CHECKPOINT_INTERVAL_MS,
@@ -54,7 +55,6 @@ function openSqlite(file: string, options: ConnectOptions): Database {
           logger,
         })
       : undefined;
-  if (checkpointer) conn.pragma(`wal_autocheckpoint = ${FALLBACK_PAGES}`);
   const db = knexFactory({
     client: 'better-sqlite3',
     connection: { filename: file },
@@ -66,10 +66,7 @@ function openSqlite(file: string, options: ConnectOptions): Database {
   // at destroy, and then closed).
   const client = db.client as { acquireRawConnection(): Promise<unknown>; destroyRawConnection(c: unknown): Promise<void> };
   client.acquireRawConnection = async () => conn;
-  client.destroyRawConnection = async () => {
-    await checkpointer?.stop();
-    conn.close();
-  };
+  client.destroyRawConnection = async () => (checkpointer ? checkpointer.close(() => conn.close()) : conn.close());
   // knex transactions hold the gate; the fast statements wait for it.
   const gate = new TransactionGate();
   return openedDatabase(db, withSpans(db, sqliteFast(conn, gate), 'sqlite'), gate, checkpointer);
