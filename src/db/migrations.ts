@@ -35,6 +35,7 @@ import * as listSearchIndexes from '../../migrations/20261205000000_list_search_
 import * as rowCounts from '../../migrations/20261206000000_row_counts.ts';
 import * as clientVersionOnce from '../../migrations/20261207000000_client_version_once.ts';
 import * as exactSearchIndex from '../../migrations/20261208000000_exact_search_index.ts';
+import * as codeFamily from '../../migrations/20261209000000_code_family.ts';
 
 /**
  * Every migration, imported statically so the bundle in dist/ carries them, under the names knex has
@@ -75,6 +76,7 @@ const migrations: Record<string, Knex.Migration> = {
   '20261206000000_row_counts.ts': rowCounts,
   '20261207000000_client_version_once.ts': clientVersionOnce,
   '20261208000000_exact_search_index.ts': exactSearchIndex,
+  '20261209000000_code_family.ts': codeFamily,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

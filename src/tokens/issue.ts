@@ -65,14 +65,13 @@ export type IssueRefusal = 'code_replayed' | 'refresh_reused' | 'client_changed'
 
 /**
  * What spending `from` means to the queries (a code by its hash, a refresh token by its own), and the
- * lineage the new tokens keep: the code they descend from, a refresh token's family.
+ * lineage the new tokens keep: a refresh token's family, and the code hash its tokens carried when it
+ * was issued before codes named their family (what a replay of that code still revokes by).
  */
 function lineage(from: TokenRequest['from']): { spend?: Spend; codeHash: string | null; familyId?: string } {
   if (!from) return { codeHash: null };
-  if ('code' in from) {
-    const hash = from.code[CODE_HASH];
-    return { spend: { code: hash }, codeHash: hash };
-  }
+  // The code names the family it issued when it is spent (migrations/20261209000000_code_family.ts).
+  if ('code' in from) return { spend: { code: from.code[CODE_HASH] }, codeHash: null };
   return { spend: { refresh: from.refresh.tokenHash }, codeHash: from.refresh.codeHash, familyId: from.refresh.familyId };
 }
 
@@ -120,7 +119,8 @@ export const issuing = (queries: TokenQueries, config: Config, keys: SigningKeys
     // the concurrent issues of one group commit share a page, instead of each writing a page at random
     // (two of the nine pages a code flow wrote into the WAL; issue 37, docs/performance.md). It is an
     // internal key, never a secret: the tokens themselves stay random.
-    const familyId = refreshToken ? (kept ?? timeOrderedId()) : null;
+    // Tokens issued from a code are a family even without a refresh token: a replay of the code revokes it.
+    const familyId = refreshToken || (spend && 'code' in spend) ? (kept ?? timeOrderedId()) : null;
     const common = {
       client_id: client.clientId,
       scope,

@@ -164,7 +164,11 @@ where c.code_hash = ?`,
    * Marks a code used: alone for a failed exchange, or as the guard of its tokens' issue. A refused
    * code is not spent: an exchange that read it just before it was refused issues nothing.
    */
-  spendCode: statement('update auth_codes set consumed_at = ? where code_hash = ? and consumed_at is null and revoked_at is null'),
+  spendCode: statement(
+    'update auth_codes set consumed_at = ?, family_id = ? where code_hash = ? and consumed_at is null and revoked_at is null',
+  ),
+  /** The family of the tokens a spent code issued: what its replay revokes. */
+  codeFamily: statement('select family_id from auth_codes where code_hash = ?'),
   spendRefresh: statement('update refresh_tokens set rotated_at = ? where token_hash = ? and rotated_at is null and revoked_at is null'),
   insertAccess: insertSql('access_tokens', ACCESS_COLUMNS),
   /**
@@ -222,6 +226,11 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
       await fast.groupCommit([{ stmt: sql.insertCode, params: values(row, CODE_COLUMNS) }]);
     },
 
+    async codeFamily(codeHash: string): Promise<string | null> {
+      const row = await fast.get<{ family_id: string | null }>(sql.codeFamily, [codeHash]);
+      return row?.family_id ?? null;
+    },
+
     async findCode(codeHash: string): Promise<{ row: CodeRow; consumed: boolean } | undefined> {
       const row = await fast.get(sql.findCode, [codeHash]);
       return row ? { row: toCode(row), consumed: row.consumed_at != null } : undefined;
@@ -229,7 +238,7 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
 
     /** Marks a code used without issuing anything (a failed exchange still uses the code up). */
     async useUpCode(codeHash: string, now: number): Promise<void> {
-      await fast.run(sql.spendCode, [now, codeHash]);
+      await fast.run(sql.spendCode, [now, null, codeHash]);
     },
 
     /**
@@ -252,7 +261,7 @@ export const tokenQueries = ({ knex: db, fast }: Database) => {
       if (spend) {
         steps.push(
           'code' in spend
-            ? { stmt: sql.spendCode, params: [now, spend.code], expectRows: 1 }
+            ? { stmt: sql.spendCode, params: [now, access.family_id, spend.code], expectRows: 1 }
             : { stmt: sql.spendRefresh, params: [now, spend.refresh], expectRows: 1 },
         );
       }

@@ -10,6 +10,10 @@ import type { AuditTrail } from './trail.ts';
  */
 export const replays = (queries: TokenQueries) => ({
   async codeReplayed(codeHash: string, clientId: string, trail: AuditTrail): Promise<void> {
+    // What the code issued is its family (migrations/20261209000000_code_family.ts); tokens issued
+    // before codes named their family carry the code's hash instead.
+    const family = await queries.codeFamily(codeHash);
+    if (family) await queries.revokeWhere({ family_id: family }, clock.now());
     await queries.revokeWhere({ code_hash: codeHash }, clock.now());
     await trail.audit.record({ kind: 'code.replayed', clientId, ip: trail.ip, requestId: trail.requestId });
   },
