@@ -1,10 +1,19 @@
-// @peculiar/x509 needs the Reflect metadata polyfill loaded first (its tsyringe container).
-import 'reflect-metadata';
 import { createHash, KeyObject, webcrypto } from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 import type { LoadedKey, SigningKeys } from '../keys/signing-keys.ts';
 
-x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+/**
+ * @peculiar/x509, loaded when the first certificate is made: with its ASN.1 schemas it took about a
+ * tenth of a second of every start (issue 37), and most deployments never ask for SAML metadata.
+ */
+let library: Promise<typeof import('@peculiar/x509')> | undefined;
+const x509Library = () =>
+  (library ??= (async () => {
+    // It needs the Reflect metadata polyfill loaded first (its tsyringe container).
+    await import('reflect-metadata');
+    const x509 = await import('@peculiar/x509');
+    x509.cryptoProvider.set(webcrypto as unknown as Crypto);
+    return x509;
+  })());
 
 /** A certificate's life: the key rotates long before (keys.maxAge); SPs pin the certificate, not its dates. */
 const CERT_YEARS = 20;
@@ -35,6 +44,7 @@ async function certificateFor(key: LoadedKey, subject: string): Promise<string> 
   const notBefore = new Date(Math.floor(key.createdAt / 1000) * 1000);
   const notAfter = new Date(notBefore.getTime());
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + CERT_YEARS);
+  const x509 = await x509Library();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial.toString('hex'),
     name: subject,
