@@ -70,7 +70,12 @@ describe.each(databaseKinds)('a replayed code revokes what it issued, on %s', (k
       ['access_tokens', first.access_token],
       ['refresh_tokens', first.refresh_token!],
     ] as const) {
-      expect(await server.sql(table).where({ token_hash: hashOf(token) }).update({ code_hash: codeHash, family_id: unknownFamily })).toBe(1);
+      expect(
+        await server
+          .sql(table)
+          .where({ token_hash: hashOf(token) })
+          .update({ code_hash: codeHash, family_id: unknownFamily }),
+      ).toBe(1);
     }
     await replay(client, first.code);
     expect(await me(first.access_token)).toBe(401);
