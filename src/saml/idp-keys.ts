@@ -3,7 +3,7 @@ import type { LoadedKey, SigningKeys } from '../keys/signing-keys.ts';
 
 /**
  * @peculiar/x509, loaded when the first certificate is made: with its ASN.1 schemas it took about a
- * tenth of a second of every start (issue 37), and most deployments never ask for SAML metadata.
+ * third of a second of every start (issue 37), and most deployments never ask for SAML metadata.
  */
 let library: Promise<typeof import('@peculiar/x509')> | undefined;
 const x509Library = () =>
