@@ -4,7 +4,8 @@ import pino, { type Logger } from 'pino';
 import { createApp } from './app.ts';
 import type { Config } from './config/schema.ts';
 import type { AppContext } from './context.ts';
-import { connect, migrate, type Database } from './db/connect.ts';
+import { connect, isFresh, migrate, type Database } from './db/connect.ts';
+import { beginFirstKeys } from './keys/signing-keys.ts';
 import { createContext } from './services.ts';
 import { traceIds, tracingOn } from './telemetry/trace.ts';
 
@@ -76,9 +77,11 @@ function listen({ listener, messages }: ReturnType<typeof createApp>, config: Co
 export async function openDeployment(config: Config, logger: Logger): Promise<{ ctx: AppContext; database: Database }> {
   const database = connect(config.databaseUrl, { logger, backgroundCheckpoints: true });
   try {
+    // A fresh deployment makes its first signing keys on pool threads while the migrations run.
+    const firstKeys = (await isFresh(database)) ? beginFirstKeys() : undefined;
     const applied = await migrate(database);
     if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
-    const ctx = await createContext(config, database, logger);
+    const ctx = await createContext(config, database, logger, { firstKeys });
 
     const admin = await ctx.users.ensureAdmin(config.admin.username, config.admin.password);
     if (admin.generatedPassword) {

@@ -26,7 +26,7 @@ import { roundTripQueries } from './identity/upstreams/round-trip-queries.ts';
 import { upstreamRoundTrips } from './identity/upstreams/round-trips.ts';
 import { upstreamSignIns } from './identity/upstreams/sign-in.ts';
 import { keyQueries } from './keys/key-queries.ts';
-import { loadSigningKeys, type SigningKeys } from './keys/signing-keys.ts';
+import { loadSigningKeys, type PendingKeyPairs, type SigningKeys } from './keys/signing-keys.ts';
 import { signInService } from './login/sign-in.ts';
 import { deviceCodes } from './tokens/device-codes.ts';
 import { deviceQueries } from './tokens/device-queries.ts';
@@ -216,7 +216,12 @@ export function createServices(database: Database, deps: ServiceDeps, inside = f
  * built here once; the rest are `createServices` on the database, whose `transaction` rebuilds them
  * on a transaction's connection.
  */
-export async function createContext(config: Config, database: Database, logger: Logger): Promise<AppContext> {
+export async function createContext(
+  config: Config,
+  database: Database,
+  logger: Logger,
+  options: { firstKeys?: PendingKeyPairs } = {},
+): Promise<AppContext> {
   const secret = config.secret ?? DEVELOPMENT_SECRET;
   if (!config.secret) {
     logger.warn(
@@ -236,6 +241,7 @@ export async function createContext(config: Config, database: Database, logger: 
       keepRetiredMs: Math.max(config.tokens.idTokenTtl, config.tokens.accessTokenTtl, JWT_ACCESS_TOKEN_MAX_TTL) * 1000,
     },
     (work) => services!.transaction(work),
+    options.firstKeys,
   );
   const secrets = {
     totp: deriveKey(secret, 'totp-secrets'),

@@ -95,6 +95,9 @@ export function connect(databaseUrl: string, options: ConnectOptions = {}): Data
   return openedDatabase(db, withSpans(db, pgFast(db), 'postgresql'));
 }
 
+/** True before the first migration ran: the database holds nothing of Latchkey's yet (knex's own table is the first thing made). */
+export const isFresh = async ({ knex }: Database): Promise<boolean> => !(await knex.schema.hasTable('knex_migrations'));
+
 /** Applies every pending migration (src/db/migrations.ts lists them); the same files serve SQLite and PostgreSQL. */
 export async function migrate({ knex }: Database): Promise<string[]> {
   const [, applied] = (await knex.migrate.latest({ migrationSource })) as [number, string[]];

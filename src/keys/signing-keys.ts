@@ -37,6 +37,23 @@ export interface LoadedKey extends SigningKeyInfo {
 const generate = (alg: SigningAlg) =>
   generateKeyPair(alg, alg === 'RS256' ? { modulusLength: 2048, extractable: true } : { extractable: true });
 
+/** Key pairs being made, by algorithm; see `beginFirstKeys`. */
+export type PendingKeyPairs = Partial<Record<SigningAlg, ReturnType<typeof generate>>>;
+
+/**
+ * Starts making a key pair for every algorithm on the pool threads. A fresh deployment calls it before
+ * its migrations, so that the first RSA key (about a fifth of a second) is made while they run rather
+ * than after them. A failure surfaces where the pair is used, not as an unhandled rejection.
+ */
+export function beginFirstKeys(): PendingKeyPairs {
+  const pending: PendingKeyPairs = {};
+  for (const alg of SIGNING_ALGS) {
+    pending[alg] = generate(alg);
+    pending[alg].catch(() => undefined);
+  }
+  return pending;
+}
+
 /**
  * The signing keys, one line per algorithm (RS256 for every client by default, ES256 for clients that
  * ask for it). Private halves are stored AES-GCM-encrypted under a key derived from LATCHKEY_SECRET.
@@ -52,7 +69,13 @@ export type KeyTransaction = Transaction<{
   audit: Pick<AuditLog, 'change'>;
 }>;
 
-export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer, policy: KeyPolicy, transaction: KeyTransaction) {
+export async function loadSigningKeys(
+  queries: KeyQueries,
+  encryptionKey: Buffer,
+  policy: KeyPolicy,
+  transaction: KeyTransaction,
+  firstKeys: PendingKeyPairs = {},
+) {
   const imported = new Map<string, LoadedKey>();
   let keys: LoadedKey[] = [];
   let jwks: { keys: JWK[] } = { keys: [] };
@@ -84,7 +107,9 @@ export async function loadSigningKeys(queries: KeyQueries, encryptionKey: Buffer
 
   /** A new key, as stored; generated before any transaction starts (an RSA key takes a while). */
   async function newKey(alg: SigningAlg, activatesAt: number): Promise<Omit<StoredKey, 'retiredAt'>> {
-    const { publicKey, privateKey } = await generate(alg);
+    const pending = firstKeys[alg];
+    delete firstKeys[alg]; // a pair is used once, by the first key of its algorithm
+    const { publicKey, privateKey } = await (pending ?? generate(alg));
     const kid = randomUUID();
     return {
       kid,

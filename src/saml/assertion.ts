@@ -1,15 +1,16 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { promisify } from 'node:util';
-import xmlenc from 'xml-encryption';
+import type { EncryptOptions } from 'xml-encryption';
 import type { Amr } from '../login/model.ts';
 import type { SamlAttribute } from '../access/mappings.ts';
 import type { SamlSigner } from './idp-keys.ts';
 import type { NameIdFormat, ServiceProvider } from './model.ts';
 import { signRoot } from './signatures.ts';
+import { xmlenc } from './xml-libraries.ts';
 import { NAME_ID_FORMAT_URIS } from './sp-metadata.ts';
 import { escapeXml, NS } from './xml.ts';
 
-const encrypt = promisify(xmlenc.encrypt) as (content: string, options: xmlenc.EncryptOptions) => Promise<string>;
+const encrypt = (content: string, options: EncryptOptions): Promise<string> => promisify(xmlenc().encrypt)(content, options);
 
 /** How long an assertion may be used (docs/saml-applications.md). */
 export const ASSERTION_TTL_MS = 5 * 60 * 1000;

@@ -1,5 +1,5 @@
 import { createSign, createVerify, type KeyObject } from 'node:crypto';
-import { SignedXml } from 'xml-crypto';
+import { SignedXml } from './xml-libraries.ts';
 import { children, NS, parseXml, SamlInputError } from './xml.ts';
 import type { SamlSigner } from './idp-keys.ts';
 
@@ -21,7 +21,7 @@ const ACCEPTED_SIG_ALGS: Record<string, string> = {
  * wants, the certificate in KeyInfo. The reference is the root's ID, and nothing else is signed.
  */
 export function signRoot(xml: string, signer: SamlSigner): string {
-  const sig = new SignedXml({
+  const sig = new (SignedXml())({
     privateKey: signer.privateKey,
     publicCert: signer.certificate,
     signatureAlgorithm: RSA_SHA256,
@@ -50,7 +50,7 @@ export function verifiedRoot(xml: string, doc: Document, certificate: string): E
     throw new SamlInputError('more than one signature');
   const id = root.getAttribute('ID');
   if (!id) throw new SamlInputError('the signed element has no ID');
-  const sig = new SignedXml({ publicCert: certificate, getCertFromKeyInfo: () => null });
+  const sig = new (SignedXml())({ publicCert: certificate, getCertFromKeyInfo: () => null });
   for (const alg of Object.keys(sig.SignatureAlgorithms)) if (!ACCEPTED_SIG_ALGS[alg]) delete sig.SignatureAlgorithms[alg];
   let valid = false;
   try {

@@ -1,5 +1,5 @@
 import { inflateRawSync } from 'node:zlib';
-import { DOMParser } from '@xmldom/xmldom';
+import { DomParser } from './xml-libraries.ts';
 
 /** The SAML namespaces. */
 export const NS = {
@@ -27,7 +27,7 @@ export function parseXml(xml: string, maxBytes = MAX_MESSAGE_BYTES): Document {
   const fail = (message: string) => {
     throw new SamlInputError(`the XML is malformed: ${message.split('\n')[0]}`);
   };
-  const doc = new DOMParser({ errorHandler: { warning: fail, error: fail, fatalError: fail } }).parseFromString(xml, 'text/xml');
+  const doc = new (DomParser())({ errorHandler: { warning: fail, error: fail, fatalError: fail } }).parseFromString(xml, 'text/xml');
   if (!doc?.documentElement) throw new SamlInputError('the XML is empty');
   return doc as unknown as Document;
 }
