@@ -3,7 +3,7 @@ import type { Database } from '../db/database.ts';
 import { statement, type FastDb } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { rowCount } from '../db/row-counts.ts';
-import { trigramMatches } from '../db/text-search.ts';
+import { searchPage, type SearchedList } from '../db/text-search.ts';
 import { bool, json, num, numOrNull } from '../db/rows.ts';
 import type { IdTokenAlg, AccessTokenFormat, AuthMethod, Client } from './model.ts';
 import { EVERYONE, type AccessPolicy, type AppRole, type ClaimMapping } from '../access/model.ts';
@@ -104,6 +104,9 @@ async function setOrigins(db: Knex, clientId: string, origins: string[]): Promis
   if (origins.length) await db('client_web_origins').insert(origins.map((origin) => ({ client_id: clientId, origin })));
 }
 
+/** The clients list: registration order, searched through its trigram index (src/db/text-search.ts). */
+const CLIENT_ORDER: SearchedList = { table: 'clients', index: 'clients_search', timeColumn: 'created_at', keyColumn: 'client_id' };
+
 export const clientQueries = ({ knex: db, fast }: Database) => ({
   /**
    * A client as its row is now. Every token request authenticates its client, and reading and decoding
@@ -183,16 +186,14 @@ export const clientQueries = ({ knex: db, fast }: Database) => ({
   async page(req: PageRequest & { search?: string | null; owner?: string }): Promise<Page<Client>> {
     const q = db('clients').select('*');
     if (req.owner !== undefined) q.whereRaw("owners like ? escape '\\'", [ownerPattern(req.owner)]);
-    const matches = req.search ? await trigramMatches(db, 'clients_search', req.search) : undefined;
-    if (req.search) {
-      const like = likePattern(req.search);
-      q.where((w) => w.whereRaw("lower(name) like ? escape '\\'", [like]).orWhereRaw("lower(client_id) like ? escape '\\'", [like]));
+    if (!req.search) {
+      const total = req.owner !== undefined ? undefined : () => rowCount(db, 'clients');
+      return paginate(q, { ...req, ...CLIENT_ORDER, direction: 'asc', total }, toClient);
     }
-    if (matches) q.whereRaw(...matches.condition);
+    const like = likePattern(req.search);
+    q.where((w) => w.whereRaw("lower(name) like ? escape '\\'", [like]).orWhereRaw("lower(client_id) like ? escape '\\'", [like]));
     // The index's count is the total only when the search is the list's one filter.
-    const total =
-      req.owner !== undefined ? undefined : matches ? async () => matches.count : req.search ? undefined : () => rowCount(db, 'clients');
-    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'client_id', direction: 'asc', total }, toClient);
+    return searchPage(db, CLIENT_ORDER, req.search, q, { ...req, countIsTotal: req.owner === undefined }, toClient);
   },
 });
 

@@ -29,6 +29,13 @@ export function decodeCursor(cursor: string): [number, string] {
   throw new InputError('after', 'not a cursor of this list');
 }
 
+/** The rows a page asks for: `first`, 20 if not given; an InputError outside 1 to MAX_PAGE. */
+export function pageSize(first: number | null | undefined): number {
+  const size = first ?? 20;
+  if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw new InputError('first', `must be 1 to ${MAX_PAGE}`);
+  return size;
+}
+
 /**
  * Runs `query` (already filtered) as one page: `first` rows after the cursor, ordered by
  * (timeColumn, keyColumn) in `direction`, plus the filtered total: counted, or `total` when the
@@ -46,8 +53,7 @@ export async function paginate<T>(
   },
   toNode: (row: Record<string, unknown>) => T,
 ): Promise<Page<T>> {
-  const first = opts.first ?? 20;
-  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE) throw new InputError('first', `must be 1 to ${MAX_PAGE}`);
+  const first = pageSize(opts.first);
   // The cursor is read before anything is asked: a bad one is refused without a count.
   const cursor = opts.after ? decodeCursor(opts.after) : undefined;
   const counted = opts.total

@@ -3,7 +3,7 @@ import { statement } from '../db/statements.ts';
 import { likePattern, paginate, type Page, type PageRequest } from '../db/pagination.ts';
 import { ping } from '../db/ping.ts';
 import { rowCount } from '../db/row-counts.ts';
-import { trigramMatches } from '../db/text-search.ts';
+import { searchPage, type SearchedList } from '../db/text-search.ts';
 import { bool, json, num } from '../db/rows.ts';
 import type { DisabledBy, User } from './model.ts';
 
@@ -84,6 +84,9 @@ const sql = {
   findByUsername: statement('select * from users where backend = ? and username_key = ?'),
   findByExternalId: statement('select * from users where backend = ? and external_id = ?'),
 };
+
+/** The users list: creation order, searched through its trigram index (src/db/text-search.ts). */
+const USER_ORDER: SearchedList = { table: 'users', index: 'users_search', timeColumn: 'created_at', keyColumn: 'id' };
 
 export const userQueries = ({ knex: db, fast }: Database) => ({
   /**
@@ -184,19 +187,15 @@ export const userQueries = ({ knex: db, fast }: Database) => ({
   /** A page of users in creation order, optionally those whose name, email or display name contains `search`. */
   async page(req: PageRequest & { search?: string | null }): Promise<Page<User>> {
     const q = db('users').select('*');
-    const matches = req.search ? await trigramMatches(db, 'users_search', req.search) : undefined;
-    if (req.search) {
-      const like = likePattern(req.search);
-      q.where((w) =>
-        w
-          .whereRaw("username_key like ? escape '\\'", [like])
-          .orWhereRaw("lower(email) like ? escape '\\'", [like])
-          .orWhereRaw("lower(display_name) like ? escape '\\'", [like]),
-      );
-    }
-    if (matches) q.whereRaw(...matches.condition);
-    const total = matches ? async () => matches.count : req.search ? undefined : () => rowCount(db, 'users');
-    return paginate(q, { ...req, timeColumn: 'created_at', keyColumn: 'id', direction: 'asc', total }, toUser);
+    if (!req.search) return paginate(q, { ...req, ...USER_ORDER, direction: 'asc', total: () => rowCount(db, 'users') }, toUser);
+    const like = likePattern(req.search);
+    q.where((w) =>
+      w
+        .whereRaw("username_key like ? escape '\\'", [like])
+        .orWhereRaw("lower(email) like ? escape '\\'", [like])
+        .orWhereRaw("lower(display_name) like ? escape '\\'", [like]),
+    );
+    return searchPage(db, USER_ORDER, req.search, q, { ...req, countIsTotal: true }, toUser);
   },
   /**
    * Every distinct set of groups the users' records hold, with how many users hold it: the groups

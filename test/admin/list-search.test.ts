@@ -198,6 +198,20 @@ describe.each(databaseKinds)('admin list search over thousands of users on %s', 
     expect([...totals]).toEqual([1111]);
   });
 
+  test('a word only the newest users hold: every one listed once, in creation order, and counted', async () => {
+    // Many matches for the list's size, all at its end: a page is not found in the rows after the
+    // cursor where evenly spread matches would be, and is read through the index's matches instead.
+    const base = Date.now() + 60_000;
+    const late = Array.from({ length: 1000 }, (_, n) => `late.${n}`);
+    await insertUsers(
+      database,
+      late.map((username, n) => userRow(username, null, base, n)),
+    );
+    const { names, totals } = await allPages('LATE.');
+    expect(names).toEqual(late);
+    expect([...totals]).toEqual([1000]);
+  });
+
   test('a letter another script cases differently is counted only where it is listed', async () => {
     const base = Date.now();
     // The Kelvin sign (U+212A) folds to "k" under Unicode's case folding; SQLite's lower() leaves it.
