@@ -57,7 +57,9 @@ export async function searchPage<T>(
   toNode: (row: Record<string, unknown>) => T,
 ): Promise<Page<T>> {
   const order = { timeColumn: list.timeColumn, keyColumn: list.keyColumn, direction: 'asc' as const };
+  // A bad page size or cursor is refused before the index is read.
   const first = pageSize(req.first);
+  const cursor = req.after ? decodeCursor(req.after) : undefined;
   // Lowered as the LIKE's pattern is (src/db/pagination.ts likePattern): the index holds lower(column).
   const text = search.toLowerCase();
   if (db.client.config.client === 'pg' || [...text].length < 3 || text.includes('\0')) {
@@ -71,10 +73,11 @@ export async function searchPage<T>(
   const byRowids = async (): Promise<Page<T>> =>
     paginate(query.clone().whereRaw(...(await rowidCondition(db, list, phrase, count))), opts, toNode);
 
-  if (count === 0) return byRowids();
+  // With another filter (an owner) the total is counted with the page's condition: the rowids keep that count exact and short.
+  if (count === 0 || !req.countIsTotal) return byRowids();
   const rows = await rowCount(db, list.table);
   if (count * count < COMMON * rows) return byRowids();
-  const window = await windowEnd(db, list, req.after, Math.max(first + 1, Math.ceil((WINDOW_MARGIN * (first + 1) * rows) / count)));
+  const window = await windowEnd(db, list, cursor, Math.max(first + 1, Math.ceil((WINDOW_MARGIN * (first + 1) * rows) / count)));
   // Fewer rows than the window after the cursor: the LIKE reads them all, and that is the page.
   if (!window) return paginate(query, opts, toNode);
   const page = await paginate(query.clone().whereRaw(`(??, ??) <= (?, ?)`, [list.timeColumn, list.keyColumn, ...window]), opts, toNode);
@@ -96,7 +99,7 @@ async function rowidCondition(db: Knex, list: SearchedList, phrase: string, coun
 async function windowEnd(
   db: Knex,
   list: SearchedList,
-  after: string | null | undefined,
+  after: [number, string] | undefined,
   size: number,
 ): Promise<[number, string] | undefined> {
   const q = db(list.table)
@@ -104,7 +107,7 @@ async function windowEnd(
     .orderBy([list.timeColumn, list.keyColumn])
     .offset(size - 1)
     .limit(1);
-  if (after) q.whereRaw(`(??, ??) > (?, ?)`, [list.timeColumn, list.keyColumn, ...decodeCursor(after)]);
+  if (after) q.whereRaw(`(??, ??) > (?, ?)`, [list.timeColumn, list.keyColumn, ...after]);
   const row = (await q.first()) as { at: unknown; key: unknown } | undefined;
   return row ? [Number(row.at), String(row.key)] : undefined;
 }
