@@ -426,7 +426,7 @@ export async function createContext(
     deviceKey,
     dbOutage,
     metrics,
-    retention: retention(purgeQueries(database), config, metrics, logger),
+    retention: retention(purgeQueries(database), config, metrics, logger, database.checkpoints),
     mfa,
     passkeyOptionLimit: passkeyOptionLimit(throttle, config.throttle),
     logoutNotices: notices,

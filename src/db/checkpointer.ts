@@ -1,4 +1,5 @@
-import { closeSync, openSync, realpathSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync } from 'node:fs';
+import { endianness } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from 'pino';
 
@@ -83,6 +84,15 @@ export interface Checkpoints {
   pause(): void;
   resume(): void;
   /**
+   * The frames committed and not yet copied into the database file, read as the thread reads them
+   * (one 100-byte read of the -shm file). The retention purge waits on it: its deletes write pages
+   * faster than the thread copies them, and a WAL that reached the fallback mark would be copied on
+   * the event loop, stopping every request for tens of milliseconds.
+   */
+  backlog(): number;
+  /** The backlog above which the thread copies (SQLite's own mark). */
+  readonly pages: number;
+  /**
    * Ends the thread (its connection closed), then closes the server's connection with
    * `closeConnection`, then the descriptor of the -shm file: closing any descriptor of a file drops
    * every POSIX lock the process holds on it, the server connection's included, and another process
@@ -133,9 +143,14 @@ export function startCheckpointer(o: {
       resolve();
     }),
   );
+  const header = Buffer.alloc(100);
+  const u32 = endianness() === 'LE' ? (at: number) => header.readUInt32LE(at) : (at: number) => header.readUInt32BE(at);
+  let closed = false;
   return {
     pause: () => worker.postMessage('pause'),
     resume: () => worker.postMessage('resume'),
+    backlog: () => (closed || readSync(shm, header, 0, 100, 0) < 100 ? 0 : Math.max(0, u32(16) - u32(96))),
+    pages: o.pages,
     async close(closeConnection) {
       stopping = true;
       worker.postMessage('stop');
@@ -147,6 +162,7 @@ export function startCheckpointer(o: {
       await exited;
       clearTimeout(timeout);
       closeConnection();
+      closed = true;
       closeSync(shm);
     },
   };

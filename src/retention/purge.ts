@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { clock } from '../clock.ts';
 import type { Config } from '../config/schema.ts';
+import type { Checkpoints } from '../db/checkpointer.ts';
 import type { Metrics } from '../metrics/registry.ts';
 import type { PurgeQueries } from './purge-queries.ts';
 import { PURGED_TABLES, type PurgedTable } from './model.ts';
@@ -22,17 +23,42 @@ const MIN_BATCH = 50;
 const REST_FACTOR = 4;
 
 /**
+ * SQLite with the checkpoint thread (src/db/checkpointer.ts): a batch waits while more than this many
+ * checkpoints' worth of WAL waits to be copied, looking every WAL_POLL_MS, for at most WAL_WAIT_MS (a
+ * thread that cannot copy, on a full disk, must not stop the purge for good). The deletes' pages reach
+ * the database file at the pace the thread copies them: without it the purge wrote the WAL up to the
+ * server's fallback mark, whose checkpoint on the event loop took /me's p99 from 6 to 46 ms
+ * (`npm run bench:purge`, 2026-11-29).
+ */
+const WAL_BACKLOG_CHECKPOINTS = 2;
+const WAL_POLL_MS = 50;
+const WAL_WAIT_MS = 5_000;
+
+/**
  * The retention purge (docs/operating-latchkey.md). It deletes in batches sized to take about `BATCH_TARGET_MS` (never
  * more than `retention.batchSize` rows) and rests between them, so no request waits behind more than one short batch and the hot paths
  * keep most of their throughput while a backlog is cleared.
  */
-export function retention(queries: PurgeQueries, config: Config, metrics: Pick<Metrics, 'purged'>, logger: Logger) {
+export function retention(
+  queries: PurgeQueries,
+  config: Config,
+  metrics: Pick<Metrics, 'purged'>,
+  logger: Logger,
+  wal?: Pick<Checkpoints, 'backlog' | 'pages'>,
+) {
   const holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const throttleWindowMs = Math.max(config.throttle.userWindow, config.throttle.addressWindow) * 1000;
   const targetMs = config.databaseUrl.startsWith('sqlite:') ? BATCH_TARGET_MS.sqlite : BATCH_TARGET_MS.postgres;
   const maxBatch = config.retention.batchSize;
   let stopping = false;
   let running: Promise<PurgeCounts> | undefined;
+
+  async function walCopied(): Promise<void> {
+    if (!wal) return;
+    const until = performance.now() + WAL_WAIT_MS;
+    while (!stopping && wal.backlog() > WAL_BACKLOG_CHECKPOINTS * wal.pages && performance.now() < until)
+      await new Promise((resolve) => setTimeout(resolve, WAL_POLL_MS));
+  }
 
   async function pass(): Promise<PurgeCounts> {
     const counts = Object.fromEntries(PURGED_TABLES.map((t) => [t, 0])) as PurgeCounts;
@@ -62,6 +88,7 @@ export function retention(queries: PurgeQueries, config: Config, metrics: Pick<M
           Math.min(maxBatch, Math.round(size * Math.min(2, Math.max(0.5, targetMs / Math.max(took, 0.01))))),
         );
         await new Promise((resolve) => setTimeout(resolve, Math.max(1, took * REST_FACTOR)));
+        await walCopied();
       }
     }
     if (!stopping) await queries.foldRowCounts();
