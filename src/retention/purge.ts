@@ -26,9 +26,10 @@ const REST_FACTOR = 4;
  * SQLite with the checkpoint thread (src/db/checkpointer.ts): a batch waits while more than this many
  * checkpoints' worth of WAL waits to be copied, looking every WAL_POLL_MS, for at most WAL_WAIT_MS (a
  * thread that cannot copy, on a full disk, must not stop the purge for good). The deletes' pages reach
- * the database file at the pace the thread copies them: without it the purge wrote the WAL up to the
- * server's fallback mark, whose checkpoint on the event loop took /me's p99 from 6 to 46 ms
- * (`npm run bench:purge`, 2026-11-29).
+ * the database file at the pace the thread copies them. Without the wait the purge wrote the WAL faster
+ * than the thread copied it, toward the server's fallback mark, whose checkpoint runs on the event
+ * loop: /me's worst 10-second p99 under the purge was 7.4× its quiet p99, and 2.4× with the wait
+ * (`npm run bench:purge`, 2026-11-29; bench/README.md).
  */
 const WAL_BACKLOG_CHECKPOINTS = 2;
 const WAL_POLL_MS = 50;
